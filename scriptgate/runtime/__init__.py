@@ -1,0 +1,1 @@
+"""What a tool is and how one call or one batch runs (no RestrictedPython here)."""
