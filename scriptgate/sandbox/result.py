@@ -1,0 +1,121 @@
+"""What running a script produces, and the limits it runs under.
+
+These records are shared by both isolation modes (in-process and process), so a
+:class:`ScriptResult` has the same shape whichever ran the script. Every field
+is plain JSON-compatible data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "CallRecord",
+    "CallStatus",
+    "ErrorKind",
+    "Limits",
+    "ScriptError",
+    "ScriptResult",
+]
+
+ErrorKind: TypeAlias = Literal[
+    "syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox"
+]
+"""Why a script failed.
+
+- ``syntax``: not valid Python;
+- ``rejected``: valid Python the policy refuses (underscore names, ``exec``, …);
+- ``runtime``: the script raised;
+- ``tool``: an uncaught ``ToolError``/``ToolDenied`` from a tool call;
+- ``limit``: a :class:`Limits` budget was exceeded (cannot be caught by the script);
+- ``aborted``: the caller's abort signal fired;
+- ``sandbox``: the sandbox itself failed (a worker died, the bridge broke).
+"""
+
+CallStatus: TypeAlias = Literal["ok", "error", "blocked", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptError:
+    """Why a script failed: ``kind``, the exception ``type`` name, ``message``, ``line``."""
+
+    kind: ErrorKind
+    type: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON object."""
+        return {"kind": self.kind, "type": self.type, "message": self.message, "line": self.line}
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One tool call a script made, in the order the calls started."""
+
+    id: str
+    tool: str
+    arguments: Any
+    status: CallStatus
+    duration_ms: int | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON object."""
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "status": self.status,
+            "duration_ms": self.duration_ms,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptResult:
+    """The outcome of one script run.
+
+    ``value`` is the value of the last expression statement (or of a top-level
+    ``return``); ``output`` everything the script printed, in order; ``calls``
+    one record per tool call; ``wall_time`` seconds.
+    """
+
+    ok: bool
+    value: Any = None
+    output: str = ""
+    error: ScriptError | None = None
+    calls: tuple[CallRecord, ...] = ()
+    wall_time: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON object (``scriptgate run --json`` prints this)."""
+        return {
+            "ok": self.ok,
+            "value": self.value,
+            "output": self.output,
+            "error": self.error.to_json() if self.error else None,
+            "calls": [call.to_json() for call in self.calls],
+            "wall_time": self.wall_time,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Budgets a script runs under; a breach ends it with ``error.kind == "limit"``.
+
+    ``None`` disables a limit. ``max_tool_calls_per_tool`` maps a tool name to its
+    own quota (on top of ``max_tool_calls`` overall). ``memory_bytes`` applies to
+    process isolation only (an address-space rlimit on the worker).
+    """
+
+    timeout: float | None = 30.0
+    max_steps: int | None = 10_000_000
+    max_tool_calls: int | None = 1_000
+    max_tool_calls_per_tool: dict[str, int] = field(default_factory=dict)
+    max_output_chars: int | None = 1_000_000
+    max_recursion: int = 200
+    max_result_bytes: int | None = 10_000_000
+    max_source_bytes: int = 128_000
+    memory_bytes: int | None = 1 << 30

@@ -1,0 +1,11 @@
+"""Shared test configuration: async tests run on both anyio backends."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every ``@pytest.mark.anyio`` test runs once on asyncio and once on trio."""
+    return str(request.param)
