@@ -215,16 +215,22 @@ def _make_tool(
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[pname] = (annotation, default)
     tool_name = name or fn.__name__
-    model = pydantic.create_model(
-        f"{tool_name}_arguments",
-        __config__=pydantic.ConfigDict(extra="forbid"),
-        **fields,
-    )
-    schema = _strip_titles(model.model_json_schema())
-    return_annotation = hints.get("return", inspect.Signature.empty)
-    adapter = _output_adapter(return_annotation)
-    if output_schema is None and adapter is not None:
-        output_schema = _strip_titles(adapter.json_schema())
+    try:
+        model = pydantic.create_model(
+            f"{tool_name}_arguments",
+            __config__=pydantic.ConfigDict(extra="forbid"),
+            **fields,
+        )
+        schema = _strip_titles(model.model_json_schema())
+        return_annotation = hints.get("return", inspect.Signature.empty)
+        adapter = _output_adapter(return_annotation)
+        if output_schema is None and adapter is not None:
+            output_schema = _strip_titles(adapter.json_schema())
+    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
+        first_line = str(exc).splitlines()[0]
+        raise ToolDefinitionError(
+            f"@tool {tool_name!r}: pydantic cannot build a schema from the annotations: {first_line}"
+        ) from exc
     doc = description if description is not None else (inspect.getdoc(fn) or "")
     is_async = inspect.iscoroutinefunction(fn)
 

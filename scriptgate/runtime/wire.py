@@ -128,6 +128,7 @@ _FIELD_PARSERS: dict[str, Callable[[Any], Any]] = {
     "messages": lambda d: tuple(from_wire(m) for m in d),
     "tool_results": lambda d: tuple(from_wire(m) for m in d),
     "tools_removed": lambda d: tuple(t.ToolRemoval(name=r["name"]) for r in d),
+    "tools_added": lambda d: tuple(d),
 }
 
 
@@ -152,7 +153,7 @@ def from_wire(data: Any) -> Any:
         if name in ("type", "role") or wire_key not in data:
             continue
         value = data[wire_key]
-        if name == "content":
+        if name == "content" and cls is not t.SystemMessage:
             value = _parse_user_content(value) if cls is t.UserMessage else _parse_blocks(value)
         elif name in _FIELD_PARSERS and value is not None:
             value = _FIELD_PARSERS[name](value)
