@@ -7,6 +7,8 @@ is plain JSON-compatible data.
 
 from __future__ import annotations
 
+import html
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -88,6 +90,36 @@ class ScriptResult:
     error: ScriptError | None = None
     calls: tuple[CallRecord, ...] = ()
     wall_time: float = 0.0
+
+    def summary(self) -> str:
+        """A compact human rendering: status, output, value, error and the call trace."""
+        lines = [f"{'ok' if self.ok else 'failed'} in {self.wall_time:.3f} s"]
+        if self.output:
+            lines += ["output:", *("  " + line for line in self.output.rstrip("\n").split("\n"))]
+        if self.value is not None:
+            lines.append(f"value: {json.dumps(self.value, ensure_ascii=False, default=str)}")
+        if self.error is not None:
+            where = f" (line {self.error.line})" if self.error.line else ""
+            lines.append(
+                f"error [{self.error.kind}]: {self.error.type}: {self.error.message}{where}"
+            )
+        if self.calls:
+            lines.append("calls:")
+            for call in self.calls:
+                took = f" {call.duration_ms} ms" if call.duration_ms is not None else ""
+                args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+                if len(args) > 80:
+                    args = args[:77] + "..."
+                lines.append(f"  {call.id} {call.tool}({args}) -> {call.status}{took}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's plain-text display."""
+        printer.text(self.summary())
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display."""
+        return f"<pre>{html.escape(self.summary())}</pre>"
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON object (``scriptgate run --json`` prints this)."""
