@@ -1,0 +1,330 @@
+"""Tools of an MCP server as :class:`~scriptgate.runtime.tool.AgentTool` objects.
+
+Built on the official ``mcp`` Python SDK, an optional extra
+(``pip install 'scriptgate[mcp]'``); it is imported lazily, so the core
+install works without it.
+
+- :func:`mcp_tools` lists the tools of an initialised ``mcp.ClientSession``.
+  Each tool's ``inputSchema`` becomes ``parameters`` untouched, so arguments go
+  through scriptgate's coercing validator like any other tool's (a dangling
+  ``$ref`` fails only a value present at that place, pi §2.4); its
+  ``outputSchema`` becomes ``output_schema``.
+- A call maps the ``CallToolResult``: text blocks → :class:`TextContent`,
+  images → :class:`ImageContent`, other blocks (audio, resources, resource
+  links) → a text rendering; ``structuredContent`` → ``structured_content``;
+  ``isError`` → ``is_error``. A protocol error (unknown tool, lost connection)
+  raises, and the pipeline turns it into an error result.
+- :func:`connect_stdio` / :func:`connect_http` start or reach a server and
+  yield its tools for the duration of an ``async with`` block. A server that
+  cannot be started or reached raises
+  :class:`~scriptgate.errors.ConfigurationError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from scriptgate.errors import ConfigurationError
+from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.tool import AgentTool, OnUpdate
+from scriptgate.runtime.types import AgentToolResult, Content, ImageContent, TextContent
+
+__all__ = [
+    "MCP_EXTRA_MESSAGE",
+    "McpToolError",
+    "connect_http",
+    "connect_stdio",
+    "mcp_http_tools",
+    "mcp_stdio_tools",
+    "mcp_tools",
+    "result_from_mcp",
+]
+
+MCP_EXTRA_MESSAGE = "MCP support needs the optional extra: pip install 'scriptgate[mcp]'"
+"""The :class:`ConfigurationError` text when the ``mcp`` package is missing."""
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds allowed for starting a server and completing ``initialize`` + ``tools/list``."""
+
+
+class McpToolError(Exception):
+    """An MCP call failed at the protocol level; ``str()`` is the model-facing text."""
+
+
+def _require_mcp() -> Any:
+    try:
+        import mcp
+    except ImportError as exc:
+        raise ConfigurationError(MCP_EXTRA_MESSAGE) from exc
+    return mcp
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    """The JSON (camelCase) form of an SDK model, whatever the SDK's field names."""
+    if isinstance(model, Mapping):
+        return dict(model)
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped if isinstance(dumped, dict) else {}
+
+
+def _render_block(block: Mapping[str, Any]) -> Content:
+    kind = block.get("type")
+    if kind == "text":
+        return TextContent(str(block.get("text", "")))
+    if kind == "image":
+        return ImageContent(str(block.get("data", "")), str(block.get("mimeType", "")))
+    if kind == "audio":
+        data = str(block.get("data", ""))
+        size = len(base64.b64decode(data, validate=False)) if data else 0
+        return TextContent(f"[audio: {block.get('mimeType', 'unknown type')}, {size} bytes]")
+    if kind == "resource":
+        resource = block.get("resource")
+        resource = resource if isinstance(resource, Mapping) else {}
+        uri = resource.get("uri", "")
+        if isinstance(resource.get("text"), str):
+            return TextContent(f"[resource: {uri}]\n{resource['text']}")
+        mime = resource.get("mimeType", "application/octet-stream")
+        blob = str(resource.get("blob", ""))
+        size = len(base64.b64decode(blob, validate=False)) if blob else 0
+        return TextContent(f"[resource: {uri} ({mime}, {size} bytes)]")
+    if kind == "resource_link":
+        name = block.get("name") or block.get("title") or ""
+        label = f"{name} " if name else ""
+        return TextContent(f"[resource link: {label}{block.get('uri', '')}]")
+    return TextContent(json.dumps(dict(block), ensure_ascii=False, sort_keys=True))
+
+
+def result_from_mcp(result: Any) -> AgentToolResult:
+    """Map an MCP ``CallToolResult`` (an SDK model or its JSON dict) to an :class:`AgentToolResult`."""
+    data = _wire(result)
+    blocks = data.get("content")
+    content = tuple(_render_block(block) for block in (blocks or []) if isinstance(block, Mapping))
+    meta = data.get("_meta")
+    return AgentToolResult(
+        content=content,
+        details={"_meta": meta} if meta is not None else None,
+        structured_content=data.get("structuredContent"),
+        is_error=bool(data.get("isError", False)),
+    )
+
+
+def _error_text(exc: BaseException) -> str:
+    """A one-line description of an exception, unwrapping groups and SDK errors."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    error = getattr(exc, "error", None)
+    message = getattr(error, "message", None)
+    text = message if isinstance(message, str) and message else str(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first
+
+
+def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
+    remote_name = str(spec.get("name", name))
+    input_schema = spec.get("inputSchema")
+    if not isinstance(input_schema, Mapping):
+        input_schema = {"type": "object"}
+    output_schema = spec.get("outputSchema")
+    annotations = spec.get("annotations")
+    title = spec.get("title")
+    if not title and isinstance(annotations, Mapping):
+        title = annotations.get("title")
+
+    async def execute(
+        tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: OnUpdate | None
+    ) -> AgentToolResult:
+        arguments = dict(params) if isinstance(params, Mapping) else {}
+        result: Any = None
+        with anyio.CancelScope() as scope:
+            remove = signal.add_listener(lambda _r: scope.cancel()) if signal else None
+            try:
+                result = await session.call_tool(remote_name, arguments)
+            except Exception as exc:
+                raise McpToolError(f'MCP tool "{remote_name}" failed: {_error_text(exc)}') from exc
+            finally:
+                if remove is not None:
+                    remove()
+        if scope.cancelled_caught or result is None:
+            raise McpToolError("Operation aborted")
+        return result_from_mcp(result)
+
+    return AgentTool(
+        name=name,
+        label=str(title) if title else name,
+        description=str(spec.get("description") or ""),
+        parameters=dict(input_schema),
+        output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
+        execute=execute,
+    )
+
+
+async def mcp_tools(session: Any, *, prefix: str = "") -> list[AgentTool]:
+    """The tools of an initialised ``mcp.ClientSession`` as :class:`AgentTool` objects.
+
+    Follows ``tools/list`` pagination. ``prefix`` is prepended to each tool's
+    name (``prefix="github_"`` → ``github_search``); the server is always called
+    with the original name. Calls run on ``session``, which must stay open
+    while the tools are used.
+    """
+    mcp = _require_mcp()
+    specs: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    while True:
+        if cursor is None:
+            page = await session.list_tools()
+        else:
+            page = await session.list_tools(params=mcp.types.PaginatedRequestParams(cursor=cursor))
+        data = _wire(page)
+        specs.extend(t for t in data.get("tools", []) if isinstance(t, dict))
+        cursor = data.get("nextCursor")
+        if not cursor or cursor in seen:
+            break
+        seen.add(cursor)
+    return [_make_tool(session, spec, f"{prefix}{spec.get('name', '')}") for spec in specs]
+
+
+def _stderr_tail(errlog: Any) -> str:
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return lines[-1] if lines else ""
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    prefix: str = "",
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    errlog: Any = None,
+) -> AsyncIterator[list[AgentTool]]:
+    """Start an MCP server as a subprocess (stdio transport) and yield its tools.
+
+    ``async with connect_stdio("python", ["server.py"]) as tools: ...`` — the
+    session stays open for the block and the server is stopped after it.
+    ``env`` is merged over the SDK's safe default environment. The server's
+    stderr goes to ``errlog`` (a file object with a descriptor) or, by default,
+    to a temporary file whose last line is quoted if start-up fails.
+
+    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
+    command cannot be started, exits, or does not complete the handshake within
+    ``connect_timeout`` seconds.
+    """
+    mcp = _require_mcp()
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    server = StdioServerParameters(
+        command=command,
+        args=list(args),
+        env=dict(env) if env is not None else None,
+        cwd=os.fspath(cwd) if cwd is not None else None,
+    )
+    described = " ".join([command, *args])
+    own_errlog = errlog is None
+    # Closed in the ``finally`` below, after the server process is gone.
+    log: Any = tempfile.TemporaryFile("w+", encoding="utf-8") if own_errlog else errlog  # noqa: SIM115
+    connected = False
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            # Context managers are entered outside the timeout scope: their task
+            # groups must not be nested inside a scope that closes before them.
+            streams = await stack.enter_async_context(stdio_client(server, errlog=log))
+            session = await stack.enter_async_context(mcp.ClientSession(streams[0], streams[1]))
+            with anyio.fail_after(connect_timeout):
+                await session.initialize()
+                tools = await mcp_tools(session, prefix=prefix)
+            connected = True
+            yield tools
+    except Exception as exc:
+        if connected:
+            raise
+        reason = (
+            f"no answer within {connect_timeout:g} s"
+            if isinstance(exc, TimeoutError)
+            else _error_text(exc)
+        )
+        tail = _stderr_tail(log) if own_errlog else ""
+        suffix = f" (server said: {tail})" if tail and tail not in reason else ""
+        raise ConfigurationError(
+            f"Could not start MCP server `{described}`: {reason}{suffix}"
+        ) from exc
+    finally:
+        if own_errlog:
+            log.close()
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    prefix: str = "",
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+) -> AsyncIterator[list[AgentTool]]:
+    """Connect to an MCP server over streamable HTTP and yield its tools.
+
+    ``async with connect_http("http://127.0.0.1:8000/mcp") as tools: ...`` —
+    the session stays open for the block. ``headers`` are sent with every
+    request (e.g. ``Authorization``).
+
+    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
+    server cannot be reached or does not complete the handshake within
+    ``connect_timeout`` seconds.
+    """
+    mcp = _require_mcp()
+    import mcp.client.streamable_http as transport
+
+    connected = False
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if hasattr(transport, "streamable_http_client"):
+                http_client = None
+                if headers:
+                    from mcp.shared._httpx_utils import create_mcp_http_client
+
+                    http_client = await stack.enter_async_context(
+                        create_mcp_http_client(headers=dict(headers))
+                    )
+                streams = await stack.enter_async_context(
+                    transport.streamable_http_client(url, http_client=http_client)
+                )
+            else:  # pragma: no cover - mcp 1.x
+                legacy: Any = getattr(transport, "streamablehttp_client")  # noqa: B009 - typed for 2.x
+                streams = await stack.enter_async_context(legacy(url, headers=dict(headers or {})))
+            session = await stack.enter_async_context(mcp.ClientSession(streams[0], streams[1]))
+            with anyio.fail_after(connect_timeout):
+                await session.initialize()
+                tools = await mcp_tools(session, prefix=prefix)
+            connected = True
+            yield tools
+    except Exception as exc:
+        if connected:
+            raise
+        reason = (
+            f"no answer within {connect_timeout:g} s"
+            if isinstance(exc, TimeoutError)
+            else _error_text(exc)
+        )
+        raise ConfigurationError(f"Could not connect to MCP server at {url}: {reason}") from exc
+
+
+mcp_stdio_tools = connect_stdio
+"""Alias of :func:`connect_stdio`."""
+
+mcp_http_tools = connect_http
+"""Alias of :func:`connect_http`."""
