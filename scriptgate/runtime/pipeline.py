@@ -1,0 +1,402 @@
+"""One tool call, the way pi 1.6.0 runs it (pi §3.2–3.4, §4).
+
+The pipeline has three steps, shared by :func:`run_tool_call` (nested and
+scripted calls: no events, no messages) and by the batch code in
+:mod:`scriptgate.runtime.batch` (model-issued calls):
+
+1. :func:`prepare_tool_call` — abort check, lookup by exact name, the
+   ``prepare_arguments`` shim, validation, ``before_tool_call``. It returns
+   either a :class:`PreparedToolCall` or an *immediate* :class:`ToolCallOutcome`
+   (an error result that never ran ``execute``).
+2. :func:`execute_prepared_tool_call` — ``execute`` under a monotonic clock;
+   partial results are forwarded only while ``execute`` runs.
+3. :func:`finalize_executed_tool_call` — ``after_tool_call`` with field-level
+   replacement (pi §3.7).
+
+Tool failures never raise out of these steps: they come back as error results
+(``details == {}``, the message as text). Cancellation (anyio) does propagate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import (
+    AfterToolCallContext,
+    AfterToolCallHook,
+    AfterToolCallResult,
+    AgentContext,
+    AgentToolResult,
+    AssistantMessage,
+    BeforeToolCallContext,
+    BeforeToolCallHook,
+    BeforeToolCallResult,
+    TextContent,
+    ToolCall,
+)
+from scriptgate.runtime.validation import validate_tool_arguments
+
+__all__ = [
+    "ABORTED_TEXT",
+    "BLOCKED_TEXT",
+    "ExecutedToolCall",
+    "PreparedToolCall",
+    "ToolCallOutcome",
+    "ToolList",
+    "UpdateSink",
+    "error_message",
+    "execute_prepared_tool_call",
+    "finalize_executed_tool_call",
+    "find_tool",
+    "not_found_text",
+    "prepare_tool_call",
+    "run_tool_call",
+]
+
+ABORTED_TEXT = "Operation aborted"
+"""The text of the error result of a call made (or left) after an abort."""
+
+BLOCKED_TEXT = "Tool execution was blocked"
+"""The default text of a call blocked by ``before_tool_call`` without a reason."""
+
+ToolList: TypeAlias = Sequence[AgentTool] | Mapping[str, AgentTool]
+"""The tools a call resolves against: a sequence (first exact name wins) or a name map."""
+
+UpdateSink: TypeAlias = Callable[[Any], object]
+"""Receives partial results; may return an awaitable, which is awaited before the call ends."""
+
+
+def not_found_text(name: str) -> str:
+    """pi's text for an unknown tool: ``Tool <name> not found`` (no quotes)."""
+    return f"Tool {name} not found"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """The outcome of one tool call (pi ``AgentToolCallOutcome``, §1.4).
+
+    - ``tool_call``: the call as given (before any ``prepare_arguments`` rewrite);
+    - ``result``: the finalized result (after ``after_tool_call``);
+    - ``is_error``: whether the model sees it as an error;
+    - ``duration_ms``: how long ``execute`` alone took, rounded; ``None`` when it
+      never ran.
+
+    Additions to pi's shape: ``blocked`` is True when ``before_tool_call`` blocked
+    the call, ``aborted`` when the call got ``Operation aborted``.
+    """
+
+    tool_call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+    duration_ms: int | None = None
+    blocked: bool = False
+    aborted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedToolCall:
+    """A call that passed preflight: the original call, its tool and the validated ``args``.
+
+    ``args`` is the very object ``before_tool_call`` saw, so its mutations reach
+    ``execute`` without revalidation (pi §3.2).
+    """
+
+    tool_call: ToolCall
+    tool: AgentTool
+    args: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutedToolCall:
+    """What ``execute`` produced, before ``after_tool_call``."""
+
+    result: AgentToolResult
+    is_error: bool
+    duration_ms: int | None
+
+
+def error_message(exc: BaseException) -> str:
+    """The model-facing text of a raised exception (pi: ``Error.message``).
+
+    ``str(exc)``; the class name when that is empty.
+    """
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+def _error_result(text: str) -> AgentToolResult:
+    return AgentToolResult(content=(TextContent(text),), details={})
+
+
+def _immediate(tool_call: ToolCall, text: str, *, aborted: bool = False) -> ToolCallOutcome:
+    return ToolCallOutcome(tool_call, _error_result(text), True, None, aborted=aborted)
+
+
+def find_tool(tools: ToolList, name: str) -> AgentTool | None:
+    """The tool named exactly ``name`` (first match in a sequence), or ``None``."""
+    if isinstance(tools, Mapping):
+        return tools.get(name)
+    for candidate in tools:
+        if candidate.name == name:
+            return candidate
+    return None
+
+
+async def prepare_tool_call(
+    tool_call: ToolCall,
+    *,
+    tools: ToolList,
+    before_tool_call: BeforeToolCallHook | None = None,
+    signal: AbortSignal | None = None,
+    assistant_message: AssistantMessage | None = None,
+    context: AgentContext | None = None,
+) -> PreparedToolCall | ToolCallOutcome:
+    """Preflight one call (pi §3.2); an immediate outcome means ``execute`` must not run."""
+    if signal is not None and signal.aborted:
+        return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+    tool = find_tool(tools, tool_call.name)
+    if tool is None:
+        return _immediate(tool_call, not_found_text(tool_call.name))
+    try:
+        call = tool_call
+        shim = tool.prepare_arguments
+        if shim is not None:
+            shimmed = shim(tool_call.arguments)
+            if shimmed is not tool_call.arguments:
+                call = dataclasses.replace(tool_call, arguments=shimmed)
+        args = validate_tool_arguments(tool, call)
+        if before_tool_call is not None:
+            decision: Any = before_tool_call(
+                BeforeToolCallContext(assistant_message, tool_call, args, context), signal
+            )
+            if inspect.isawaitable(decision):
+                decision = await decision
+            if signal is not None and signal.aborted:
+                return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+            if decision is not None:
+                if not isinstance(decision, BeforeToolCallResult):
+                    raise TypeError(
+                        "before_tool_call must return a BeforeToolCallResult or None, "
+                        f"got {type(decision).__name__}"
+                    )
+                if decision.block:
+                    result = AgentToolResult(
+                        content=(TextContent(decision.reason or BLOCKED_TEXT),),
+                        details={},
+                        terminate=decision.terminate is True,
+                    )
+                    return ToolCallOutcome(tool_call, result, True, None, blocked=True)
+    except Exception as exc:
+        return _immediate(tool_call, error_message(exc))
+    return PreparedToolCall(tool_call, tool, args)
+
+
+def _ignore_update(partial: Any) -> None:
+    """The ``on_update`` a tool gets when nobody listens."""
+
+
+class _Updates:
+    """Forwards partial results to a sink while ``execute`` runs (pi §3.3, #5573).
+
+    Calls from the event-loop thread are delivered at once; calls from a worker
+    thread (a sync tool) are delivered on the loop thread. Awaitables the sink
+    returns are awaited, in order, before the call ends.
+    """
+
+    __slots__ = ("accepting", "loop_thread", "pending", "sink")
+
+    def __init__(self, sink: UpdateSink) -> None:
+        self.sink = sink
+        self.accepting = True
+        self.pending: list[Awaitable[Any]] = []
+        self.loop_thread = threading.get_ident()
+
+    def _deliver(self, partial: Any) -> None:
+        if not self.accepting:
+            return
+        returned = self.sink(partial)
+        if inspect.isawaitable(returned):
+            self.pending.append(returned)
+
+    def __call__(self, partial: Any) -> None:
+        if not self.accepting:
+            return
+        if threading.get_ident() == self.loop_thread:
+            self._deliver(partial)
+            return
+        try:
+            anyio.from_thread.run_sync(self._deliver, partial)
+        except RuntimeError:
+            # Not an anyio worker thread (a thread the tool started itself), or the
+            # loop is gone: there is no safe way to deliver, so the update is dropped.
+            return
+
+    async def drain(self) -> None:
+        self.accepting = False
+        pending, self.pending = self.pending, []
+        for awaitable in pending:
+            await awaitable
+
+
+def _elapsed_ms(start_ns: int) -> int:
+    """Rounded milliseconds since ``start_ns`` (JS ``Math.round``: halves go up)."""
+    return (time.perf_counter_ns() - start_ns + 500_000) // 1_000_000
+
+
+async def execute_prepared_tool_call(
+    prepared: PreparedToolCall,
+    *,
+    signal: AbortSignal | None = None,
+    on_update: UpdateSink | None = None,
+) -> ExecutedToolCall:
+    """Run ``execute`` (pi §3.3); a raised exception becomes an error result.
+
+    ``duration_ms`` covers ``execute`` alone and is measured before pending
+    update deliveries are awaited.
+    """
+    tool = prepared.tool
+    call_id = prepared.tool_call.id
+    updates = _Updates(on_update) if on_update is not None else None
+    callback: Callable[[Any], None] = updates if updates is not None else _ignore_update
+    try:
+        params = tool.build_params(prepared.args)
+    except Exception as exc:
+        if updates is not None:
+            await updates.drain()
+        return ExecutedToolCall(_error_result(error_message(exc)), True, None)
+    start = time.perf_counter_ns()
+    try:
+        if tool.is_async:
+            result: Any = await tool.execute(call_id, params, signal, callback)  # type: ignore[misc]
+        else:
+            result = await anyio.to_thread.run_sync(tool.execute, call_id, params, signal, callback)
+            if inspect.isawaitable(result):
+                result = await result
+    except Exception as exc:
+        duration = _elapsed_ms(start)
+        if updates is not None:
+            await updates.drain()
+        return ExecutedToolCall(_error_result(error_message(exc)), True, duration)
+    duration = _elapsed_ms(start)
+    if updates is not None:
+        await updates.drain()
+    if not isinstance(result, AgentToolResult):
+        text = f"Tool {tool.name} returned {type(result).__name__} instead of an AgentToolResult"
+        return ExecutedToolCall(_error_result(text), True, duration)
+    return ExecutedToolCall(result, result.is_error is True, duration)
+
+
+def _merge(result: AgentToolResult, override: AfterToolCallResult) -> AgentToolResult:
+    """pi §3.7: each field replaced when not ``None``; ``structured_content`` dropped
+    when only ``content`` is replaced."""
+    if override.structured_content is not None:
+        structured = override.structured_content
+    elif override.content is not None:
+        structured = None
+    else:
+        structured = result.structured_content
+    return AgentToolResult(
+        content=override.content if override.content is not None else result.content,
+        details=override.details if override.details is not None else result.details,
+        structured_content=structured,
+        usage=override.usage if override.usage is not None else result.usage,
+        is_error=override.is_error if override.is_error is not None else result.is_error,
+        terminate=override.terminate if override.terminate is not None else result.terminate,
+    )
+
+
+async def finalize_executed_tool_call(
+    prepared: PreparedToolCall,
+    executed: ExecutedToolCall,
+    *,
+    after_tool_call: AfterToolCallHook | None = None,
+    signal: AbortSignal | None = None,
+    assistant_message: AssistantMessage | None = None,
+    context: AgentContext | None = None,
+) -> ToolCallOutcome:
+    """Apply ``after_tool_call`` (pi §3.4); a raising hook gives an error result.
+
+    ``duration_ms`` is kept in every case.
+    """
+    result = executed.result
+    is_error = executed.is_error
+    if after_tool_call is not None:
+        try:
+            override: Any = after_tool_call(
+                AfterToolCallContext(
+                    assistant_message,
+                    prepared.tool_call,
+                    prepared.args,
+                    result,
+                    is_error,
+                    context,
+                ),
+                signal,
+            )
+            if inspect.isawaitable(override):
+                override = await override
+            if override is not None:
+                if not isinstance(override, AfterToolCallResult):
+                    raise TypeError(
+                        "after_tool_call must return an AfterToolCallResult or None, "
+                        f"got {type(override).__name__}"
+                    )
+                result = _merge(result, override)
+                if override.is_error is not None:
+                    is_error = override.is_error
+        except Exception as exc:
+            result = _error_result(error_message(exc))
+            is_error = True
+    return ToolCallOutcome(prepared.tool_call, result, is_error, executed.duration_ms)
+
+
+async def run_tool_call(
+    tool_call: ToolCall,
+    *,
+    tools: ToolList,
+    before_tool_call: BeforeToolCallHook | None = None,
+    after_tool_call: AfterToolCallHook | None = None,
+    signal: AbortSignal | None = None,
+    on_update: UpdateSink | None = None,
+    assistant_message: AssistantMessage | None = None,
+    context: AgentContext | None = None,
+) -> ToolCallOutcome:
+    """Run one call through the same steps as a model-issued call (pi §4).
+
+    No events, no messages, no ``execution_mode`` or terminate handling. It never
+    raises for a tool failure: an aborted signal, an unknown tool, bad arguments,
+    a block, or an exception from the tool or a hook all come back as an outcome
+    with ``is_error=True``. ``on_update`` receives the tool's partial results
+    (sync or async; it is not called after ``execute`` settles).
+    """
+    prepared = await prepare_tool_call(
+        tool_call,
+        tools=tools,
+        before_tool_call=before_tool_call,
+        signal=signal,
+        assistant_message=assistant_message,
+        context=context,
+    )
+    if isinstance(prepared, ToolCallOutcome):
+        return prepared
+    executed = await execute_prepared_tool_call(prepared, signal=signal, on_update=on_update)
+    return await finalize_executed_tool_call(
+        prepared,
+        executed,
+        after_tool_call=after_tool_call,
+        signal=signal,
+        assistant_message=assistant_message,
+        context=context,
+    )
