@@ -71,6 +71,7 @@ __all__ = [
     "Hooks",
     "VerdictObserver",
     "compose_hooks",
+    "error_message",
     "merge_after_result",
 ]
 
@@ -125,8 +126,10 @@ HookSource: TypeAlias = Any
 """A Policy, AuditLog, :class:`Hooks`, ``(before, after)`` tuple or object with hook attributes."""
 
 
-def _error_text(exc: BaseException) -> str:
-    return str(exc)
+def error_message(exc: BaseException) -> str:
+    """The text of a raised exception as the pipeline reports it (``str(exc)``, else its type)."""
+    text = str(exc)
+    return text if text else type(exc).__name__
 
 
 async def _settle(value: Any) -> Any:
@@ -226,7 +229,7 @@ def _compose_before(
             try:
                 result = await _settle(hook(ctx, signal))
             except Exception as exc:
-                text = _error_text(exc)
+                text = error_message(exc)
                 notify(
                     ctx,
                     BeforeVerdict(
@@ -268,7 +271,7 @@ def _compose_after(afters: Sequence[Callable[..., Any]]) -> AfterToolCallHook:
             except Exception as exc:
                 if first_exc is None:
                     first_exc = exc
-                result, is_error = AgentToolResult.error(_error_text(exc)), True
+                result, is_error = AgentToolResult.error(error_message(exc)), True
                 continue
             if override is None:
                 continue
