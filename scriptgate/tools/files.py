@@ -1171,15 +1171,13 @@ def file_tools(
         for real, rel, is_link in candidates:
             if glob_re is not None and glob is not None and not _glob_matches(glob_re, glob, rel):
                 continue
-            target = real
             if is_link:
-                # Never read through a link that leaves the root.
-                target = os.path.realpath(real)
-                if not _is_inside(real_root, target) or not os.path.isfile(target):
-                    continue
+                # Like ripgrep, a walk does not follow links (nor read through one
+                # that leaves the root); a path given explicitly was resolved above.
+                continue
             _check_abort(signal)
             if grep_file(
-                target, _display(real_root, real), regex, context, limit, out_lines, matches
+                real, _display(real_root, real), regex, context, limit, out_lines, matches
             ):
                 truncated = True
                 break
@@ -1300,6 +1298,7 @@ def file_tools(
             description=(
                 "Search file contents for a regular expression (or literal text) under the root "
                 "(or in path). Output lines are 'path:line: text' (context lines use '-'); "
+                "symbolic links are not followed; "
                 f"at most {grep_limit} matches unless limit is given; binary files are skipped."
             ),
             parameters=_GREP_PARAMS,
