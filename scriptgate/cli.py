@@ -1,0 +1,772 @@
+"""The ``scriptgate`` command: run, check and describe model-written scripts.
+
+Subcommands
+-----------
+``scriptgate run SCRIPT|-``
+    Run a script (``-`` reads it from standard input) against the selected tools,
+    optionally under a permission policy (``--policy FILE``, TOML) with every
+    call written to an audit log (``--audit FILE``, or ``--audit -`` for standard
+    error). Prints what the script printed, its value and a compact call trace —
+    or, with ``--json``, the :class:`~scriptgate.sandbox.result.ScriptResult` as JSON.
+``scriptgate check SCRIPT``
+    Compile the script under the sandbox's rules without running it, list the
+    tools it calls and, for calls whose arguments are literals, what the policy
+    would decide; report syntax errors (with line), rejected constructs, calls to
+    unknown tools, and policy rules that match no available tool.
+``scriptgate stubs``
+    Print the Python API the model sees for the selected tools.
+
+Tool selection (every subcommand)
+---------------------------------
+The built-in file tools (``read``, ``write``, ``edit``, ``ls``, ``find``,
+``grep``) rooted at ``--root`` (default: the current directory; ``--read-only``
+leaves out ``write`` and ``edit``, ``--no-files`` leaves them all out), plus
+``--tools SPEC`` (repeatable): ``module:attr`` or ``path/to/file.py:attr`` naming
+an ``AgentTool``, a list of them, or a function (made a tool with ``@tool``); a
+bare ``module`` or ``file.py`` takes every ``AgentTool`` defined at its top level.
+The current directory is importable. ``--mcp "command args"`` (repeatable) starts
+an MCP server on stdio and adds its tools; an ``http(s)://`` URL connects over
+streamable HTTP instead.
+
+Exit codes
+----------
+- ``0``: success (``run``: the script completed; ``check``: no errors found);
+- ``1``: the script failed (``run``: syntax, rejected, runtime, tool, limit or
+  aborted error) or ``check`` found errors;
+- ``2``: usage error or bad input (missing file, bad TOML policy, unknown tool
+  module, unreachable MCP server, duplicate tool names, …) — one line on stderr;
+- ``3``: the sandbox or scriptgate itself failed (a worker died, an internal
+  error) — one line on stderr (set ``SCRIPTGATE_DEBUG=1`` for a traceback);
+- ``130``: interrupted (Ctrl-C).
+
+Approvals: a policy rule with ``action = "ask"`` prompts on the terminal when
+standard input is interactive (and the script is not read from it); otherwise the
+call is denied with a reason saying approval was unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import anyio
+import anyio.to_thread
+
+from scriptgate.errors import ScriptgateError, ToolDefinitionError
+from scriptgate.runtime.audit import AuditLog
+from scriptgate.runtime.hooks import compose_hooks
+from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy
+from scriptgate.runtime.tool import AgentTool, tool
+from scriptgate.sandbox.naming import bind_identifiers
+from scriptgate.sandbox.result import Limits, ScriptResult
+
+__all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_SCRIPT_FAILED",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+]
+
+EXIT_OK = 0
+"""Success."""
+EXIT_SCRIPT_FAILED = 1
+"""The script failed (``run``) or ``check`` found errors."""
+EXIT_USAGE = 2
+"""Usage error or bad input."""
+EXIT_INTERNAL = 3
+"""The sandbox or scriptgate itself failed."""
+EXIT_INTERRUPTED = 130
+"""Interrupted by Ctrl-C."""
+
+_EPILOG = """\
+exit codes:
+  0    success (run: the script completed; check: no errors found)
+  1    the script failed (run) or check found errors
+  2    usage error or bad input (missing file, bad policy, unknown tool module,
+       unreachable MCP server, ...)
+  3    the sandbox or scriptgate itself failed
+  130  interrupted
+"""
+
+# Names a script may call besides tools (the sandbox binds them); used by ``check``
+# when scriptgate.sandbox.builtins is not importable.
+_SCRIPT_GLOBALS = frozenset({"tools", "gather", "ToolError", "ToolDenied"})
+_FALLBACK_BUILTINS = frozenset(
+    {
+        "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "dict",
+        "divmod", "enumerate", "filter", "float", "format", "frozenset", "hash", "hex", "int",
+        "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next", "oct",
+        "ord", "pow", "print", "range", "repr", "reversed", "round", "set", "slice", "sorted",
+        "str", "sum", "tuple", "zip", "Exception", "ValueError", "TypeError", "KeyError",
+        "IndexError", "RuntimeError", "PermissionError", "ArithmeticError", "LookupError",
+        "ZeroDivisionError", "AssertionError", "NotImplementedError", "StopIteration",
+    }
+)  # fmt: skip
+
+
+class CliError(Exception):
+    """A bad input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` returns the exit code."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise CliError(message)
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _add_tool_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("tools")
+    group.add_argument(
+        "--root",
+        default=".",
+        metavar="DIR",
+        help="root directory of the built-in file tools (default: the current directory)",
+    )
+    group.add_argument(
+        "--read-only", action="store_true", help="leave out the write and edit file tools"
+    )
+    group.add_argument("--no-files", action="store_true", help="leave out the built-in file tools")
+    group.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="add tools: module:attr or file.py:attr (an AgentTool, a list, or a function); "
+        "a bare module takes all its AgentTools (repeatable)",
+    )
+    group.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar='"CMD ARGS"|URL',
+        help="add the tools of an MCP server: a command started on stdio, or an http(s) URL "
+        "(repeatable)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``scriptgate`` argument parser."""
+    parser = _Parser(
+        prog="scriptgate",
+        description="Run model-written Python scripts against real tools, every call gated "
+        "by the same validation, permission and audit hooks as a direct tool call.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="run a script",
+        description="Run a script against the selected tools.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("script", metavar="SCRIPT|-", help="the script file, or - for stdin")
+    _add_tool_options(run)
+    run.add_argument("--policy", metavar="FILE", help="permission policy (TOML)")
+    run.add_argument(
+        "--audit", metavar="FILE|-", help="append one JSON line per tool call (- = stderr)"
+    )
+    run.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="wall-clock limit (30)"
+    )
+    run.add_argument(
+        "--isolation",
+        choices=("in_process", "process"),
+        default="in_process",
+        help="in_process (fast; trusted scripts) or process (worker processes; untrusted)",
+    )
+    run.add_argument("--json", action="store_true", help="print the ScriptResult as JSON")
+
+    check = sub.add_parser(
+        "check",
+        help="compile and preview a script without running it",
+        description="Compile a script and preview its tool calls under the policy.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("script", metavar="SCRIPT|-", help="the script file, or - for stdin")
+    _add_tool_options(check)
+    check.add_argument("--policy", metavar="FILE", help="permission policy (TOML)")
+
+    stubs = sub.add_parser(
+        "stubs",
+        help="print the API the model sees",
+        description="Print the Python API of the selected tools, as the model sees it.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_tool_options(stubs)
+    stubs.add_argument(
+        "--style", choices=("sync", "async"), default="sync", help="def or async def signatures"
+    )
+    return parser
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def _import_target(module_part: str, spec: str) -> Any:
+    looks_like_file = module_part.endswith(".py") or os.sep in module_part or "/" in module_part
+    if looks_like_file:
+        path = Path(module_part)
+        if not path.is_file():
+            raise CliError(f"--tools {spec}: no such file: {module_part}")
+        name = "scriptgate_cli_tools_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+        file_spec = importlib.util.spec_from_file_location(name, path)
+        if file_spec is None or file_spec.loader is None:
+            raise CliError(f"--tools {spec}: cannot load {module_part}")
+        module = importlib.util.module_from_spec(file_spec)
+        sys.modules[name] = module
+        try:
+            file_spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(name, None)
+            raise CliError(
+                f"--tools {spec}: importing {module_part} failed: {type(exc).__name__}: {exc}"
+            ) from None
+        return module
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_part)
+    except ModuleNotFoundError as exc:
+        raise CliError(f"--tools {spec}: cannot import module {module_part!r}: {exc}") from None
+    except Exception as exc:
+        raise CliError(
+            f"--tools {spec}: importing module {module_part!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _as_tools(value: Any, spec: str) -> list[AgentTool]:
+    def one(item: Any) -> AgentTool:
+        if isinstance(item, AgentTool):
+            return item
+        if callable(item) and not isinstance(item, type):
+            try:
+                return tool(item)
+            except ToolDefinitionError as exc:
+                raise CliError(f"--tools {spec}: {exc}") from None
+        raise CliError(
+            f"--tools {spec}: {type(item).__name__} is not an AgentTool, a list of them "
+            "or a function"
+        )
+
+    if isinstance(value, list | tuple):
+        if not value:
+            raise CliError(f"--tools {spec}: the list is empty")
+        return [one(item) for item in value]
+    return [one(value)]
+
+
+def load_tool_spec(spec: str) -> list[AgentTool]:
+    """The tools named by a ``--tools`` spec (``module:attr``, ``file.py:attr`` or a module)."""
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep:
+        module_part, attr = spec, ""
+    if not module_part:
+        raise CliError(f"--tools {spec}: expected module:attr or file.py:attr")
+    module = _import_target(module_part, spec)
+    if not attr:
+        found = [value for value in vars(module).values() if isinstance(value, AgentTool)]
+        if not found:
+            raise CliError(f"--tools {spec}: the module defines no AgentTool")
+        return found
+    value: Any = module
+    for part in attr.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise CliError(f"--tools {spec}: {module_part!r} has no attribute {attr!r}") from None
+    return _as_tools(value, spec)
+
+
+async def _load_tools(
+    args: argparse.Namespace, stack: contextlib.AsyncExitStack
+) -> list[AgentTool]:
+    tools: list[AgentTool] = []
+    if not args.no_files:
+        root = Path(args.root)
+        if not await anyio.Path(root).is_dir():
+            raise CliError(f"--root: not a directory: {args.root}")
+        from scriptgate.tools.files import file_tools
+
+        tools.extend(file_tools(root, read_only=args.read_only))
+    for spec in args.tools:
+        tools.extend(load_tool_spec(spec))
+    for server in args.mcp:
+        from scriptgate.tools.mcp import connect_http, connect_stdio
+
+        if server.startswith(("http://", "https://")):
+            tools.extend(await stack.enter_async_context(connect_http(server)))
+            continue
+        try:
+            words = shlex.split(server)
+        except ValueError as exc:
+            raise CliError(f"--mcp {server!r}: {exc}") from None
+        if not words:
+            raise CliError("--mcp: empty command")
+        tools.extend(await stack.enter_async_context(connect_stdio(words[0], words[1:])))
+    seen: dict[str, str] = {}
+    for item in tools:
+        if item.name in seen:
+            raise CliError(
+                f"two tools are named {item.name!r}; use --no-files or rename one of them"
+            )
+        seen[item.name] = item.name
+    return tools
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _read_script(script: str, stdin: TextIO) -> tuple[str, str]:
+    if script == "-":
+        return stdin.read(), "<stdin>"
+    path = Path(script)
+    try:
+        return path.read_text(encoding="utf-8"), script
+    except FileNotFoundError:
+        raise CliError(f"{script}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{script}: is a directory") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{script}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"{script}: {exc.strerror or exc}") from None
+
+
+def _terminal_approver(stdin: TextIO, stderr: TextIO) -> Callable[[ApprovalRequest], Any]:
+    lock = anyio.Lock()
+
+    async def approve(request: ApprovalRequest) -> bool:
+        preview = _call_preview(request.tool_name, request.arguments, width=200)
+        async with lock:
+            stderr.write(f"scriptgate: allow {preview}? ({request.decision.reason}) [y/N] ")
+            stderr.flush()
+            answer = await anyio.to_thread.run_sync(stdin.readline)
+        return answer.strip().lower() in ("y", "yes")
+
+    return approve
+
+
+def _load_policy(
+    path: str | None, approver: Callable[[ApprovalRequest], Any] | None
+) -> Policy | None:
+    if path is None:
+        return None
+    return Policy.from_toml(Path(path), ask=approver)
+
+
+def _short(value: Any, width: int) -> str:
+    text = repr(value)
+    if len(text) > width:
+        text = text[: max(width - 3, 1)] + "..."
+    return text
+
+
+def _call_preview(name: str, arguments: Any, *, width: int = 60) -> str:
+    if isinstance(arguments, dict):
+        inner = ", ".join(f"{key}={_short(value, 40)}" for key, value in arguments.items())
+    else:
+        inner = _short(arguments, 40)
+    if len(inner) > width:
+        inner = inner[: width - 3] + "..."
+    return f"{name}({inner})"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _print_result(result: ScriptResult, out: TextIO) -> None:
+    if result.output:
+        out.write(result.output if result.output.endswith("\n") else result.output + "\n")
+    if result.ok:
+        out.write("── value\n")
+        out.write((result.value if isinstance(result.value, str) else _dump(result.value)) + "\n")
+    out.write(f"── calls ({len(result.calls)})\n")
+    for record in result.calls:
+        line = f"  {record.id}  {_call_preview(record.tool, record.arguments)}  {record.status}"
+        if record.duration_ms is not None:
+            line += f"  {record.duration_ms} ms"
+        if record.error:
+            first = record.error.splitlines()[0] if record.error.splitlines() else ""
+            line += f"  {_short(first, 100)[1:-1]}"
+        out.write(line + "\n")
+    if result.ok:
+        out.write(f"── ok in {result.wall_time:.2f} s\n")
+    else:
+        error = result.error
+        if error is None:
+            out.write(f"── failed in {result.wall_time:.2f} s\n")
+        else:
+            where = f" (line {error.line})" if error.line is not None else ""
+            out.write(
+                f"── failed ({error.kind}) in {result.wall_time:.2f} s: "
+                f"{error.type}: {error.message}{where}\n"
+            )
+
+
+# --------------------------------------------------------------------------- commands
+
+
+async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
+    if args.timeout is not None and args.timeout <= 0:
+        raise CliError("--timeout must be positive")
+    source, _label = _read_script(args.script, io.stdin)
+    interactive = args.script != "-" and io.stdin.isatty()
+    approver = _terminal_approver(io.stdin, io.stderr) if interactive else None
+    policy = _load_policy(args.policy, approver)
+    audit: AuditLog | None = None
+    if args.audit is not None:
+        try:
+            audit = AuditLog(io.stderr if args.audit == "-" else Path(args.audit))
+        except OSError as exc:
+            raise CliError(f"--audit {args.audit}: {exc.strerror or exc}") from None
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            tools = await _load_tools(args, stack)
+            hooks = compose_hooks(policy, audit)
+            from scriptgate.sandbox.sandbox import Sandbox
+
+            sandbox = Sandbox(
+                tools,
+                before_tool_call=hooks.before_tool_call,
+                after_tool_call=hooks.after_tool_call,
+                limits=Limits(timeout=args.timeout),
+                isolation=args.isolation,
+            )
+            try:
+                result = await sandbox.run(source)
+            finally:
+                await sandbox.aclose()
+    finally:
+        if audit is not None:
+            audit.close()
+    if args.json:
+        io.stdout.write(_dump(result.to_json()) + "\n")
+    else:
+        _print_result(result, io.stdout)
+    if result.ok:
+        return EXIT_OK
+    if result.error is not None and result.error.kind == "sandbox":
+        return EXIT_INTERNAL
+    return EXIT_SCRIPT_FAILED
+
+
+async def _cmd_stubs(args: argparse.Namespace, io: _IO) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        tools = await _load_tools(args, stack)
+    from scriptgate.sandbox.stubs import render_stubs
+
+    text = render_stubs(tools, style=args.style)
+    io.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+async def _cmd_check(args: argparse.Namespace, io: _IO) -> int:
+    source, label = _read_script(args.script, io.stdin)
+    policy = _load_policy(args.policy, None)
+    async with contextlib.AsyncExitStack() as stack:
+        tools = await _load_tools(args, stack)
+    report = check_script(source, tools, policy)
+    out = io.stdout
+    if report.error is not None:
+        out.write(f"{label}:{report.error_line or 1}: {report.error}\n")
+        return EXIT_SCRIPT_FAILED
+    kind = "async (uses await)" if report.is_async else "sync"
+    out.write(f"{label}: compiles ({kind} script)\n")
+    out.write(f"tools available ({len(tools)}): {', '.join(t.name for t in tools) or '-'}\n")
+    called = sorted({c.tool for c in report.calls})
+    out.write(f"tools called ({len(called)}): {', '.join(called) or '-'}\n")
+    if report.calls:
+        out.write("calls:\n")
+    for call in report.calls:
+        out.write(f"  line {call.line}: {call.preview}  → {call.verdict}\n")
+    for warning in report.warnings:
+        out.write(f"warning: {warning}\n")
+    for problem in report.problems:
+        out.write(f"{label}:{problem}\n")
+    if report.problems:
+        return EXIT_SCRIPT_FAILED
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- check
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedCall:
+    """One tool call found by ``check``: where, how it reads, and the policy verdict."""
+
+    line: int
+    tool: str
+    preview: str
+    verdict: str
+    decision: Decision | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What ``scriptgate check`` found in a script."""
+
+    error: str | None
+    error_line: int | None
+    is_async: bool
+    calls: tuple[CheckedCall, ...]
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+_UNKNOWN = object()
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
+
+
+def _builtin_names() -> frozenset[str]:
+    try:
+        sandbox_builtins = importlib.import_module("scriptgate.sandbox.builtins")
+    except ImportError:
+        return _FALLBACK_BUILTINS
+    names = getattr(sandbox_builtins, "SAFE_BUILTIN_NAMES", None)
+    return frozenset(names) if names else _FALLBACK_BUILTINS
+
+
+def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
+    """(error, line, is_async) from the sandbox's own compiler when available."""
+    try:
+        from scriptgate.sandbox._restricted import CompileFailure, compile_script
+    except ImportError:
+        return None, None, None
+    compiled = compile_script(source, max_source_bytes=Limits().max_source_bytes)
+    if isinstance(compiled, CompileFailure):
+        what = "syntax error" if compiled.kind == "syntax" else "rejected"
+        message = compiled.message.splitlines()[0] if compiled.message else compiled.type
+        return f"{what}: {message}", compiled.line, None
+    return None, None, bool(compiled.is_async)
+
+
+def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None) -> CheckReport:
+    """Statically check a script: compile it, find tool calls, preview the policy.
+
+    Tool calls are calls of a tool's identifier (``read(...)``), of
+    ``tools.<identifier>(...)``, awaited or not. For keyword arguments with
+    literal values (or one literal dict) the policy decision is shown; arguments
+    known only at run time make it "depends on arguments" when a rule looks at
+    them. The validator's coercion is not applied to the literals.
+    """
+    error, error_line, is_async = _compile_check(source)
+    try:
+        tree = ast.parse(source, "<script>", "exec")
+    except SyntaxError as exc:
+        return CheckReport(
+            error or f"syntax error: {exc.msg}", error_line or exc.lineno, False, (), (), ()
+        )
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return CheckReport(f"rejected: {exc}", None, False, (), (), ())
+    if error is not None:
+        return CheckReport(error, error_line, False, (), (), ())
+    if is_async is None:
+        is_async = any(
+            isinstance(n, ast.Await | ast.AsyncFor | ast.AsyncWith) for n in ast.walk(tree)
+        )
+    bound = bind_identifiers((t.name, t) for t in tools)
+    defined = _defined_names(tree)
+    known_names = defined | _builtin_names() | _SCRIPT_GLOBALS | set(bound)
+    rule_args = {name for rule in (policy.rules if policy else ()) for name in rule.arguments}
+
+    calls: list[CheckedCall] = []
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        target: AgentTool | None = None
+        if isinstance(func, ast.Name):
+            if func.id in bound and func.id not in defined:
+                target = bound[func.id]
+            elif func.id not in known_names:
+                problems.append(f"{node.lineno}: unknown tool or name {func.id!r}")
+                continue
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "tools"
+            and "tools" not in defined
+        ):
+            if func.attr not in bound:
+                problems.append(f"{node.lineno}: unknown tool 'tools.{func.attr}'")
+                continue
+            target = bound[func.attr]
+        if target is None:
+            continue
+        calls.append(_check_call(node, target, policy, rule_args))
+    calls.sort(key=lambda c: c.line)
+    problems.sort(key=lambda p: int(p.split(":", 1)[0]))
+
+    warnings: list[str] = []
+    if policy is not None:
+        for index, rule in enumerate(policy.rules):
+            if not any(rule.matches_tool(t.name) for t in tools):
+                warnings.append(
+                    f"policy rules[{index}] (tool {rule.tool!r}) matches no available tool"
+                )
+    return CheckReport(None, None, is_async, tuple(calls), tuple(problems), tuple(warnings))
+
+
+def _check_call(
+    node: ast.Call, target: AgentTool, policy: Policy | None, rule_args: set[str]
+) -> CheckedCall:
+    known: dict[str, Any] = {}
+    unknown: set[str] = set()
+    shown: list[str] = []
+    opaque = False
+    if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+        value = _literal(node.args[0])
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            known.update(value)
+            shown.extend(f"{k}={_short(v, 40)}" for k, v in value.items())
+        else:
+            opaque = True
+            shown.append("<expr>")
+    elif node.args:
+        opaque = True
+        shown.append("<positional>")
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            opaque = True
+            shown.append("**<expr>")
+            continue
+        value = _literal(keyword.value)
+        if value is _UNKNOWN:
+            unknown.add(keyword.arg)
+            shown.append(f"{keyword.arg}=<expr>")
+        else:
+            known[keyword.arg] = value
+            shown.append(f"{keyword.arg}={_short(value, 40)}")
+    preview = f"{target.name}({', '.join(shown)})"
+    if policy is None:
+        return CheckedCall(node.lineno, target.name, preview, "allow (no policy)", None)
+    if opaque:
+        unknown |= rule_args - set(known)
+    decision = policy.preview(target.name, known, unknown)
+    if decision is None:
+        return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
+    where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
+    verdict = f"{decision.action} ({where}: {decision.reason})"
+    return CheckedCall(node.lineno, target.name, preview, verdict, decision)
+
+
+# --------------------------------------------------------------------------- main
+
+
+@dataclass(slots=True)
+class _IO:
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
+    "run": _cmd_run,
+    "check": _cmd_check,
+    "stubs": _cmd_stubs,
+}
+
+
+def _leaf_errors(exc: BaseException) -> Iterable[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaf_errors(inner)
+    else:
+        yield exc
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return " ".join(lines) if lines else ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``scriptgate`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    io = _IO(sys.stdin, sys.stdout, sys.stderr)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except CliError as exc:
+        io.stderr.write(f"scriptgate: error: {_one_line(str(exc))}\n")
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    command = _COMMANDS[args.command]
+    try:
+        code: int = anyio.run(command, args, io)
+        return code
+    except KeyboardInterrupt:
+        io.stderr.write("scriptgate: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BaseException as exc:
+        if os.environ.get("SCRIPTGATE_DEBUG"):
+            raise
+        leaves = list(_leaf_errors(exc))
+        for leaf in leaves:
+            if isinstance(leaf, CliError | ScriptgateError | OSError):
+                io.stderr.write(
+                    f"scriptgate: error: {_one_line(str(leaf)) or type(leaf).__name__}\n"
+                )
+                return EXIT_USAGE
+        if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+            io.stderr.write("scriptgate: interrupted\n")
+            return EXIT_INTERRUPTED
+        if isinstance(exc, SystemExit):
+            return exc.code if isinstance(exc.code, int) else EXIT_INTERNAL
+        first = leaves[0] if leaves else exc
+        io.stderr.write(
+            f"scriptgate: internal error: {type(first).__name__}: {_one_line(str(first))}\n"
+        )
+        return EXIT_INTERNAL
