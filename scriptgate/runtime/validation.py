@@ -1,0 +1,167 @@
+"""``validate_tool_arguments`` (pi §2.1) and pi's model-facing error text (§2.7).
+
+Caching (pi keys compiled validators by schema object identity in a weak map):
+
+- per tool: a :class:`weakref.WeakKeyDictionary` maps the :class:`AgentTool` to
+  ``(schema object, compiled)``; the entry is reused while ``tool.parameters_schema`` is
+  the same object and disappears with the tool;
+- per schema object: a schema object that supports weak references (a custom
+  ``Mapping``) is cached weakly by identity and released with it; a plain ``dict``
+  cannot be weakly referenced, so it is kept in a small identity-keyed LRU
+  (:data:`SCHEMA_CACHE_SIZE` entries, holding the dict strongly so its ``id`` cannot be
+  reused). Equal but distinct schema objects always compile separately.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from threading import Lock
+from typing import TYPE_CHECKING, Any
+
+from scriptgate.errors import ToolArgumentsError
+from scriptgate.runtime._jsnum import js_json_pretty
+from scriptgate.runtime.schema import (
+    CompiledSchema,
+    ValidationIssue,
+    compile_schema,
+    pointer_to_path,
+)
+
+if TYPE_CHECKING:
+    from scriptgate.runtime.tool import AgentTool
+    from scriptgate.runtime.types import ToolCall
+
+__all__ = [
+    "SCHEMA_CACHE_SIZE",
+    "compiled_for",
+    "format_validation_error",
+    "json_stringify_pretty",
+    "validate_tool_arguments",
+]
+
+#: How many plain-``dict`` schemas the identity LRU keeps.
+SCHEMA_CACHE_SIZE = 256
+
+_lock = Lock()
+_tool_cache: weakref.WeakKeyDictionary[Any, tuple[Any, CompiledSchema]] = (
+    weakref.WeakKeyDictionary()
+)
+_weak_cache: dict[int, tuple[weakref.ref[Any], CompiledSchema]] = {}
+_lru: OrderedDict[int, tuple[Any, CompiledSchema]] = OrderedDict()
+
+
+def json_stringify_pretty(value: Any) -> str:
+    """JavaScript ``JSON.stringify(value, null, 2)``.
+
+    Two-space indent, ``[]``/``{}`` for empty containers, integral floats written as
+    integers (``1.0`` → ``1``), JS number text (``1e+21``), non-ASCII kept, key order kept.
+    """
+    return js_json_pretty(value)
+
+
+def _drop_weak(key: int) -> None:
+    with _lock:
+        _weak_cache.pop(key, None)
+
+
+def _dropper(key: int) -> Any:
+    def drop(_ref: object) -> None:
+        _drop_weak(key)
+
+    return drop
+
+
+def compiled_for(schema: Any) -> CompiledSchema:
+    """The cached :func:`compile_schema` result (pi-ai's options) for this schema object."""
+    key = id(schema)
+    with _lock:
+        hit = _weak_cache.get(key)
+        if hit is not None and hit[0]() is schema:
+            return hit[1]
+        lru_hit = _lru.get(key)
+        if lru_hit is not None and lru_hit[0] is schema:
+            _lru.move_to_end(key)
+            return lru_hit[1]
+    compiled = compile_schema(schema)
+    with _lock:
+        try:
+            ref = weakref.ref(schema, _dropper(key))
+        except TypeError:
+            _lru[key] = (schema, compiled)
+            _lru.move_to_end(key)
+            while len(_lru) > SCHEMA_CACHE_SIZE:
+                _lru.popitem(last=False)
+        else:
+            _weak_cache[key] = (ref, compiled)
+    return compiled
+
+
+def _compiled_for_tool(tool: AgentTool) -> CompiledSchema:
+    schema = tool.parameters_schema
+    try:
+        hit = _tool_cache.get(tool)
+    except TypeError:  # an unhashable tool object
+        return compiled_for(schema)
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    compiled = compiled_for(schema)
+    _tool_cache[tool] = (schema, compiled)
+    return compiled
+
+
+def format_validation_error(tool_name: str, issues: Iterable[ValidationIssue], args: Any) -> str:
+    """pi's ``Validation failed for tool "<name>":`` text (§2.7), byte for byte."""
+    lines = [f'Validation failed for tool "{tool_name}":']
+    lines.extend(f"  - {pointer_to_path(i.path)}: {i.message}" for i in issues)
+    lines.append("")
+    lines.append("Received arguments:")
+    lines.append(json_stringify_pretty(args))
+    return "\n".join(lines)
+
+
+def _clone(value: Any) -> Any:
+    """``structuredClone`` for JSON data (fast paths for dict/list/scalars)."""
+    t = type(value)
+    if t is dict:
+        return {k: _clone(v) for k, v in value.items()}
+    if t is list:
+        return [_clone(v) for v in value]
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_clone(v) for v in value]
+    return copy.deepcopy(value)
+
+
+def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
+    """Validate and coerce ``tool_call.arguments`` against ``tool.parameters_schema``.
+
+    Returns the coerced arguments: a deep copy, so the tool may mutate it without
+    touching the transcript's tool call (the same copy when nothing changed).
+
+    Raises :class:`~scriptgate.errors.ToolArgumentsError` with pi's text —
+    ``Invalid arguments for tool "<name>": <arguments_error>`` when the call carries an
+    ``arguments_error`` (no schema check runs), else the ``Validation failed for tool``
+    block — and :class:`~scriptgate.errors.SchemaCompileError` for a malformed schema.
+    """
+    name = tool_call.name
+    if tool_call.arguments_error is not None:
+        raise ToolArgumentsError(
+            f'Invalid arguments for tool "{name}": {tool_call.arguments_error}',
+            tool_name=name,
+        )
+    validator = _compiled_for_tool(tool)
+    original = tool_call.arguments
+    result = validator.parse(_clone(original))
+    if result.ok:
+        return result.value
+    raise ToolArgumentsError(
+        format_validation_error(name, result.errors, original),
+        tool_name=name,
+        errors=result.errors,
+    )
