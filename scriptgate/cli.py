@@ -357,6 +357,13 @@ def _read_script(script: str, stdin: TextIO) -> tuple[str, str]:
         raise CliError(f"{script}: {exc.strerror or exc}") from None
 
 
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _terminal_approver(stdin: TextIO, stderr: TextIO) -> Callable[[ApprovalRequest], Any]:
     lock = anyio.Lock()
 
@@ -436,7 +443,7 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CliError("--timeout must be positive")
     source, _label = _read_script(args.script, io.stdin)
-    interactive = args.script != "-" and io.stdin.isatty()
+    interactive = args.script != "-" and _isatty(io.stdin)
     approver = _terminal_approver(io.stdin, io.stderr) if interactive else None
     policy = _load_policy(args.policy, approver)
     audit: AuditLog | None = None
