@@ -318,7 +318,6 @@ def test_hooks_merge_after_result_vectors() -> None:
 @pytest.mark.anyio
 async def test_hooks_composed_through_run_tool_call() -> None:
     """End to end through the pipeline: order before a, before b, after a, after b."""
-    pytest.importorskip("scriptgate.runtime.validation")
     from scriptgate.runtime.pipeline import run_tool_call
     from scriptgate.runtime.tool import AgentTool
 
