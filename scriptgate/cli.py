@@ -584,6 +584,38 @@ def _builtin_names() -> frozenset[str]:
     return frozenset(names) if names else _FALLBACK_BUILTINS
 
 
+def _module_names() -> dict[str, tuple[str, ...]] | None:
+    try:
+        modules = importlib.import_module("scriptgate.sandbox.modules")
+    except ImportError:
+        return None
+    names = getattr(modules, "MODULE_NAMES", None)
+    return dict(names) if isinstance(names, dict) else None
+
+
+def _import_problems(tree: ast.AST) -> list[str]:
+    allowed = _module_names()
+    if allowed is None:
+        return []
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name not in allowed:
+                    problems.append(f"{node.lineno}: import of {alias.name!r} is not allowed")
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module not in allowed:
+                problems.append(f"{node.lineno}: import from {module!r} is not allowed")
+                continue
+            for alias in node.names:
+                if alias.name not in allowed[module]:
+                    problems.append(
+                        f"{node.lineno}: {module}.{alias.name} is not available in scripts"
+                    )
+    return problems
+
+
 def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
     """(error, line, is_async) from the sandbox's own compiler when available."""
     try:
@@ -653,6 +685,7 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
         if target is None:
             continue
         calls.append(_check_call(node, target, policy, rule_args))
+    problems.extend(_import_problems(tree))
     calls.sort(key=lambda c: c.line)
     problems.sort(key=lambda p: int(p.split(":", 1)[0]))
 
@@ -761,6 +794,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SCRIPTGATE_DEBUG"):
             raise
         leaves = list(_leaf_errors(exc))
+        if any(isinstance(leaf, BrokenPipeError) for leaf in leaves):
+            return EXIT_OK  # the reader went away (`scriptgate stubs | head`)
         for leaf in leaves:
             if isinstance(leaf, CliError | ScriptgateError | OSError):
                 io.stderr.write(

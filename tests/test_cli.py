@@ -221,6 +221,27 @@ def test_cli_check_reports_unknown_tools_and_dead_rules(
     assert "warning: policy rules[0] (tool 'fetch') matches no available tool" in out
 
 
+def test_cli_check_reports_imports_scripts_cannot_make(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script(workdir, "import os\nfrom json import dumps, evil\nimport math\n")
+    assert main(["check", script]) == EXIT_SCRIPT_FAILED
+    out = capsys.readouterr().out
+    assert f"{script}:1: import of 'os' is not allowed" in out
+    assert f"{script}:2: json.evil is not available in scripts" in out
+    assert "math" not in out.split("tools called")[-1]
+
+
+def test_cli_check_reports_rejected_constructs(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _script(workdir, "x = {}\ny = x.__class__\n")
+    assert main(["check", script]) == EXIT_SCRIPT_FAILED
+    out = capsys.readouterr().out
+    assert out.startswith(f"{script}:2: rejected: ")
+    assert "__class__" in out
+
+
 def test_cli_check_script_reads_dict_arguments_and_await() -> None:
     from scriptgate.tools.files import file_tools
 
