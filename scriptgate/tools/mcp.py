@@ -192,6 +192,28 @@ async def mcp_tools(session: Any, *, prefix: str = "") -> list[AgentTool]:
     return [_make_tool(session, spec, f"{prefix}{spec.get('name', '')}") for spec in specs]
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _reraise_body_error(exc: BaseException, body_error: BaseException | None) -> None:
+    """Unwrap the exception groups the SDK's task groups put around the caller's own error."""
+    if body_error is not None and exc is not body_error and _leaves(exc) == [body_error]:
+        raise body_error.with_traceback(body_error.__traceback__) from None
+
+
+def _failure_reason(exc: BaseException, timeout: float) -> str:
+    failures: list[BaseException] = [
+        leaf for leaf in _leaves(exc) if isinstance(leaf, Exception)
+    ] or [exc]
+    first = failures[0]
+    if isinstance(first, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    return _error_text(first)
+
+
 def _stderr_tail(errlog: Any) -> str:
     try:
         errlog.flush()
@@ -239,6 +261,7 @@ async def connect_stdio(
     # Closed in the ``finally`` below, after the server process is gone.
     log: Any = tempfile.TemporaryFile("w+", encoding="utf-8") if own_errlog else errlog  # noqa: SIM115
     connected = False
+    body_error: BaseException | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
             # Context managers are entered outside the timeout scope: their task
@@ -249,15 +272,18 @@ async def connect_stdio(
                 await session.initialize()
                 tools = await mcp_tools(session, prefix=prefix)
             connected = True
-            yield tools
-    except Exception as exc:
+            try:
+                yield tools
+            except BaseException as exc:
+                body_error = exc
+                raise
+    except BaseException as exc:
         if connected:
+            _reraise_body_error(exc, body_error)
             raise
-        reason = (
-            f"no answer within {connect_timeout:g} s"
-            if isinstance(exc, TimeoutError)
-            else _error_text(exc)
-        )
+        if not isinstance(exc, Exception):
+            raise
+        reason = _failure_reason(exc, connect_timeout)
         tail = _stderr_tail(log) if own_errlog else ""
         suffix = f" (server said: {tail})" if tail and tail not in reason else ""
         raise ConfigurationError(
@@ -290,6 +316,7 @@ async def connect_http(
     import mcp.client.streamable_http as transport
 
     connected = False
+    body_error: BaseException | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
             if hasattr(transport, "streamable_http_client"):
@@ -311,15 +338,18 @@ async def connect_http(
                 await session.initialize()
                 tools = await mcp_tools(session, prefix=prefix)
             connected = True
-            yield tools
-    except Exception as exc:
+            try:
+                yield tools
+            except BaseException as exc:
+                body_error = exc
+                raise
+    except BaseException as exc:
         if connected:
+            _reraise_body_error(exc, body_error)
             raise
-        reason = (
-            f"no answer within {connect_timeout:g} s"
-            if isinstance(exc, TimeoutError)
-            else _error_text(exc)
-        )
+        if not isinstance(exc, Exception):
+            raise
+        reason = _failure_reason(exc, connect_timeout)
         raise ConfigurationError(f"Could not connect to MCP server at {url}: {reason}") from exc
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 from typing_extensions import TypedDict
-
-from mcp.types import CallToolResult, TextContent
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import Image
@@ -80,6 +80,13 @@ def distance(a: Point, b: Point) -> str:
 def tagged(name: str, extra: Any = None) -> str:
     """Echo; its input schema gets a dangling $ref for `extra` below."""
     return f"name={name} extra={extra!r}"
+
+
+@server.tool()
+async def hang() -> str:
+    """Never returns (until the client cancels the request)."""
+    await anyio.Event().wait()
+    return "unreachable"
 
 
 @server.tool()
