@@ -346,11 +346,44 @@ def test_cli_run_ask_without_a_terminal_denies(
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     policy = _script(workdir, 'default = "ask"\n', "ask.toml")
-    script = _script(workdir, "try:\n    ls()\nexcept ToolDenied as e:\n    str(e)\n")
+    script = _script(
+        workdir, "try:\n    ls()\n    v = None\nexcept ToolDenied as e:\n    v = str(e)\nv\n"
+    )
     assert main(["run", script, "--policy", policy, "--json"]) == EXIT_OK
     value = json.loads(capsys.readouterr().out)["value"]
     assert value.startswith("Denied by policy:")
     assert "approval was unavailable" in value
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "approved"), [("y\n", True), ("n\n", False), ("", False)])
+def test_cli_run_ask_prompts_on_a_terminal(
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+    approved: bool,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", _FakeTerminal(answer))
+    policy = _script(
+        workdir, '[[rules]]\ntool = "ls"\naction = "ask"\nreason = "listing"\n', "a.toml"
+    )
+    script = _script(
+        workdir,
+        "try:\n    ls(path='data')\n    v = 'listed'\nexcept ToolDenied as e:\n    v = str(e)\nv\n",
+    )
+    assert main(["run", script, "--policy", policy, "--json"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert "scriptgate: allow ls(path='data')? (listing) [y/N] " in captured.err
+    value = json.loads(captured.out)["value"]
+    if approved:
+        assert value == "listed"
+    else:
+        assert value == "Denied by policy: listing; not approved"
 
 
 # --------------------------------------------------------------------------- entry point
