@@ -359,7 +359,7 @@ def _capabilities() -> tuple[list[str], list[str]]:
     from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
     from scriptgate.sandbox.modules import MODULE_NAMES
 
-    return sorted(SAFE_BUILTIN_NAMES), sorted(MODULE_NAMES)
+    return list(dict.fromkeys(SAFE_BUILTIN_NAMES)), list(MODULE_NAMES)
 
 
 def _seconds(value: float) -> str:
