@@ -249,20 +249,16 @@ class _Run:
         config = self.config
         turn_started = first_turn_started
         pending = pending + await self.poll(config.get_steering_messages)
-        first = True
+        force_next = False
         while True:
             has_more_tool_calls = True
-            force_next = False
-            while has_more_tool_calls or force_next or pending:
+            while has_more_tool_calls or pending:
                 if not turn_started:
                     await self.emit(TurnStartEvent())
                 turn_started = False
                 force_next = False
-                if first or pending:
-                    pending = declare_tool_changes(
-                        self.context.messages, pending, self.context.tools
-                    )
-                first = False
+                # Declare the executable tools whenever they differ from the transcript's.
+                pending = declare_tool_changes(self.context.messages, pending, self.context.tools)
                 for message in pending:
                     await self.publish(message)
                 pending = []
@@ -299,24 +295,39 @@ class _Run:
                     return
                 force_next = action == "continue"
                 if (has_more_tool_calls or force_next) and config.prepare_next_turn is not None:
-                    prepared = await _call(
-                        config.prepare_next_turn,
-                        NextTurnContext(assistant, results, self.context),
-                    )
-                    if prepared is not None:
-                        if prepared.context is not None:
-                            replacement = prepared.context
-                            self.context = AgentContext(
-                                messages=list(replacement.messages),
-                                tools=list(replacement.tools),
-                                system_prompt=replacement.system_prompt,
-                            )
-                        pending.extend(prepared.messages)
+                    await self.prepare_next(assistant, results, pending)
                 pending.extend(await self.poll(config.get_steering_messages))
             follow_ups = await self.poll(config.get_follow_up_messages)
-            if not follow_ups:
+            if follow_ups:
+                pending = follow_ups
+            elif not force_next:
                 return
-            pending = follow_ups
+            # else: finish_turn asked to continue and nothing else will: one
+            # context-only request.
+
+    async def prepare_next(
+        self,
+        assistant: AssistantMessage,
+        results: tuple[ToolResultMessage, ...],
+        pending: list[AgentMessage],
+    ) -> None:
+        hook = self.config.prepare_next_turn
+        assert hook is not None
+        prepared = await _call(hook, NextTurnContext(assistant, results, self.context))
+        if prepared is None:
+            return
+        if not isinstance(prepared, NextTurn):
+            raise ConfigurationError(
+                f"prepare_next_turn must return a NextTurn or None, got {type(prepared).__name__}"
+            )
+        if prepared.context is not None:
+            replacement = prepared.context
+            self.context = AgentContext(
+                messages=list(replacement.messages),
+                tools=list(replacement.tools),
+                system_prompt=replacement.system_prompt,
+            )
+        pending.extend(prepared.messages)
 
     async def finish(
         self, assistant: AssistantMessage, results: tuple[ToolResultMessage, ...]
@@ -392,11 +403,18 @@ async def _stream(
             except Exception as exc:
                 failure.append(exc)
 
-    async with anyio.create_task_group() as group, receive:
+    closed_early = False
+    async with anyio.create_task_group() as group:
         group.start_soon(producer)
-        async for event in receive:
-            yield event  # the producer never raises, so the group never cancels us
-    if failure:
+        try:
+            async for event in receive:
+                yield event  # the producer never raises, so the group never cancels us
+        except GeneratorExit:  # the consumer closed the iterator: stop the loop
+            closed_early = True
+            group.cancel_scope.cancel()
+        finally:
+            receive.close()
+    if failure and not closed_early:
         raise failure[0]
 
 
