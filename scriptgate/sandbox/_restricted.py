@@ -1,0 +1,651 @@
+"""The script policy: the only module that imports RestrictedPython.
+
+:class:`ScriptPolicy` subclasses RestrictedPython's ``RestrictingNodeTransformer``.
+Everything RestrictedPython rejects stays rejected (names and attributes starting
+with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
+``metaclass=``…). On top of that it
+
+- rejects keyword arguments whose names start with ``_`` (``f(_trusted=True)``;
+  ``f(**{"_x": 1})`` is refused at run time by ``_apply_``);
+- turns list-shaped assignment targets (``[a, b] = x``) into tuple targets so
+  they go through the guarded unpacking like tuples do;
+- routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards, and
+  f-string format specs through a width check (compile time for constant specs);
+- supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
+  ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
+  (capture names checked like variables, class-pattern keyword attributes checked
+  like attribute names), ``async def`` / ``await`` / ``async for`` / ``async with``;
+- replaces RestrictedPython's per-scope print collector by one ``_print_``
+  function per run (``printed`` is refused);
+- injects a budget check (``_tick_()``) at the top of every loop body and every
+  function, a call-depth check (``_enter_()`` … ``finally: _leave_()``) into plain
+  functions, and ``_check_()`` at the top of every ``except`` handler so a limit
+  or abort cannot be swallowed.
+
+:func:`compile_script` caps the source size and AST depth, runs the policy, wraps
+the module body into ``def __script__():`` (``async def`` when the script uses
+``await``) with a ``global`` declaration of every top-level name (so the script's
+variables live in the globals dict, which is what sessions persist), turns a
+final expression statement into ``return <expr>`` (top-level ``return`` also
+works), and compiles. Results are cached by source text (bounded LRU).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any
+
+from RestrictedPython.transformer import (
+    INSPECT_ATTRIBUTES,
+    RestrictingNodeTransformer,
+    copy_locations,
+)
+
+__all__ = [
+    "FILENAME",
+    "MAX_AST_DEPTH",
+    "MAX_FORMAT_WIDTH",
+    "CompiledScript",
+    "CompileFailure",
+    "ScriptPolicy",
+    "compile_script",
+    "INSPECT_ATTRIBUTES",
+    "format_spec_too_wide",
+]
+
+FILENAME = "<script>"
+"""The file name of compiled scripts (tracebacks are filtered on it)."""
+
+MAX_AST_DEPTH = 100
+"""Deepest AST a script may have."""
+
+MAX_FORMAT_WIDTH = 10_000
+"""Largest width or precision a format spec may ask for."""
+
+ENTRY = "__script__"
+
+_GUARDED_BINOPS: dict[type[ast.operator], str] = {
+    ast.Mult: "_mul_",
+    ast.Pow: "_pow_",
+    ast.LShift: "_lshift_",
+    ast.Mod: "_mod_",
+}
+
+_OP_TEXT: dict[type[ast.operator], str] = {
+    ast.Add: "+=",
+    ast.Sub: "-=",
+    ast.Mult: "*=",
+    ast.Div: "/=",
+    ast.Mod: "%=",
+    ast.Pow: "**=",
+    ast.LShift: "<<=",
+    ast.RShift: ">>=",
+    ast.BitOr: "|=",
+    ast.BitXor: "^=",
+    ast.BitAnd: "&=",
+    ast.FloorDiv: "//=",
+    ast.MatMult: "@=",
+}
+
+_DIGITS = re.compile(r"\d+")
+
+
+def format_spec_too_wide(spec: str) -> bool:
+    """Whether a format spec asks for a width or precision above :data:`MAX_FORMAT_WIDTH`."""
+    return any(len(run) > 5 or int(run) > MAX_FORMAT_WIDTH for run in _DIGITS.findall(spec))
+
+
+def _name(id_: str, node: ast.AST | None = None) -> ast.Name:
+    new = ast.Name(id_, ast.Load())
+    if node is not None:
+        copy_locations(new, node)
+    return new
+
+
+def _call(func: str, args: list[ast.expr], node: ast.AST) -> ast.Call:
+    new = ast.Call(func=_name(func, node), args=args, keywords=[])
+    copy_locations(new, node)
+    return new
+
+
+def _stmt_call(func: str, node: ast.AST) -> ast.Expr:
+    new = ast.Expr(_call(func, [], node))
+    copy_locations(new, node)
+    return new
+
+
+def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``yield`` appears in the function's own scope."""
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(item))
+    return False
+
+
+def _slice_to_expr(node: ast.expr) -> ast.expr:
+    """``a:b:c`` (only valid inside ``[]``) as a ``_slice_(a, b, c)`` call."""
+    if isinstance(node, ast.Slice):
+        parts: list[ast.expr] = [
+            part if part is not None else ast.Constant(None)
+            for part in (node.lower, node.upper, node.step)
+        ]
+        for part in parts:
+            copy_locations(part, node)
+        return _call("_slice_", parts, node)
+    if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+        new = ast.Tuple([_slice_to_expr(e) for e in node.elts], ast.Load())
+        copy_locations(new, node)
+        return new
+    return node
+
+
+class _ListTargets(ast.NodeTransformer):
+    """``[a, b] = x`` → ``(a, b) = x`` so RestrictedPython's guarded unpacking applies."""
+
+    def visit_List(self, node: ast.List) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Store):
+            new = ast.Tuple(node.elts, ast.Store())
+            copy_locations(new, node)
+            return new
+        return node
+
+
+class ScriptPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy plus scriptgate's additions (see the module docstring)."""
+
+    # -- names and calls ------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        """``print`` is the run's print function; ``printed`` is refused."""
+        if isinstance(node.ctx, ast.Load) and node.id == "print":
+            return _name("_print_", node)
+        if node.id == "printed":
+            self.error(node, '"printed" is not supported; print() output is captured.')
+            return node
+        return super().visit_Name(node)
+
+    def inject_print_collector(self, node: Any, position: int = 0) -> None:
+        """No per-scope collectors: ``print`` is one function per run."""
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        """Refuse keyword arguments whose names start with ``_`` (private tool parameters)."""
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg.startswith("_"):
+                self.error(
+                    node,
+                    f'Keyword argument "{keyword.arg}" is not allowed because it starts with "_".',
+                )
+        return super().visit_Call(node)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
+        """Allow ``nonlocal`` (RestrictedPython refuses it); names are checked."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_Global(self, node: ast.Global) -> Any:
+        """Allow ``global``; names are checked."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    # -- operators --------------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        """``*``, ``**``, ``<<`` and ``%`` go through size-checking guards."""
+        node = self.node_contents_visit(node)
+        func = _GUARDED_BINOPS.get(type(node.op))
+        if func is None:
+            return node
+        return _call(func, [node.left, node.right], node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        """``x op= v``, ``obj[k] op= v`` and ``obj.attr op= v`` with guards."""
+        op = _OP_TEXT[type(node.op)]
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            obj = self.visit(target.value)
+            key = _slice_to_expr(self.visit(target.slice))
+            value = self.visit(node.value)
+            new: ast.stmt = ast.Expr(_call("_aug_item_", [obj, key, ast.Constant(op), value], node))
+            copy_locations(new, node)
+            return new
+        if isinstance(target, ast.Attribute):
+            self._check_attribute_name(node, target.attr)
+            obj = self.visit(target.value)
+            value = self.visit(node.value)
+            new = ast.Expr(
+                _call("_aug_attr_", [obj, ast.Constant(target.attr), ast.Constant(op), value], node)
+            )
+            copy_locations(new, node)
+            return new
+        if isinstance(target, ast.Name):
+            self.check_name(node, target.id)
+            value = self.visit(node.value)
+            if type(node.op) in _GUARDED_BINOPS:
+                new = ast.Assign(
+                    targets=[ast.Name(target.id, ast.Store())],
+                    value=_call("_inplace_", [ast.Constant(op), _name(target.id, node), value], node),
+                )
+                copy_locations(new, node)
+                ast.fix_missing_locations(new)
+                return new
+            node.value = value
+            return node
+        self.not_allowed(node)  # pragma: no cover - Python allows no other targets
+        return node
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        """f-string format specs may not ask for huge widths (``f'{1:>{10**10}}'``)."""
+        node = self.node_contents_visit(node)
+        spec = node.format_spec
+        if spec is None:
+            return node
+        if isinstance(spec, ast.JoinedStr) and all(
+            isinstance(v, ast.Constant) for v in spec.values
+        ):
+            text = "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant))
+            if format_spec_too_wide(text):
+                self.error(node, f"Format spec {text!r} asks for more than {MAX_FORMAT_WIDTH} characters.")
+            return node
+        call = _call("_fmtv_", [node.value, ast.Constant(node.conversion), spec], node)
+        new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
+        copy_locations(new, node)
+        return new
+
+    # -- attributes -----------------------------------------------------------
+
+    def _check_attribute_name(self, node: ast.AST, name: str) -> None:
+        if name.startswith("_") and name != "_":
+            self.error(node, f'"{name}" is an invalid attribute name because it starts with "_".')
+        elif name.endswith("__roles__"):
+            self.error(node, f'"{name}" is an invalid attribute name because it ends with "__roles__".')
+        elif name in INSPECT_ATTRIBUTES:
+            self.error(
+                node, f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
+            )
+
+    # -- loops, functions, handlers: budget checks ------------------------------
+
+    def visit_While(self, node: ast.While) -> Any:
+        """Tick at the top of every ``while`` body."""
+        node = self.node_contents_visit(node)
+        node.body.insert(0, _stmt_call("_tick_", node))
+        return node
+
+    def visit_For(self, node: ast.For) -> Any:
+        """Tick at the top of every ``for`` body (iteration is already guarded)."""
+        node = super().visit_For(node)
+        node.body.insert(0, _stmt_call("_tick_", node))
+        return node
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        """``async for`` over the script's own async iterables; ticks like ``for``."""
+        if isinstance(node.target, (ast.Tuple, ast.List)):
+            self.error(node, "Unpacking in the target of async for is not supported.")
+        node = self.node_contents_visit(node)
+        node.body.insert(0, _stmt_call("_tick_", node))
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> Any:
+        """Async comprehensions iterate the script's own async iterables."""
+        if node.is_async:
+            if isinstance(node.target, (ast.Tuple, ast.List)):
+                self.error(node, "Unpacking in async comprehensions is not supported.")
+            return self.node_contents_visit(node)
+        return super().visit_comprehension(node)
+
+    def _instrument(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        body = node.body
+        if isinstance(node, ast.AsyncFunctionDef) or _is_generator(node):
+            body.insert(0, _stmt_call("_tick_", node))
+            return
+        guarded = ast.Try(body=body, handlers=[], orelse=[], finalbody=[_stmt_call("_leave_", node)])
+        copy_locations(guarded, node)
+        node.body = [_stmt_call("_enter_", node), guarded]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        """Plain functions count call depth and tick; generators tick."""
+        node = super().visit_FunctionDef(node)
+        self._instrument(node)
+        return node
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        """Allow ``async def`` (RestrictedPython refuses it) with the same name checks."""
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        self._instrument(node)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        """``lambda`` bodies tick: ``lambda x: _tick_() or <body>``."""
+        node = super().visit_Lambda(node)
+        body = ast.BoolOp(op=ast.Or(), values=[_call("_tick_", [], node.body), node.body])
+        copy_locations(body, node.body)
+        node.body = body
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
+        """Every handler first re-raises a limit, an abort or a cancellation."""
+        node = super().visit_ExceptHandler(node)
+        node.body.insert(0, _stmt_call("_check_", node))
+        return node
+
+    def visit_Await(self, node: ast.Await) -> Any:
+        """Allow ``await``."""
+        return self.node_contents_visit(node)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
+        """Allow ``async with`` (same unpacking protection as ``with``)."""
+        for item in node.items:
+            if isinstance(item.optional_vars, (ast.Tuple, ast.List)):
+                self.error(node, "Unpacking in the target of async with is not supported.")
+        return self.node_contents_visit(node)
+
+    # -- match ------------------------------------------------------------------
+
+    def visit_Match(self, node: ast.Match) -> Any:
+        """Allow ``match``."""
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node: ast.match_case) -> Any:
+        """Allow ``case`` clauses."""
+        return self.node_contents_visit(node)
+
+    def visit_MatchValue(self, node: ast.MatchValue) -> Any:
+        """Value patterns are ordinary (guarded) expressions."""
+        return self.node_contents_visit(node)
+
+    def visit_MatchSingleton(self, node: ast.MatchSingleton) -> Any:
+        """``None``/``True``/``False`` patterns."""
+        return self.node_contents_visit(node)
+
+    def visit_MatchSequence(self, node: ast.MatchSequence) -> Any:
+        """Sequence patterns."""
+        return self.node_contents_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> Any:
+        """``*rest`` binds a variable: checked like one."""
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> Any:
+        """Mapping patterns; ``**rest`` binds a variable."""
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> Any:
+        """Class patterns: keyword attributes are read like ``obj.attr`` and checked the same way."""
+        for attr in node.kwd_attrs:
+            self._check_attribute_name(node, attr)
+            if attr in _MATCH_DENIED_ATTRIBUTES:
+                self.error(node, f'"{attr}" may not be read by a class pattern.')
+        return self.node_contents_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> Any:
+        """``case x`` / ``case p as x`` bind variables: checked like them."""
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchOr(self, node: ast.MatchOr) -> Any:
+        """Alternatives."""
+        return self.node_contents_visit(node)
+
+
+_MATCH_DENIED_ATTRIBUTES = frozenset({"format", "format_map", "mro", "get_field", "vformat"})
+
+
+# ----------------------------------------------------------------------------- compile
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledScript:
+    """A compiled script: ``code`` defines ``__script__`` when executed in the globals."""
+
+    code: Any
+    is_async: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompileFailure:
+    """Why a script did not compile: ``kind`` is ``syntax`` or ``rejected``."""
+
+    kind: str
+    type: str
+    message: str
+    line: int | None
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest = 0
+    todo: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while todo:
+        node, level = todo.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_AST_DEPTH:
+                return deepest
+        todo.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _uses_await(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.comprehension) and node.is_async:
+            return True
+    return False
+
+
+class _TopLevel(ast.NodeVisitor):
+    """Names bound by the module's own scope, and misplaced ``yield``."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, None] = {}
+        self.yield_line: int | None = None
+        self._in_comprehension = 0
+
+    def bind(self, name: str | None) -> None:
+        if name is not None and not self._in_comprehension:
+            self.names.setdefault(name, None)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.bind(node.id)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if isinstance(node.target, ast.Name):
+            self.names.setdefault(node.target.id, None)  # binds outside comprehensions too
+        self.visit(node.value)
+
+    def _comprehension(self, node: ast.AST) -> None:
+        self._in_comprehension += 1
+        self.generic_visit(node)
+        self._in_comprehension -= 1
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bind(node.name)
+        for item in [*node.decorator_list, *node.args.defaults]:
+            self.visit(item)
+        for default in node.args.kw_defaults:
+            if default is not None:
+                self.visit(default)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node.name)
+        for item in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(item)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for item in node.args.defaults:
+            self.visit(item)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.bind(alias.asname or alias.name.split(".")[0])
+
+    visit_ImportFrom = visit_Import  # type: ignore[assignment]
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self.bind(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.bind(node.rest)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.bind(name)
+
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if self.yield_line is None:
+            self.yield_line = node.lineno
+
+    visit_YieldFrom = visit_Yield  # type: ignore[assignment]
+
+
+def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
+    """Module body → ``[async] def __script__(): global …; <body>; return <last expr>``."""
+    scan = _TopLevel()
+    for stmt in tree.body:
+        scan.visit(stmt)
+    body: list[ast.stmt] = [
+        stmt if not isinstance(stmt, ast.Global) else ast.Pass() for stmt in tree.body
+    ]
+    for new, old in zip(body, tree.body, strict=True):
+        if new is not old:
+            copy_locations(new, old)
+    if body and isinstance(body[-1], ast.Expr):
+        last = body[-1]
+        ret = ast.Return(last.value)
+        copy_locations(ret, last)
+        body[-1] = ret
+    if scan.names:
+        body.insert(0, ast.Global(names=list(scan.names)))
+    if not body:
+        body = [ast.Pass()]
+    args = ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )
+    func: ast.stmt
+    if is_async:
+        func = ast.AsyncFunctionDef(name=ENTRY, args=args, body=body, decorator_list=[], returns=None)
+    else:
+        func = ast.FunctionDef(name=ENTRY, args=args, body=body, decorator_list=[], returns=None)
+    func.lineno = 1
+    func.col_offset = 0
+    module = ast.Module(body=[func], type_ignores=[])
+    return ast.fix_missing_locations(module)
+
+
+def _line_of(message: str) -> int | None:
+    match = re.match(r"Line (\d+):", message)
+    return int(match.group(1)) if match else None
+
+
+def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, FILENAME, "exec")
+    except SyntaxError as exc:
+        return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        return CompileFailure("rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None)
+    if _depth(tree) > MAX_AST_DEPTH:
+        return CompileFailure(
+            "rejected", "SyntaxError", f"the script is nested more than {MAX_AST_DEPTH} levels deep", None
+        )
+    scan = _TopLevel()
+    for stmt in tree.body:
+        scan.visit(stmt)
+    if scan.yield_line is not None:
+        return CompileFailure("syntax", "SyntaxError", "'yield' outside function", scan.yield_line)
+    is_async = _uses_await(tree)
+    errors: list[str] = []
+    warn: list[str] = []
+    used: dict[str, bool] = {}
+    tree = _ListTargets().visit(tree)
+    policy = ScriptPolicy(errors, warn, used)
+    tree = policy.visit(tree)
+    if errors:
+        unique = list(dict.fromkeys(errors))
+        return CompileFailure("rejected", "SyntaxError", "\n".join(unique), _line_of(unique[0]))
+    module = _wrap(tree, is_async)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(module, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        return CompileFailure("rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None)
+    return CompiledScript(code=code, is_async=is_async)
+
+
+_CACHE: OrderedDict[str, CompiledScript | CompileFailure] = OrderedDict()
+_CACHE_SIZE = 256
+_CACHE_LOCK = Lock()
+
+
+def compile_script(source: str, *, max_source_bytes: int | None = None) -> CompiledScript | CompileFailure:
+    """Compile a script under the policy (cached by source text); never raises."""
+    if max_source_bytes is not None:
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > max_source_bytes:
+            return CompileFailure(
+                "rejected",
+                "SyntaxError",
+                f"the script is {size} bytes long, more than the limit of {max_source_bytes} bytes",
+                None,
+            )
+    with _CACHE_LOCK:
+        cached = _CACHE.get(source)
+        if cached is not None:
+            _CACHE.move_to_end(source)
+            return cached
+    try:
+        result = _compile_uncached(source)
+    except Exception as exc:  # a policy bug must not escape to the host
+        result = CompileFailure("sandbox", type(exc).__name__, f"the policy failed: {exc}", None)
+    except BaseException as exc:  # RecursionError subclasses are Exceptions; this is belt and braces
+        result = CompileFailure("rejected", type(exc).__name__, "the script could not be compiled", None)
+    with _CACHE_LOCK:
+        _CACHE[source] = result
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return result
+
+
+# RestrictedPython's own unpacking guards (they only call the ``_getiter_`` they are given).
+from RestrictedPython.Guards import (  # noqa: E402
+    guarded_iter_unpack_sequence as guarded_iter_unpack_sequence,
+)
+from RestrictedPython.Guards import (  # noqa: E402
+    guarded_unpack_sequence as guarded_unpack_sequence,
+)

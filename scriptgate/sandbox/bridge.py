@@ -1,0 +1,288 @@
+"""The boundary between a script and the host's tools.
+
+The engine knows tools only as :class:`ToolSpec` records and calls them through a
+:class:`ToolBridge`; both are plain, JSON-serialisable data so that the same
+engine runs in-process and inside a worker process (where the bridge is a pipe).
+
+:class:`HostToolBridge` is the host side: each call becomes a
+:class:`~scriptgate.runtime.types.ToolCall` run by
+:func:`scriptgate.runtime.pipeline.run_tool_call` with the sandbox's hooks (so
+validation, ``before_tool_call`` and ``after_tool_call`` apply exactly as to a
+direct call, and no events are emitted), and the outcome is converted as pi §5.3
+says. Only JSON copies cross in either direction (:func:`json_copy`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scriptgate.runtime.abort import AbortController, AbortSignal
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import (
+    AfterToolCallHook,
+    AgentContext,
+    AssistantMessage,
+    BeforeToolCallHook,
+    TextContent,
+    ToolCall,
+)
+from scriptgate.sandbox.naming import to_identifier
+from scriptgate.sandbox.result import CallStatus
+
+__all__ = [
+    "HostToolBridge",
+    "NotJSONError",
+    "ToolBridge",
+    "ToolReply",
+    "ToolSpec",
+    "json_copy",
+    "tool_specs",
+]
+
+MAX_JSON_DEPTH = 200
+"""Deepest nesting :func:`json_copy` accepts (deeper data is refused, not copied)."""
+
+
+class NotJSONError(TypeError):
+    """A value that is not plain JSON data was about to cross the boundary."""
+
+
+def json_copy(value: Any, *, what: str = "value") -> Any:
+    """A deep copy of ``value`` made only of ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``.
+
+    Exact types only (subclasses of ``str``, ``dict``… are refused, so a script
+    cannot smuggle an object with overridden methods), ``tuple`` becomes ``list``,
+    dict keys must be ``str``. Raises :class:`NotJSONError` naming the offending
+    path. Never calls a method of the value.
+    """
+    return _copy(value, what, 0)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _copy(value: Any, path: str, depth: int) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value
+    if depth >= MAX_JSON_DEPTH:
+        raise NotJSONError(f"{path} is nested more than {MAX_JSON_DEPTH} levels deep")
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise NotJSONError(
+                    f"{path} has a key of type {type(key).__name__}; JSON object keys are strings"
+                )
+            out[key] = _copy(item, f"{path}[{key!r}]", depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        return [_copy(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
+    raise NotJSONError(f"{path} is a {kind.__name__}, which is not JSON data")
+
+
+def json_size(value: Any) -> int:
+    """Bytes of the compact UTF-8 JSON encoding of ``value`` (a :func:`json_copy` result)."""
+    return len(
+        json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What the engine needs to know about a tool (JSON-serialisable)."""
+
+    name: str
+    """The raw tool name."""
+    identifier: str
+    """The Python identifier the tool is bound under (:func:`~scriptgate.sandbox.naming.to_identifier`)."""
+    description: str
+    has_output_schema: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON object."""
+        return {
+            "name": self.name,
+            "identifier": self.identifier,
+            "description": self.description,
+            "has_output_schema": self.has_output_schema,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolSpec:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            name=str(data["name"]),
+            identifier=str(data["identifier"]),
+            description=str(data.get("description", "")),
+            has_output_schema=bool(data.get("has_output_schema", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolReply:
+    """The outcome of one tool call as the script sees it (JSON-serialisable).
+
+    When ``error`` is ``None`` the script receives ``value``; otherwise it gets
+    ``ToolError(error)`` (``ToolDenied`` when ``status == "blocked"``).
+    """
+
+    status: CallStatus
+    value: Any = None
+    error: str | None = None
+    duration_ms: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain JSON object."""
+        return {
+            "status": self.status,
+            "value": self.value,
+            "error": self.error,
+            "duration_ms": self.duration_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolReply:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            status=data["status"],
+            value=data.get("value"),
+            error=data.get("error"),
+            duration_ms=data.get("duration_ms"),
+        )
+
+
+class ToolBridge(Protocol):
+    """How the engine calls a tool: one awaitable call per tool call."""
+
+    async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
+        """Run tool ``tool_name`` with ``arguments`` (a JSON copy); never raise for tool failures."""
+        ...
+
+
+def tool_specs(tools: Sequence[AgentTool]) -> list[ToolSpec]:
+    """The :class:`ToolSpec` of each tool, in order."""
+    return [
+        ToolSpec(
+            name=t.name,
+            identifier=to_identifier(t.name),
+            description=t.description,
+            has_output_schema=t.output_schema is not None,
+        )
+        for t in tools
+    ]
+
+
+def _text_of(content: Sequence[Any]) -> str:
+    return "\n".join(block.text for block in content if isinstance(block, TextContent))
+
+
+class HostToolBridge:
+    """Runs a script's tool calls on the host through ``run_tool_call``.
+
+    ``signal`` is the run's abort signal: every call gets its own
+    :class:`AbortController`, aborted when the run's signal fires (or when the
+    engine cancels the call because the script ended). ``max_result_bytes``
+    caps the JSON size of the value handed to the script.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[AgentTool],
+        *,
+        before_tool_call: BeforeToolCallHook | None = None,
+        after_tool_call: AfterToolCallHook | None = None,
+        signal: AbortSignal | None = None,
+        assistant_message: AssistantMessage | None = None,
+        context: AgentContext | None = None,
+        max_result_bytes: int | None = None,
+    ) -> None:
+        self.tools = list(tools)
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.signal = signal
+        self.assistant_message = assistant_message
+        self.context = context
+        self.max_result_bytes = max_result_bytes
+        self._by_name = {t.name: t for t in self.tools}
+
+    async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
+        """Run one call through the pipeline and convert its outcome (pi §5.3)."""
+        from scriptgate.runtime.pipeline import run_tool_call
+
+        try:
+            args = json_copy(arguments, what="arguments")
+        except NotJSONError as exc:
+            return ToolReply(status="error", error=f"Invalid arguments for tool {tool_name!r}: {exc}")
+        controller = AbortController()
+        remove = (
+            self.signal.add_listener(lambda reason: controller.abort(reason))
+            if self.signal is not None
+            else None
+        )
+        try:
+            outcome = await run_tool_call(
+                ToolCall(id=call_id, name=tool_name, arguments=args),
+                tools=self.tools,
+                before_tool_call=self.before_tool_call,
+                after_tool_call=self.after_tool_call,
+                signal=controller.signal,
+                on_update=None,
+                assistant_message=self.assistant_message,
+                context=self.context,
+            )
+        finally:
+            if remove is not None:
+                remove()
+        return self.convert(tool_name, outcome, cancelled=controller.signal.aborted)
+
+    def convert(self, tool_name: str, outcome: Any, *, cancelled: bool = False) -> ToolReply:
+        """Turn a ``ToolCallOutcome`` into the :class:`ToolReply` the script sees."""
+        result = outcome.result
+        is_error = bool(outcome.is_error)
+        blocked = bool(getattr(outcome, "blocked", False))
+        duration = outcome.duration_ms
+        status: CallStatus = (
+            "cancelled" if cancelled else "blocked" if blocked else "error" if is_error else "ok"
+        )
+        tool = self._by_name.get(tool_name)
+        try:
+            if (
+                tool is not None
+                and tool.output_schema is not None
+                and result.structured_content is not None
+            ):
+                value = json_copy(result.structured_content, what="structured_content")
+            elif is_error or cancelled:
+                text = _text_of(result.content)
+                return ToolReply(
+                    status=status, error=text or f'Tool "{tool_name}" failed', duration_ms=duration
+                )
+            else:
+                value = _text_of(result.content)
+        except NotJSONError as exc:
+            return ToolReply(
+                status="error",
+                error=f'Tool "{tool_name}" returned data that is not JSON: {exc}',
+                duration_ms=duration,
+            )
+        if self.max_result_bytes is not None:
+            size = json_size(value)
+            if size > self.max_result_bytes:
+                return ToolReply(
+                    status="error",
+                    error=(
+                        f'Tool "{tool_name}" returned {size} bytes, more than the limit of '
+                        f"{self.max_result_bytes} bytes for a script"
+                    ),
+                    duration_ms=duration,
+                )
+        return ToolReply(status=status, value=value, duration_ms=duration)
+
+

@@ -1,0 +1,148 @@
+"""The curated builtins of a script (listed in the README from :data:`SAFE_BUILTIN_NAMES`).
+
+Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
+``sorted``, ``list``…) run their argument through the run's charging wrapper, so
+``sum(range(10**12))`` hits the step limit instead of hanging; ``pow``, ``format``
+and ``range`` are size-checked; ``getattr``/``hasattr`` are the attribute guard;
+``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
+Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
+``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
+``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
+``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
+"""
+
+from __future__ import annotations
+
+import builtins as _b
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.errors import ToolDenied, ToolError
+from scriptgate.sandbox.guards import MAX_RANGE, guarded_pow, safe_format
+
+__all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
+
+SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
+    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
+    "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
+    "PermissionError", "RecursionError", "RuntimeError", "StopAsyncIteration", "StopIteration",
+    "TimeoutError", "TypeError", "UnicodeError", "ValueError", "ZeroDivisionError",
+    "ToolError", "ToolDenied",
+)  # fmt: skip
+"""Exception classes a script can name, raise and catch."""
+
+SAFE_BUILTIN_NAMES: tuple[str, ...] = (
+    "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "complex", "dict",
+    "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr",
+    "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
+    "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
+    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented",
+    *SAFE_EXCEPTION_NAMES,
+)  # fmt: skip
+"""Every builtin name a script can use (``print`` is captured output)."""
+
+_PASS_THROUGH = (
+    "list", "tuple", "set", "frozenset", "dict",
+    "abs", "ascii", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
+    "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "repr", "round", "str",
+    "Ellipsis", "NotImplemented",
+)  # fmt: skip
+
+
+def make_builtins(
+    charge: Callable[[Any], Any],
+    getattr_: Callable[..., Any],
+    hasattr_: Callable[[Any, str], bool],
+    import_: Callable[..., Any],
+    *,
+    max_range: int = MAX_RANGE,
+) -> dict[str, Any]:
+    """The ``__builtins__`` dict of one run.
+
+    ``list``, ``dict``, ``tuple``, ``set`` and ``frozenset`` are the real types (so
+    ``isinstance`` works); every lazy iterable a script can build either ticks or
+    is bounded (``range`` is capped at ``max_range``, normally the step budget).
+    """
+
+    def one_or_many(values: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (charge(values[0]),) if len(values) == 1 else values
+
+    def sum_(iterable: Any, /, start: Any = 0) -> Any:
+        return _b.sum(charge(iterable), start)
+
+    def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+        return _b.sorted(charge(iterable), key=key, reverse=reverse)
+
+    def min_(*values: Any, **kwargs: Any) -> Any:
+        return _b.min(*one_or_many(values), **kwargs)
+
+    def max_(*values: Any, **kwargs: Any) -> Any:
+        return _b.max(*one_or_many(values), **kwargs)
+
+    def any_(iterable: Any, /) -> bool:
+        return _b.any(charge(iterable))
+
+    def all_(iterable: Any, /) -> bool:
+        return _b.all(charge(iterable))
+
+    def enumerate_(iterable: Any, start: int = 0) -> Any:
+        return _b.enumerate(charge(iterable), start)
+
+    def zip_(*iterables: Any, strict: bool = False) -> Any:
+        return _b.zip(*(charge(it) for it in iterables), strict=strict)
+
+    def map_(func: Any, *iterables: Any) -> Any:
+        return _b.map(func, *(charge(it) for it in iterables))
+
+    def filter_(func: Any, iterable: Any) -> Any:
+        return _b.filter(func, charge(iterable))
+
+    def reversed_(seq: Any) -> Any:
+        charge(seq)
+        return _b.reversed(seq)
+
+    def iter_(iterable: Any) -> Any:
+        return _b.iter(charge(iterable))
+
+    def range_(*args: int) -> range:
+        # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
+        result = _b.range(*args)
+        if _b.len(result) > max_range:
+            raise ValueError(
+                f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
+            )
+        return result
+
+    table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table.update(
+        {
+            "None": None,
+            "True": True,
+            "False": False,
+            "sum": sum_,
+            "sorted": sorted_,
+            "min": min_,
+            "max": max_,
+            "any": any_,
+            "all": all_,
+            "enumerate": enumerate_,
+            "zip": zip_,
+            "map": map_,
+            "filter": filter_,
+            "reversed": reversed_,
+            "iter": iter_,
+            "range": range_,
+            "pow": guarded_pow,
+            "format": safe_format,
+            "getattr": getattr_,
+            "hasattr": hasattr_,
+            "__import__": import_,
+            "__build_class__": _b.__build_class__,
+            "ToolError": ToolError,
+            "ToolDenied": ToolDenied,
+        }
+    )
+    for name in SAFE_EXCEPTION_NAMES:
+        if name not in table:
+            table[name] = getattr(_b, name)
+    return table

@@ -1,0 +1,554 @@
+"""Run one script: compile, build the namespace, execute, enforce limits, report.
+
+:func:`run_script` is the in-process engine; the process-isolation worker runs
+the same function under ``anyio.run`` with a pipe-backed bridge, so it depends on
+nothing but its arguments.
+
+How scripts run
+---------------
+- A script that uses ``await`` (or ``async for``/``async with``) compiles to an
+  ``async def`` run as a task on the event loop. Calling a tool starts the call
+  at once (in the run's task group) and returns an awaitable; ``await gather(a,
+  b)`` waits for several. Calls still running when the script ends are cancelled
+  and recorded as ``cancelled``.
+- Any other script compiles to a plain function run in a worker thread
+  (``anyio.to_thread.run_sync``). A tool call blocks that thread while the call
+  runs on the event loop (``anyio.from_thread.run``) and returns the value.
+- Limits: the injected ``_tick_`` checks steps, the deadline and the stop flag
+  every 256 steps; a watchdog task trips the budget at the deadline (and the
+  abort signal trips it at once), cancels running tool calls and the async
+  script, and, for a thread stuck in a long C call, abandons the thread after a
+  grace period (it stops at its next budget check). A tripped budget is final:
+  whatever the script does afterwards, the result is the limit/abort error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from scriptgate.runtime.abort import AbortSignal
+from scriptgate.sandbox._restricted import ENTRY, FILENAME, CompileFailure, compile_script
+from scriptgate.sandbox.bridge import NotJSONError, ToolBridge, ToolReply, ToolSpec, json_copy, json_size
+from scriptgate.sandbox.builtins import make_builtins
+from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
+from scriptgate.sandbox.guards import MAX_RANGE, Budget, OpaqueNamespace, make_guards
+from scriptgate.sandbox.modules import make_import, make_modules
+from scriptgate.sandbox.naming import to_identifier
+from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
+
+__all__ = ["INJECTED_NAMES", "run_script"]
+
+THREAD_GRACE = 1.0
+"""Seconds a sync script's thread gets after the deadline before it is abandoned."""
+
+MAX_MESSAGE = 10_000
+
+INJECTED_NAMES = frozenset({"tools", "gather", "__builtins__"})
+"""Names the engine binds in every run (besides tool functions and ``_hooks_``)."""
+
+
+def _error_line(exc: BaseException) -> int | None:
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # a script-defined exception with a broken __str__ is impossible, but be safe
+        text = type(exc).__name__
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "…"
+    return text
+
+
+def _missing_tool(names: Sequence[str]) -> Callable[[str], Exception]:
+    def missing(name: str) -> Exception:
+        import difflib
+
+        text = f"tools.{name} does not exist."
+        close = difflib.get_close_matches(name, names, n=3)
+        if close:
+            text += f" Did you mean {', '.join(close)}?"
+        elif len(names) <= 20:
+            text += f" Available: {', '.join(names) or '(none)'}."
+        return TypeError(text)
+
+    return missing
+
+
+class _Call:
+    __slots__ = ("arguments", "duration_ms", "error", "id", "reply", "scope", "status", "tool")
+
+    def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
+        self.id = call_id
+        self.tool = tool
+        self.arguments = arguments
+        self.status: CallStatus | None = None
+        self.duration_ms: int | None = None
+        self.error: str | None = None
+        self.reply: ToolReply | None = None
+        self.scope: anyio.CancelScope | None = None
+
+    def record(self) -> CallRecord:
+        return CallRecord(
+            id=self.id,
+            tool=self.tool,
+            arguments=self.arguments,
+            status=self.status or "cancelled",
+            duration_ms=self.duration_ms,
+            error=self.error,
+        )
+
+
+class _Pending:
+    """What an async script gets from a tool call: an awaitable with nothing else on it."""
+
+    __slots__ = ("_done", "_get")
+
+    def __init__(self, done: anyio.Event, get: Callable[[], Any]) -> None:
+        self._done = done
+        self._get = get
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._wait().__await__()
+
+    async def _wait(self) -> Any:
+        await self._done.wait()
+        return self._get()
+
+    def __repr__(self) -> str:
+        return "<pending tool call>"
+
+
+class _Run:
+    def __init__(
+        self,
+        *,
+        bridge: ToolBridge,
+        tools: Sequence[ToolSpec],
+        limits: Limits,
+        state: dict[str, Any] | None,
+        signal: AbortSignal | None,
+        call_id_prefix: str,
+        is_async: bool,
+    ) -> None:
+        self.bridge = bridge
+        self.tools = list(tools)
+        self.limits = limits
+        self.signal = signal
+        self.prefix = call_id_prefix
+        self.is_async = is_async
+        self.budget = Budget(limits)
+        self.output: list[str] = []
+        self.output_chars = 0
+        self.calls: list[_Call] = []
+        self.per_tool: dict[str, int] = {}
+        self.tg: Any = None
+        self.script_scope: anyio.CancelScope | None = None
+        self.thread_scope: anyio.CancelScope | None = None
+        self.namespace = state if state is not None else {}
+
+    # -- output -----------------------------------------------------------------
+
+    def print_(self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: Any = False) -> None:
+        # test_limits_output_cap: output beyond max_output_chars ends the script.
+        if file is not None:
+            raise TypeError("print(file=...) is not available in the sandbox")
+        if sep is None:
+            sep = " "
+        if end is None:
+            end = "\n"
+        if type(sep) is not str or type(end) is not str:
+            raise TypeError("sep and end must be strings")
+        text = sep.join([str(obj) for obj in objects]) + end
+        cap = self.limits.max_output_chars
+        if cap is not None and self.output_chars + len(text) > cap:
+            room = cap - self.output_chars
+            if room > 0:
+                self.output.append(text[:room])
+                self.output_chars += room
+            raise self.budget.trip("limit", f"Script output exceeded the limit of {cap} characters")
+        self.output.append(text)
+        self.output_chars += len(text)
+
+    # -- tool calls -------------------------------------------------------------
+
+    def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+        self.budget.check()
+        if args:
+            if len(args) != 1 or kwargs or type(args[0]) is not dict:
+                raise TypeError(
+                    f"{spec.identifier}() takes keyword arguments, or a single dict of arguments"
+                )
+            raw = args[0]
+        else:
+            raw = kwargs
+        for key in raw:
+            if type(key) is str and key.startswith("_"):
+                raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
+        try:
+            arguments = json_copy(raw, what="arguments")
+        except NotJSONError as exc:
+            raise TypeError(f"{spec.identifier}(): {exc}") from None
+        limit = self.limits.max_tool_calls
+        if limit is not None and len(self.calls) >= limit:
+            raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
+        per_tool = self.limits.max_tool_calls_per_tool.get(spec.name)
+        count = self.per_tool.get(spec.name, 0)
+        if per_tool is not None and count >= per_tool:
+            raise self.budget.trip(
+                "limit", f'Script exceeded the limit of {per_tool} calls to tool "{spec.name}"'
+            )
+        self.per_tool[spec.name] = count + 1
+        call = _Call(f"{self.prefix}/{len(self.calls) + 1}", spec.name, arguments)
+        self.calls.append(call)
+        return call
+
+    async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
+        with anyio.CancelScope() as scope:
+            call.scope = scope
+            if self.budget.stop is not None:
+                scope.cancel()
+            started = time.monotonic()
+            try:
+                reply = await self.bridge.call(call.id, spec.name, call.arguments)
+            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                reply = ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
+            call.scope = None
+            call.reply = reply
+            call.status = reply.status
+            call.duration_ms = reply.duration_ms
+            call.error = reply.error
+            return reply
+        call.scope = None
+        call.status = "cancelled"
+        call.error = "cancelled"
+        call.duration_ms = call.duration_ms or int((time.monotonic() - started) * 1000)
+        reply = ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
+        call.reply = reply
+        return reply
+
+    def _deliver(self, reply: ToolReply) -> Any:
+        self.budget.check()
+        if reply.error is None:
+            return reply.value
+        if reply.status == "blocked":
+            raise ToolDenied(reply.error)
+        raise ToolError(reply.error)
+
+    def _make_tool(self, spec: ToolSpec) -> Callable[..., Any]:
+        if self.is_async:
+
+            def call_async(*args: Any, **kwargs: Any) -> Any:
+                call = self._start_call(spec, args, kwargs)
+                done = anyio.Event()
+                box: list[ToolReply] = []
+
+                async def runner() -> None:
+                    try:
+                        box.append(await self._run_call(call, spec))
+                    finally:
+                        done.set()
+
+                self.tg.start_soon(runner)
+
+                def get() -> Any:
+                    if not box:
+                        self.budget.check()
+                        raise ToolError(f'Tool call "{spec.name}" was cancelled')
+                    return self._deliver(box[0])
+
+                return _Pending(done, get)
+
+            call_async.__name__ = spec.identifier
+            return call_async
+
+        def call_sync(*args: Any, **kwargs: Any) -> Any:
+            call = self._start_call(spec, args, kwargs)
+            try:
+                reply = anyio.from_thread.run(self._run_call, call, spec)
+            except ScriptStop:
+                raise
+            except Exception as exc:  # the loop is gone (abandoned thread)
+                raise self.budget.trip("aborted", "Script stopped: the host is gone") from exc
+            return self._deliver(reply)
+
+        call_sync.__name__ = spec.identifier
+        return call_sync
+
+    async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
+        boxes: list[tuple[anyio.Event, list[Any]]] = []
+        for aw in aws:
+            done = anyio.Event()
+            box: list[Any] = []
+
+            async def runner(aw: Any = aw, done: anyio.Event = done, box: list[Any] = box) -> None:
+                try:
+                    box.append((True, await aw))
+                except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting script
+                    box.append((False, exc))
+                finally:
+                    done.set()
+
+            if isinstance(aw, (_Pending,)) or hasattr(aw, "__await__"):
+                self.tg.start_soon(runner)
+            else:
+                box.append((True, aw))
+                done.set()
+            boxes.append((done, box))
+        results: list[Any] = []
+        for done, box in boxes:
+            await done.wait()
+            ok, value = box[0]
+            if not ok:
+                if isinstance(value, (ScriptStop, anyio.get_cancelled_exc_class())) or not return_exceptions:
+                    raise value
+            results.append(value)
+        return results
+
+    def _sync_gather(self, *values: Any, return_exceptions: bool = False) -> list[Any]:
+        return list(values)
+
+    # -- namespace ----------------------------------------------------------------
+
+    def build_namespace(self) -> dict[str, Any]:
+        guards = make_guards(self.budget, print_fn=self.print_)
+        modules = make_modules(guards["__charge__"], guards["_tick_"])
+        builtins = make_builtins(
+            guards["__charge__"],
+            guards["_getattr_"],
+            guards["__hasattr__"],
+            make_import(modules),
+            max_range=self.limits.max_steps or MAX_RANGE,
+        )
+        ns = self.namespace
+        ns.update(guards)
+        ns["__builtins__"] = builtins
+        members: dict[str, Any] = {}
+        names: list[str] = []
+        for spec in self.tools:
+            ident = spec.identifier or to_identifier(spec.name)
+            if ident in members:
+                continue
+            fn = self._make_tool(spec)
+            members[ident] = fn
+            names.append(ident)
+            if ident not in builtins and ident not in ("tools", "gather"):
+                ns[ident] = fn
+        for spec in self.tools:
+            members.setdefault(spec.name, members.get(spec.identifier or to_identifier(spec.name)))
+        ns["tools"] = OpaqueNamespace("tools", members, kind="tools", missing=_missing_tool(names))
+        ns["gather"] = self._gather if self.is_async else self._sync_gather
+        return ns
+
+    # -- running ------------------------------------------------------------------
+
+    def _cancel_calls(self) -> None:
+        for call in self.calls:
+            if call.scope is not None:
+                call.scope.cancel()
+
+    def _stop(self, kind: str, message: str) -> None:
+        self.budget.trip(kind, message)
+        self._cancel_calls()
+        if self.script_scope is not None:
+            self.script_scope.cancel()
+
+    async def _watchdog(self) -> None:
+        deadline = self.budget.deadline
+        if deadline is None:
+            await anyio.sleep_forever()
+            return
+        await anyio.sleep(max(0.0, deadline - time.monotonic()))
+        self._stop("limit", self.budget.timeout_message())
+        await anyio.sleep(THREAD_GRACE)
+        if self.thread_scope is not None:
+            self.thread_scope.cancel()
+
+    def _abort_message(self, reason: object) -> str:
+        if reason is None:
+            return "Execution aborted"
+        text = str(reason)
+        return text or "Execution aborted"
+
+    def _thread_main(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
+        try:
+            return True, fn()
+        except BaseException as exc:  # noqa: BLE001 - nothing a script does may escape
+            return False, exc
+
+    async def execute(self, code: Any) -> tuple[bool, Any]:
+        ns = self.build_namespace()
+        exec(code, ns)  # defines __script__ in the script's own globals
+        fn = ns.pop(ENTRY)
+        remove = None
+        if self.signal is not None:
+            remove = self.signal.add_listener(
+                lambda reason: self._stop("aborted", self._abort_message(reason))
+            )
+        outcome: tuple[bool, Any] = (False, ScriptStop("aborted", "Execution aborted"))
+        try:
+            async with anyio.create_task_group() as tg:
+                self.tg = tg
+                tg.start_soon(self._watchdog)
+                if self.is_async:
+                    with anyio.CancelScope() as scope:
+                        self.script_scope = scope
+                        try:
+                            outcome = (True, await fn())
+                        except BaseException as exc:  # noqa: BLE001
+                            outcome = (False, exc)
+                    self.script_scope = None
+                else:
+                    with anyio.CancelScope() as scope:
+                        self.thread_scope = scope
+                        try:
+                            outcome = await anyio.to_thread.run_sync(
+                                self._thread_main, fn, abandon_on_cancel=True
+                            )
+                        except anyio.get_cancelled_exc_class():
+                            self.budget.trip("limit", self.budget.timeout_message())
+                            raise
+                    self.thread_scope = None
+                self._cancel_calls()
+                tg.cancel_scope.cancel()
+        finally:
+            if remove is not None:
+                remove()
+            if self.budget.stop is None and not outcome[0] and isinstance(
+                outcome[1], anyio.get_cancelled_exc_class()
+            ):
+                self.budget.trip("aborted", "Execution cancelled")
+        return outcome
+
+
+async def run_script(
+    source: str,
+    *,
+    bridge: ToolBridge,
+    tools: Sequence[ToolSpec],
+    limits: Limits,
+    state: dict[str, Any] | None = None,
+    signal: AbortSignal | None = None,
+    call_id_prefix: str = "script",
+) -> ScriptResult:
+    """Run ``source`` as a script and return a JSON-compatible :class:`ScriptResult`.
+
+    Never raises for anything the script does (a cancellation of the caller
+    still propagates). ``state`` is a session's persistent globals dict (``None``
+    for a fresh one); ``signal`` aborts the run; tool-call ids are
+    ``f"{call_id_prefix}/{n}"``.
+    """
+    started = time.monotonic()
+
+    def wall() -> float:
+        return round(time.monotonic() - started, 6)
+
+    if type(source) is not str:
+        return ScriptResult(
+            ok=False,
+            error=ScriptError("syntax", "TypeError", "the script must be a str", None),
+            wall_time=wall(),
+        )
+    if signal is not None and signal.aborted:
+        reason = signal.reason
+        return ScriptResult(
+            ok=False,
+            error=ScriptError("aborted", "AbortError", str(reason) if reason else "Execution aborted"),
+            wall_time=wall(),
+        )
+    compiled = compile_script(source, max_source_bytes=limits.max_source_bytes)
+    if isinstance(compiled, CompileFailure):
+        return ScriptResult(
+            ok=False,
+            error=ScriptError(compiled.kind, compiled.type, compiled.message, compiled.line),  # type: ignore[arg-type]
+            wall_time=wall(),
+        )
+    run = _Run(
+        bridge=bridge,
+        tools=tools,
+        limits=limits,
+        state=state,
+        signal=signal,
+        call_id_prefix=call_id_prefix,
+        is_async=compiled.is_async,
+    )
+    try:
+        ok, payload = await run.execute(compiled.code)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:  # noqa: BLE001 - an engine bug must not reach the host
+        return ScriptResult(
+            ok=False,
+            output="".join(run.output),
+            error=ScriptError("sandbox", type(exc).__name__, _message(exc)),
+            calls=tuple(call.record() for call in run.calls),
+            wall_time=wall(),
+        )
+    return _finish(run, ok, payload, wall())
+
+
+def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
+    output = "".join(run.output)
+    calls = tuple(call.record() for call in run.calls)
+    stop = run.budget.stop
+    if stop is not None:
+        line = _error_line(payload) if isinstance(payload, BaseException) else None
+        type_name = "AbortError" if stop.kind == "aborted" else "LimitExceeded"
+        return ScriptResult(
+            ok=False,
+            output=output,
+            error=ScriptError(stop.kind, type_name, stop.message, line),
+            calls=calls,
+            wall_time=wall_time,
+        )
+    if not ok:
+        exc: BaseException = payload
+        kind = "tool" if isinstance(exc, ToolError) else "runtime"
+        return ScriptResult(
+            ok=False,
+            output=output,
+            error=ScriptError(kind, type(exc).__name__, _message(exc), _error_line(exc)),  # type: ignore[arg-type]
+            calls=calls,
+            wall_time=wall_time,
+        )
+    try:
+        value = json_copy(payload, what="the script's value")
+    except NotJSONError as exc:
+        return ScriptResult(
+            ok=False,
+            output=output,
+            error=ScriptError("runtime", "TypeError", str(exc)),
+            calls=calls,
+            wall_time=wall_time,
+        )
+    cap = run.limits.max_result_bytes
+    if cap is not None:
+        size = json_size(value)
+        if size > cap:
+            return ScriptResult(
+                ok=False,
+                output=output,
+                error=ScriptError(
+                    "limit", "LimitExceeded", f"The script's value is {size} bytes, more than the limit of {cap} bytes"
+                ),
+                calls=calls,
+                wall_time=wall_time,
+            )
+    return ScriptResult(ok=True, value=value, output=output, calls=calls, wall_time=wall_time)
+
+
+def _unused(_: Awaitable[Any]) -> None:  # pragma: no cover - keeps the Awaitable import for typing
+    return None

@@ -1,0 +1,712 @@
+"""The hook functions the policy's rewritten code calls, and the run's budget.
+
+Each guard says which escape it blocks and which test proves it (tests live in
+``tests/sandbox/test_guards.py``; attack scripts in ``tests/sandbox/attacks.py``).
+
+Guards are built per run by :func:`make_guards` around a :class:`Budget`, so no
+mutable state is shared between runs.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import collections
+import functools
+import re
+import string
+import sys
+import time
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn
+
+from scriptgate.sandbox._restricted import (
+    INSPECT_ATTRIBUTES,
+    MAX_FORMAT_WIDTH,
+    format_spec_too_wide,
+    guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
+)
+from scriptgate.sandbox.errors import ScriptStop
+from scriptgate.sandbox.result import Limits
+
+__all__ = [
+    "MAX_INT_BITS",
+    "MAX_RANGE",
+    "MAX_SEQUENCE",
+    "Budget",
+    "OpaqueNamespace",
+    "check_value",
+    "make_guards",
+    "safe_str_format",
+]
+
+MAX_SEQUENCE = 10_000_000
+"""Longest str/list/tuple a single ``*``, ``%``, format or string method may build."""
+
+MAX_INT_BITS = 1_000_000
+"""Largest int (in bits) ``*``, ``**`` and ``<<`` may build."""
+
+MAX_RANGE = 100_000_000
+"""Longest ``range`` a script may create."""
+
+_TICK_CHUNK = 256
+SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
+"""Class attribute marking classes a script defined (scripts cannot read or write it)."""
+_SIZED = frozenset({list, tuple, dict, str, set, frozenset, range, bytes, bytearray})
+_SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})
+_LAZY_SAFE = frozenset(
+    {
+        types.GeneratorType,
+        map,
+        filter,
+        zip,
+        enumerate,
+        reversed,
+        type(iter([])),
+        type(iter(())),
+        type(iter("")),
+        type(iter(range(0))),
+        type(iter({})),
+        type(iter({}.values())),
+        type(iter({}.items())),
+        type(iter(set())),
+        type(reversed([])),
+    }
+)
+
+# ----------------------------------------------------------------------------- budget
+
+
+class Budget:
+    """Steps, wall time, call depth and the stop flag of one run.
+
+    ``stop`` is set once (by a breached limit, the deadline, or an abort) and is
+    final: every later check raises it again.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.max_steps = limits.max_steps
+        self.used = 0
+        self.started = time.monotonic()
+        self.deadline = None if limits.timeout is None else self.started + limits.timeout
+        self.stop: ScriptStop | None = None
+        self.depth: list[None] = []
+
+    def trip(self, kind: str, message: str) -> ScriptStop:
+        """Set the stop flag (first reason wins) and return the exception to raise."""
+        if self.stop is None:
+            self.stop = ScriptStop("aborted" if kind == "aborted" else "limit", message)
+        return self.stop
+
+    def check(self) -> None:
+        """Raise the stop exception if the run was stopped."""
+        if self.stop is not None:
+            raise self.stop
+
+    def timeout_message(self) -> str:
+        """The text of a timeout stop."""
+        return f"Script timed out after {self.limits.timeout:g} s"
+
+    def spend(self, steps: int) -> None:
+        """Charge ``steps``; check the step limit, the deadline and the stop flag."""
+        if self.stop is not None:
+            raise self.stop
+        self.used += steps
+        if self.max_steps is not None and self.used > self.max_steps:
+            raise self.trip("limit", f"Script exceeded the step limit ({self.max_steps} steps)")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise self.trip("limit", self.timeout_message())
+
+    def make_tick(self) -> Callable[[], None]:
+        """The cheap per-loop-iteration / per-call check: a countdown, the real check every 256."""
+        countdown = _TICK_CHUNK
+        spend = self.spend
+
+        def tick() -> None:
+            nonlocal countdown
+            countdown -= 1
+            if countdown <= 0:
+                spend(_TICK_CHUNK)
+                countdown = _TICK_CHUNK
+
+        return tick
+
+    def make_enter(self, tick: Callable[[], None]) -> tuple[Callable[[], None], Callable[[], Any]]:
+        """Function entry (depth + tick) and exit (``list.pop``, a C call)."""
+        stack = self.depth
+        push = stack.append
+        limit = self.limits.max_recursion
+
+        def enter() -> None:
+            push(None)
+            if len(stack) > limit:
+                raise self.trip("limit", f"Script exceeded the recursion limit ({limit} nested calls)")
+            tick()
+
+        return enter, stack.pop
+
+
+# ----------------------------------------------------------------------------- value checks
+
+_FORBIDDEN_TYPES: tuple[type, ...] = (
+    types.ModuleType,
+    types.FrameType,
+    types.TracebackType,
+    types.CodeType,
+    types.CellType,
+    functools.partial,
+    string.Formatter,
+    types.MappingProxyType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
+_FORBIDDEN_VALUES = frozenset(
+    id(v)
+    for v in (
+        type,
+        object,
+        super,
+        property,
+        classmethod,
+        staticmethod,
+        _builtins,
+        sys,
+        string.Formatter,
+        types.FunctionType,
+        types.CodeType,
+    )
+)
+_SAFE_BUILTIN_FUNCTION_NAMES = frozenset(
+    {
+        "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "hex", "isinstance",
+        "issubclass", "len", "max", "min", "next", "oct", "ord", "repr", "round", "sorted", "sum",
+    }
+)  # fmt: skip
+_PLAIN = frozenset(
+    {str, int, float, bool, type(None), list, dict, tuple, set, frozenset, complex, range, slice}
+)
+_WRITABLE = frozenset(
+    {collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque}
+)
+_DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
+
+
+def _refuse(what: str) -> NoReturn:
+    raise TypeError(f"{what} is not available in the sandbox")
+
+
+def check_value(value: Any) -> Any:
+    """Return ``value`` unless it is something a script must never hold.
+
+    Blocks (test_guards_value_check_*): modules (``datetime.sys``), frames,
+    tracebacks, code objects, cells, ``functools.partial`` internals, the
+    ``string.Formatter`` machinery, ``type``/``object``/``super`` and other
+    class-building tools, descriptors and slot wrappers, and real builtins
+    outside the curated set (``eval``, ``open``, ``getattr``…).
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if id(value) in _FORBIDDEN_VALUES:
+        _refuse(f"{getattr(value, '__name__', kind.__name__)!r}")
+    if isinstance(value, _FORBIDDEN_TYPES):
+        _refuse(f"a {kind.__name__} object")
+    if isinstance(value, type) and issubclass(value, string.Formatter):
+        _refuse("string.Formatter")
+    if kind is types.BuiltinFunctionType:
+        owner = getattr(value, "__self__", None)
+        if (owner is None or owner is _builtins) and value.__name__ not in _SAFE_BUILTIN_FUNCTION_NAMES:
+            _refuse(f"the builtin {value.__name__!r}")
+        if isinstance(owner, types.ModuleType) and owner is not _builtins:
+            _refuse(f"{owner.__name__}.{value.__name__}")
+        if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
+            _refuse("str.format on a bound method")
+    return value
+
+
+# ----------------------------------------------------------------------------- formatting
+
+_PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
+_FORMATTER_PARSE = string.Formatter().parse
+
+
+def _check_printf(template: str | bytes) -> None:
+    text = template if isinstance(template, str) else template.decode("latin-1")
+    if "%" not in text:
+        return
+    for match in _PRINTF.finditer(text):
+        for part in match.groups():
+            if part == "*":
+                raise ValueError("'*' widths in % formatting are not supported in the sandbox")
+            if part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH):
+                raise ValueError(f"% format width above {MAX_FORMAT_WIDTH} refused")
+
+
+def safe_format(value: Any, spec: str = "") -> str:
+    """``format(value, spec)`` refusing huge widths (blocks ``format(1, '>10000000000')``)."""
+    if type(spec) is not str:
+        raise TypeError("format spec must be a str")
+    if format_spec_too_wide(spec):
+        raise ValueError(f"format width above {MAX_FORMAT_WIDTH} refused")
+    return _builtins.format(value, spec)
+
+
+def safe_str_format(template: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """``template.format(*args, **kwargs)`` without attribute or index traversal.
+
+    Fields may be positions or names only (``{0.__class__}`` and ``{x[key]}``
+    are refused — CVE-2023-41039), widths are capped and so is the result size.
+    """
+    out: list[str] = []
+    total = 0
+    auto = 0
+    for literal, field, spec, conversion in _FORMATTER_PARSE(template):
+        out.append(literal)
+        total += len(literal)
+        if field is None:
+            continue
+        if field == "":
+            field = str(auto)
+            auto += 1
+        if field.isdigit():
+            value = args[int(field)]
+        elif field.isidentifier():
+            value = kwargs[field]
+        else:
+            raise ValueError(
+                f"format field {field!r}: only positions and names are allowed in the sandbox"
+            )
+        if conversion == "r":
+            value = repr(value)
+        elif conversion == "s":
+            value = str(value)
+        elif conversion == "a":
+            value = ascii(value)
+        if spec and "{" in spec:
+            spec = safe_str_format(spec, args, kwargs)
+        piece = safe_format(value, spec or "")
+        total += len(piece)
+        if total > MAX_SEQUENCE:
+            raise MemoryError(f"formatted string longer than {MAX_SEQUENCE} characters")
+        out.append(piece)
+    return "".join(out)
+
+
+def _bound_str_format(template: str) -> Callable[..., str]:
+    def format(*args: Any, **kwargs: Any) -> str:  # noqa: A001 - the method's own name
+        return safe_str_format(template, args, kwargs)
+
+    return format
+
+
+def _bound_str_format_map(template: str) -> Callable[[dict[str, Any]], str]:
+    def format_map(mapping: dict[str, Any]) -> str:
+        return safe_str_format(template, (), dict(mapping))
+
+    return format_map
+
+
+# ----------------------------------------------------------------------------- size checks
+
+
+def _too_big(what: str) -> NoReturn:
+    raise MemoryError(f"{what} would be too large for the sandbox")
+
+
+def _seq_len(value: Any) -> int | None:
+    if isinstance(value, (str, bytes, bytearray, list, tuple)):
+        return len(value)
+    return None
+
+
+def guarded_mul(a: Any, b: Any) -> Any:
+    """``a * b`` refusing huge results (blocks ``'x' * 10**10``, ``[0] * 10**10``, repeated squaring)."""
+    ta = type(a)
+    tb = type(b)
+    if ta is float or tb is float:
+        return a * b
+    if ta is int and tb is int:
+        if -0x7FFFFFFF < a < 0x7FFFFFFF and -0x7FFFFFFF < b < 0x7FFFFFFF:
+            return a * b
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+            _too_big("an int product")
+        return a * b
+    length = _seq_len(a)
+    if length is not None and isinstance(b, int) and length * b > MAX_SEQUENCE:
+        _too_big("a repeated sequence")
+    length = _seq_len(b)
+    if length is not None and isinstance(a, int) and length * a > MAX_SEQUENCE:
+        _too_big("a repeated sequence")
+    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        _too_big("an int product")
+    return a * b
+
+
+def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
+    """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``)."""
+    if mod is not None:
+        return _builtins.pow(a, b, mod)
+    if isinstance(a, int) and isinstance(b, int) and b > 0 and a not in (0, 1, -1):
+        if b > MAX_INT_BITS or (a.bit_length() - 1) * b > MAX_INT_BITS:
+            _too_big("an int power")
+    return a**b
+
+
+def guarded_lshift(a: Any, b: Any) -> Any:
+    """``a << b`` refusing huge ints (blocks ``1 << 10**11``)."""
+    if isinstance(a, int) and isinstance(b, int) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+        _too_big("an int shift")
+    return a << b
+
+
+def guarded_mod(a: Any, b: Any) -> Any:
+    """``a % b``; for strings, printf widths are capped (blocks ``'%*d' % (10**10, 1)``)."""
+    if isinstance(a, (str, bytes)):
+        _check_printf(a)
+        result = a % b
+        return result
+    return a % b
+
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {}
+
+
+def _build_inplace() -> None:
+    import operator
+
+    _INPLACE.update(
+        {
+            "+=": operator.iadd,
+            "-=": operator.isub,
+            "*=": guarded_mul,
+            "/=": operator.itruediv,
+            "%=": guarded_mod,
+            "**=": guarded_pow,
+            "<<=": guarded_lshift,
+            ">>=": operator.irshift,
+            "|=": operator.ior,
+            "^=": operator.ixor,
+            "&=": operator.iand,
+            "//=": operator.ifloordiv,
+            "@=": operator.imatmul,
+        }
+    )
+
+
+_build_inplace()
+
+
+def guarded_inplace(op: str, a: Any, b: Any) -> Any:
+    """``x op= y`` for the operators that need a size check (and the item/attribute forms)."""
+    return _INPLACE[op](a, b)
+
+
+# string methods that allocate: width/count checks before the C call
+def _width_method(s: Any, name: str) -> Callable[..., Any]:
+    method = getattr(s, name)
+
+    def wrapper(width: int, *args: Any) -> Any:
+        if isinstance(width, int) and width > MAX_SEQUENCE:
+            _too_big(f"str.{name}({width})")
+        return method(width, *args)
+
+    return wrapper
+
+
+def _expandtabs(s: Any) -> Callable[..., Any]:
+    def expandtabs(tabsize: int = 8) -> Any:
+        if isinstance(tabsize, int) and tabsize > 0 and (s.count("\t") + 1) * tabsize + len(s) > MAX_SEQUENCE:
+            _too_big("str.expandtabs")
+        return s.expandtabs(tabsize)
+
+    return expandtabs
+
+
+def _replace(s: Any) -> Callable[..., Any]:
+    def replace(old: Any, new: Any, count: int = -1) -> Any:
+        if isinstance(old, (str, bytes)) and isinstance(new, (str, bytes)) and len(new) > len(old):
+            hits = s.count(old) if old else len(s) + 1
+            if 0 <= count < hits:
+                hits = count
+            if len(s) + hits * (len(new) - len(old)) > MAX_SEQUENCE:
+                _too_big("str.replace")
+        return s.replace(old, new, count)
+
+    return replace
+
+
+def _translate(s: Any) -> Callable[..., Any]:
+    def translate(table: Any) -> Any:
+        if isinstance(table, dict):
+            longest = max((len(v) for v in table.values() if isinstance(v, str)), default=1)
+            if len(s) * longest > MAX_SEQUENCE:
+                _too_big("str.translate")
+        return s.translate(table)
+
+    return translate
+
+
+_STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
+    "format": _bound_str_format,
+    "format_map": _bound_str_format_map,
+    "center": lambda s: _width_method(s, "center"),
+    "ljust": lambda s: _width_method(s, "ljust"),
+    "rjust": lambda s: _width_method(s, "rjust"),
+    "zfill": lambda s: _width_method(s, "zfill"),
+    "expandtabs": _expandtabs,
+    "replace": _replace,
+    "translate": _translate,
+}
+
+
+# ----------------------------------------------------------------------------- namespaces
+
+
+class OpaqueNamespace:
+    """An immutable bag of named members (stand-in modules, ``tools``).
+
+    The attribute guard resolves members from the private mapping; nothing else
+    about the object is reachable, and it cannot be written to.
+    """
+
+    __slots__ = ("_kind", "_members", "_missing", "_name")
+
+    def __init__(
+        self,
+        name: str,
+        members: dict[str, Any],
+        *,
+        kind: str = "module",
+        missing: Callable[[str], Exception] | None = None,
+    ) -> None:
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_members", dict(members))
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_missing", missing)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise TypeError(f"{self._name} is read-only")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise TypeError(f"{self._name} is read-only")
+
+    def member(self, name: str) -> Any:
+        """The member ``name`` or the namespace's missing-member error."""
+        try:
+            return self._members[name]
+        except KeyError:
+            if self._missing is not None:
+                raise self._missing(name) from None
+            raise AttributeError(f"{self._kind} {self._name!r} has no attribute {name!r}") from None
+
+    def members(self) -> dict[str, Any]:
+        """A copy of the members (host-side use)."""
+        return dict(self._members)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached by `from X import name` (IMPORT_FROM does a real getattr);
+        # the import guard has already checked `name` against the member list.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.member(name)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind} {self._name!r}>"
+
+
+# ----------------------------------------------------------------------------- guards
+
+
+def make_guards(
+    budget: Budget,
+    *,
+    print_fn: Callable[..., None],
+) -> dict[str, Any]:
+    """The hook functions for one run, keyed by the names the compiled code uses."""
+    tick = budget.make_tick()
+    enter, leave = budget.make_enter(tick)
+    stop_types: tuple[type[BaseException], ...] = (ScriptStop, GeneratorExit)
+    try:
+        import anyio
+
+        stop_types = (*stop_types, anyio.get_cancelled_exc_class())
+    except Exception:  # pragma: no cover - no running loop (sync helper use)
+        pass
+    try:
+        import trio
+
+        stop_types = (*stop_types, trio.Cancelled)
+    except ImportError:  # pragma: no cover
+        pass
+    import asyncio
+
+    stop_types = (*stop_types, asyncio.CancelledError)
+
+    def check() -> None:
+        # test_guards_bare_except_cannot_swallow_limit: a bare `except:` (or
+        # `except BaseException` if it were reachable) re-raises limits, aborts
+        # and cancellations at the top of the handler.
+        exc = sys.exception()
+        if budget.stop is not None:
+            raise budget.stop
+        if isinstance(exc, stop_types):
+            raise exc
+
+    def charge(obj: Any) -> Any:
+        # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)
+        # is charged to the step budget up front for sized containers; unknown
+        # iterables tick per item. Blocks `sum(range(10**12))`-style C loops
+        # (test_guards_iteration_charges_steps).
+        kind = type(obj)
+        if kind in _SIZED or kind in _SIZED_VIEWS:
+            budget.spend(len(obj))
+            return obj
+        if kind in _LAZY_SAFE:
+            return obj
+        return _ticking(iter(obj))
+
+    def _ticking(it: Iterator[Any]) -> Iterator[Any]:
+        for item in it:
+            tick()
+            yield item
+
+    def getiter(obj: Any) -> Any:
+        return charge(obj)
+
+    def getattr_(obj: Any, name: str, *default: Any) -> Any:
+        # test_guards_getattr_*: blocks dunder/private names, generator/frame
+        # internals (CVE-2023-37271), the str.format family (CVE-2023-41039),
+        # `mro`, any attribute of functools.partial/module objects, and checks
+        # the value it returns (no modules, frames, code, type/object…).
+        if type(name) is not str:
+            raise TypeError("attribute name must be a str")
+        if name.startswith("_"):
+            raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
+        if name in INSPECT_ATTRIBUTES:
+            raise AttributeError(f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.')
+        kind = type(obj)
+        if kind is OpaqueNamespace:
+            if default:
+                try:
+                    return obj.member(name)
+                except (AttributeError, TypeError):
+                    return default[0]
+            return obj.member(name)
+        if name in _STR_METHODS and isinstance(obj, str):
+            return _STR_METHODS[name](obj)
+        if name in _DENIED_NAMES:
+            raise AttributeError(f'"{name}" is not available in the sandbox')
+        if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
+            raise AttributeError(f"attributes of {kind.__name__} objects are not available in the sandbox")
+        value = getattr(obj, name, *default)
+        if type(value) in _PLAIN:
+            return value
+        return check_value(value)
+
+    def hasattr_(obj: Any, name: str) -> bool:
+        try:
+            getattr_(obj, name)
+        except (AttributeError, TypeError):
+            return False
+        return True
+
+    def getitem(obj: Any, key: Any) -> Any:
+        # test_guards_getitem_checks_value: item access returns checked values
+        # and resolves tools["raw-name"].
+        if type(obj) is OpaqueNamespace:
+            if type(key) is not str:
+                raise TypeError("namespace keys are strings")
+            return obj.member(key)
+        value = obj[key]
+        if type(value) in _PLAIN:
+            return value
+        return check_value(value)
+
+    def write(obj: Any) -> Any:
+        # test_guards_write_*: item/attribute writes only on the script's own
+        # dicts and lists (every host value arrives as a JSON copy) and on
+        # instances (and classes) of classes the script defined; modules,
+        # functions, namespaces, builtins and host classes refuse.
+        kind = type(obj)
+        if kind is dict or kind is list or kind in _WRITABLE:
+            return obj
+        if getattr(kind, SCRIPT_CLASS_MARK, False):
+            return obj
+        if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
+            return obj
+        raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
+
+    def aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
+        target = write(obj)
+        target[key] = guarded_inplace(op, getitem(obj, key), value)
+
+    def aug_attr(obj: Any, name: str, op: str, value: Any) -> None:
+        target = write(obj)
+        setattr(target, name, guarded_inplace(op, getattr_(obj, name), value))
+
+    def apply(func: Any, *args: Any, **kwargs: Any) -> Any:
+        # test_guards_apply_refuses_private_keywords: f(**{"_trusted": True}).
+        for key in kwargs:
+            if key.startswith("_"):
+                raise TypeError(f'keyword argument "{key}" is not allowed because it starts with "_"')
+        return func(*args, **kwargs)
+
+    def fmtv(value: Any, conversion: int, spec: str) -> str:
+        # test_guards_fstring_dynamic_width: f'{1:>{10**10}}'.
+        if conversion == 115:
+            value = str(value)
+        elif conversion == 114:
+            value = repr(value)
+        elif conversion == 97:
+            value = ascii(value)
+        return safe_format(value, spec)
+
+    def metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+        # Classes the script defines are recorded so `self.x = 1` works on their
+        # instances only (test_language_class_attribute_writes).
+        for base in bases:
+            if not isinstance(base, type) or id(base) in _FORBIDDEN_VALUES or base is OpaqueNamespace:
+                raise TypeError(f"cannot subclass {base!r} in the sandbox")
+        cls = type(name, bases, namespace)
+        setattr(cls, SCRIPT_CLASS_MARK, True)
+        return cls
+
+    return {
+        "_getattr_": getattr_,
+        "_getitem_": getitem,
+        "_getiter_": getiter,
+        "_write_": write,
+        "_apply_": apply,
+        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+        "_unpack_sequence_": guarded_unpack_sequence,
+        "_tick_": tick,
+        "_enter_": enter,
+        "_leave_": leave,
+        "_check_": check,
+        "_mul_": guarded_mul,
+        "_pow_": guarded_pow,
+        "_lshift_": guarded_lshift,
+        "_mod_": guarded_mod,
+        "_inplace_": guarded_inplace,
+        "_aug_item_": aug_item,
+        "_aug_attr_": aug_attr,
+        "_fmtv_": fmtv,
+        "_slice_": slice,
+        "_print_": print_fn,
+        "__metaclass__": metaclass,
+        "__name__": "__script__",
+        # helpers the curated builtins use
+        "__charge__": charge,
+        "__hasattr__": hasattr_,
+    }
+
+
+def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:
+    """Run ``iterable`` through the run's charging wrapper (used by curated builtins)."""
+    return guards["__charge__"](iterable)

@@ -1,0 +1,334 @@
+"""Stand-in modules: what ``import json`` (and friends) gives a script.
+
+A script never receives a real module object (``datetime.sys``, ``json.codecs``
+and ``re.enum.bltns`` lead to the host, restrictedpython-notes §7.3). ``import X``
+returns an immutable :class:`~scriptgate.sandbox.guards.OpaqueNamespace` that
+exposes only the members listed in :data:`MODULE_NAMES`; ``from X import name``
+is checked against the same list (``IMPORT_FROM`` bypasses the attribute guard).
+Members that iterate in C are wrapped so the iteration is charged to the step
+budget; ``random`` is a fresh ``random.Random`` per run (no shared state); the
+infinite ``itertools`` iterators tick per item so a limit can stop them.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import functools
+import itertools
+import json
+import math
+import random
+import re
+import statistics
+import string
+import time
+import typing
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace
+
+__all__ = ["MODULE_NAMES", "make_import", "make_modules"]
+
+MODULE_NAMES: dict[str, tuple[str, ...]] = {
+    "json": ("dumps", "loads", "JSONDecodeError"),
+    "math": (
+        "pi", "e", "tau", "inf", "nan", "sqrt", "isqrt", "floor", "ceil", "trunc", "log",
+        "log2", "log10", "log1p", "exp", "expm1", "pow", "sin", "cos", "tan", "asin", "acos",
+        "atan", "atan2", "sinh", "cosh", "tanh", "hypot", "dist", "fabs", "fmod", "modf",
+        "frexp", "ldexp", "copysign", "isclose", "isfinite", "isinf", "isnan", "gcd", "lcm",
+        "degrees", "radians", "fsum", "prod", "factorial", "comb", "perm",
+    ),
+    "re": (
+        "compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall",
+        "finditer", "escape", "error", "IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE",
+        "ASCII", "I", "M", "S", "X", "A",
+    ),
+    "datetime": ("datetime", "date", "time", "timedelta", "timezone", "MINYEAR", "MAXYEAR"),
+    "time": ("time", "monotonic", "perf_counter"),
+    "itertools": (
+        "count", "cycle", "repeat", "chain", "islice", "accumulate", "groupby", "product",
+        "permutations", "combinations", "combinations_with_replacement", "zip_longest",
+        "starmap", "takewhile", "dropwhile", "compress", "pairwise", "filterfalse", "batched",
+    ),
+    "collections": ("Counter", "defaultdict", "OrderedDict", "deque", "namedtuple"),
+    "statistics": (
+        "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
+        "median_high", "mode", "multimode", "quantiles", "stdev", "pstdev", "variance",
+        "pvariance", "StatisticsError",
+    ),
+    "random": (
+        "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
+        "gauss", "seed",
+    ),
+    "string": (
+        "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
+        "octdigits", "punctuation", "whitespace", "printable",
+    ),
+    "functools": ("reduce", "lru_cache", "cache", "cmp_to_key"),
+    "typing": (
+        "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Iterable",
+        "Iterator", "Callable", "Sequence", "Mapping", "Literal", "TypedDict",
+    ),
+}  # fmt: skip
+"""Every importable stand-in module and the members it exposes (for the README)."""
+
+_MAX_FACTORIAL = 5_000
+
+
+def _json_dumps(
+    obj: Any,
+    *,
+    indent: int | str | None = None,
+    sort_keys: bool = False,
+    ensure_ascii: bool = True,
+    separators: tuple[str, str] | None = None,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    if isinstance(indent, int) and indent > 64:
+        raise ValueError("indent above 64 refused in the sandbox")
+    return json.dumps(
+        obj,
+        indent=indent,
+        sort_keys=sort_keys,
+        ensure_ascii=ensure_ascii,
+        separators=separators,
+        default=default,
+    )
+
+
+def _json_loads(text: str | bytes) -> Any:
+    return json.loads(text)
+
+
+def _capped(fn: Callable[..., Any], limit: int, name: str) -> Callable[..., Any]:
+    def wrapper(*args: Any) -> Any:
+        for arg in args:
+            if isinstance(arg, int) and abs(arg) > limit:
+                raise ValueError(f"math.{name} argument above {limit} refused in the sandbox")
+        return fn(*args)
+
+    wrapper.__name__ = name
+    return wrapper
+
+
+def _re_sub(counting: bool) -> Callable[..., Any]:
+    def sub(pattern: Any, repl: Any, string_: str, count: int = 0, flags: int = 0) -> Any:
+        if isinstance(repl, str) and isinstance(string_, str):
+            if (len(string_) + 1) * max(len(repl), 1) > MAX_SEQUENCE and len(repl) > 1:
+                raise MemoryError("re.sub result would be too large for the sandbox")
+        fn = re.subn if counting else re.sub
+        return fn(pattern, repl, string_, count=count, flags=flags)
+
+    return sub
+
+
+def make_modules(charge: Callable[[Any], Any], tick: Callable[[], None]) -> dict[str, OpaqueNamespace]:
+    """The stand-in modules of one run (fresh objects, so no state is shared between runs)."""
+
+    def ticking(it: Iterator[Any]) -> Iterator[Any]:
+        for item in it:
+            tick()
+            yield item
+
+    def lazy(fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            return ticking(fn(*args, **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_over(fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def wrapper(*iterables: Any, **kwargs: Any) -> Iterator[Any]:
+            return ticking(fn(*(charge(it) for it in iterables), **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_first(fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def wrapper(iterable: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            return ticking(fn(charge(iterable), *args, **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_second(fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def wrapper(func: Any, iterable: Any, *args: Any) -> Iterator[Any]:
+            return ticking(fn(func, charge(iterable), *args))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
+            return fn(list(charge(data)), *args, **kwargs)
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    chain = lazy_over(itertools.chain)
+
+    def from_iterable(iterables: Any) -> Iterator[Any]:
+        return ticking(itertools.chain.from_iterable(charge(it) for it in charge(iterables)))
+
+    chain.from_iterable = from_iterable  # type: ignore[attr-defined]
+
+    def repeat(obj: Any, times: int | None = None) -> Iterator[Any]:
+        return ticking(itertools.repeat(obj) if times is None else itertools.repeat(obj, times))
+
+    def product(*iterables: Any, repeat: int = 1) -> Iterator[Any]:
+        pools = [tuple(charge(it)) for it in iterables]
+        size = 1
+        for pool in pools:
+            size *= max(len(pool), 1)
+        if repeat > 64:
+            raise ValueError("itertools.product repeat above 64 refused in the sandbox")
+        return ticking(itertools.product(*pools, repeat=repeat))
+
+    rng = random.Random()
+
+    def choices(population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1) -> list[Any]:
+        if k > MAX_SEQUENCE:
+            raise MemoryError("random.choices k too large for the sandbox")
+        return rng.choices(charge(population), weights, cum_weights=cum_weights, k=k)
+
+    def sample(population: Any, k: int, *, counts: Any = None) -> list[Any]:
+        return rng.sample(list(charge(population)), k, counts=counts)
+
+    def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
+        return functools.reduce(function, charge(iterable), *initial)
+
+    members: dict[str, dict[str, Any]] = {
+        "json": {"dumps": _json_dumps, "loads": _json_loads, "JSONDecodeError": json.JSONDecodeError},
+        "math": {
+            **{name: getattr(math, name) for name in MODULE_NAMES["math"]},
+            "fsum": lambda data: math.fsum(charge(data)),
+            "prod": lambda data, *, start=1: functools.reduce(
+                _mul_checked, charge(data), start
+            ),
+            "factorial": _capped(math.factorial, _MAX_FACTORIAL, "factorial"),
+            "comb": _capped(math.comb, _MAX_FACTORIAL, "comb"),
+            "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
+            "pow": math.pow,
+        },
+        "re": {
+            **{name: getattr(re, name) for name in MODULE_NAMES["re"]},
+            "sub": _re_sub(False),
+            "subn": _re_sub(True),
+        },
+        "datetime": {name: getattr(datetime, name) for name in MODULE_NAMES["datetime"]},
+        "time": {"time": time.time, "monotonic": time.monotonic, "perf_counter": time.perf_counter},
+        "itertools": {
+            "count": lazy(itertools.count),
+            "cycle": lazy_first(itertools.cycle),
+            "repeat": repeat,
+            "chain": chain,
+            "islice": lazy_first(itertools.islice),
+            "accumulate": lazy_first(itertools.accumulate),
+            "groupby": lazy_first(itertools.groupby),
+            "product": product,
+            "permutations": lazy_first(itertools.permutations),
+            "combinations": lazy_first(itertools.combinations),
+            "combinations_with_replacement": lazy_first(itertools.combinations_with_replacement),
+            "zip_longest": lazy_over(itertools.zip_longest),
+            "starmap": lazy_second(itertools.starmap),
+            "takewhile": lazy_second(itertools.takewhile),
+            "dropwhile": lazy_second(itertools.dropwhile),
+            "compress": lazy_over(itertools.compress),
+            "pairwise": lazy_first(itertools.pairwise),
+            "filterfalse": lazy_second(itertools.filterfalse),
+            "batched": lazy_first(_batched),
+        },
+        "collections": {
+            "Counter": collections.Counter,
+            "defaultdict": collections.defaultdict,
+            "OrderedDict": collections.OrderedDict,
+            "deque": collections.deque,
+            "namedtuple": _namedtuple,
+        },
+        "statistics": {
+            **{
+                name: eager_first(getattr(statistics, name))
+                for name in MODULE_NAMES["statistics"]
+                if name != "StatisticsError"
+            },
+            "StatisticsError": statistics.StatisticsError,
+        },
+        "random": {
+            "random": rng.random,
+            "randint": rng.randint,
+            "randrange": rng.randrange,
+            "choice": rng.choice,
+            "choices": choices,
+            "shuffle": rng.shuffle,
+            "sample": sample,
+            "uniform": rng.uniform,
+            "gauss": rng.gauss,
+            "seed": rng.seed,
+        },
+        "string": {name: getattr(string, name) for name in MODULE_NAMES["string"]},
+        "functools": {
+            "reduce": reduce,
+            "lru_cache": functools.lru_cache,
+            "cache": functools.cache,
+            "cmp_to_key": functools.cmp_to_key,
+        },
+        "typing": {name: getattr(typing, name) for name in MODULE_NAMES["typing"]},
+        "__future__": {"annotations": None},
+    }
+    return {name: OpaqueNamespace(name, table) for name, table in members.items()}
+
+
+def _mul_checked(a: Any, b: Any) -> Any:
+    from scriptgate.sandbox.guards import guarded_mul
+
+    return guarded_mul(a, b)
+
+
+def _batched(iterable: Any, n: int) -> Iterator[tuple[Any, ...]]:
+    if n < 1:
+        raise ValueError("n must be at least one")
+    it = iter(iterable)
+    while batch := tuple(itertools.islice(it, n)):
+        yield batch
+
+
+def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
+    names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(field_names)
+    for name in [typename, *names]:
+        if not isinstance(name, str) or name.startswith("_"):
+            raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
+    return collections.namedtuple(typename, names, defaults=defaults)
+
+
+def make_import(modules: dict[str, OpaqueNamespace]) -> Callable[..., OpaqueNamespace]:
+    """The ``__import__`` of a run: stand-ins only, ``fromlist`` checked against the member list."""
+
+    def import_(
+        name: str,
+        globals: Any = None,  # noqa: A002 - the builtin's signature
+        locals: Any = None,  # noqa: A002
+        fromlist: Any = (),
+        level: int = 0,
+    ) -> OpaqueNamespace:
+        # test_guards_import_*: no real modules, no relative imports, and
+        # `from datetime import sys` refused (IMPORT_FROM bypasses _getattr_).
+        if level != 0 or type(name) is not str:
+            raise ImportError("relative imports are not available in the sandbox")
+        module = modules.get(name)
+        if module is None:
+            available = ", ".join(sorted(n for n in MODULE_NAMES))
+            raise ImportError(
+                f"module {name!r} is not available in the sandbox (available: {available})"
+            )
+        allowed = MODULE_NAMES.get(name, ("annotations",))
+        for item in fromlist or ():
+            if item not in allowed:
+                raise ImportError(
+                    f"cannot import name {item!r} from {name!r} (the sandbox's {name} exposes: "
+                    f"{', '.join(allowed)})"
+                )
+        return module
+
+    return import_
