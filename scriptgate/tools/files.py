@@ -106,17 +106,25 @@ def resolve_inside(root: str | os.PathLike[str], path: str) -> Path:
     :class:`~scriptgate.errors.ConfigurationError` if ``root`` is not a directory.
     """
     real_root = _real_root(root)
-    return Path(_resolve(real_root, path))
+    return Path(_resolve(real_root, path, os.path.abspath(os.fspath(root))))
 
 
-def _resolve(real_root: str, path: str) -> str:
+def _resolve(real_root: str, path: str, given_root: str | None = None) -> str:
+    """The real path of ``path`` inside ``real_root``; see :func:`resolve_inside`.
+
+    An absolute ``path`` may also be spelled through ``given_root`` (the root as
+    the host wrote it, before symlinks in it were resolved).
+    """
     if not isinstance(path, str):
         raise FileToolError(f"Path must be a string, got {type(path).__name__}")
     if "\x00" in path:
         raise FileToolError("Path must not contain NUL characters")
     candidate = path if os.path.isabs(path) else os.path.join(real_root, path or ".")
     lexical = os.path.normpath(candidate)
-    if not _is_inside(real_root, lexical):
+    inside = _is_inside(real_root, lexical) or (
+        given_root is not None and os.path.isabs(path) and _is_inside(given_root, lexical)
+    )
+    if not inside:
         raise FileToolError(
             f'Path "{path}" is outside the root directory; only paths inside it are allowed'
         )
@@ -733,6 +741,7 @@ def file_tools(
     (root-relative paths), so scripts get data instead of text.
     """
     real_root = _real_root(root)
+    given_root = os.path.abspath(os.fspath(root))
     for name, value in (
         ("max_read_lines", max_read_lines),
         ("max_read_bytes", max_read_bytes),
@@ -746,7 +755,7 @@ def file_tools(
             raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
 
     def resolve(path: str) -> str:
-        return _resolve(real_root, path)
+        return _resolve(real_root, path, given_root)
 
     # ------------------------------------------------------------------ read
 

@@ -93,6 +93,16 @@ def test_resolve_inside_rejects_symlinks_leaving_the_root(
         resolve_inside(layout["root"], path)
 
 
+def test_resolve_inside_accepts_absolute_paths_through_a_symlinked_root(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    alias = tmp_path / "alias"
+    alias.symlink_to(real, target_is_directory=True)
+    assert resolve_inside(alias, str(alias / "f.txt")) == real.resolve() / "f.txt"
+    with pytest.raises(FileToolError, match=OUTSIDE_MSG):
+        resolve_inside(alias, str(alias / ".." / "x"))
+
+
 def test_resolve_inside_follows_links_that_stay_inside(layout: dict[str, Path]) -> None:
     assert resolve_inside(layout["root"], "link_in.txt") == layout["root"].resolve() / "a.txt"
 

@@ -67,7 +67,9 @@ async def check_server_tools(tools: list[AgentTool]) -> None:
     # Our validator rejects bad arguments with pi's text; the server is never called.
     bad = await run(tools, "add", {"a": "two"})
     assert bad.is_error
-    assert bad.result.text_content().startswith('Validation failed for tool "add":')
+    assert bad.result.text_content().startswith('Validation failed for tool "add":\n')
+    assert "  - a: expected integer, got string\n" in bad.result.text_content()
+    assert "  - b: missing\n" in bad.result.text_content()
 
     # isError → an error result carrying the server's message.
     failed = await run(tools, "fail", {"message": "disk on fire"})
@@ -91,7 +93,12 @@ async def check_server_tools(tools: list[AgentTool]) -> None:
     assert absent.result.text_content() == "name=n extra=None"
     present = await run(tools, "tagged", {"name": "n", "extra": 5})
     assert present.is_error
-    assert "unresolved reference" in present.result.text_content()
+    assert present.result.text_content() == (
+        'Validation failed for tool "tagged":\n'
+        "  - extra: unresolved reference #/$defs/Missing\n\n"
+        "Received arguments:\n"
+        '{\n  "name": "n",\n  "extra": 5\n}'
+    )
 
     # Images come back as image blocks.
     picture = await run(tools, "picture", {})
@@ -284,3 +291,65 @@ async def test_mcp_http_unreachable_is_a_configuration_error() -> None:
     message = str(info.value)
     assert message.startswith("Could not connect to MCP server at http://127.0.0.1:9/mcp:")
     assert "\n" not in message
+
+
+# ----------------------------------------------------------------------------- without a server
+
+
+class FakeSession:
+    """Just enough of ``mcp.ClientSession`` to test paging and protocol errors."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.cursors: list[str | None] = []
+
+    async def list_tools(self, *, params: Any = None) -> dict[str, Any]:
+        cursor = None if params is None else params.cursor
+        self.cursors.append(cursor)
+        if cursor is None:
+            return {
+                "tools": [{"name": "one", "inputSchema": {"type": "object"}}],
+                "nextCursor": "page-2",
+            }
+        return {
+            "tools": [
+                {
+                    "name": "two",
+                    "description": "Second.",
+                    "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                    "outputSchema": {"type": "object"},
+                    "annotations": {"title": "Number two"},
+                }
+            ]
+        }
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        import mcp
+
+        self.calls.append((name, arguments))
+        if name == "one":
+            raise mcp.MCPError(code=-32602, message="Unknown tool: one\nmore detail")
+        return {"content": [{"type": "text", "text": f"n={arguments['n']}"}]}
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_follow_pagination_and_map_metadata() -> None:
+    session = FakeSession()
+    tools = await mcp_tools(session)
+    assert session.cursors == [None, "page-2"]
+    assert [tool.name for tool in tools] == ["one", "two"]
+    two = tools[1]
+    assert two.label == "Number two"
+    assert two.description == "Second."
+    assert two.output_schema == {"type": "object"}
+    outcome = await run(tools, "two", {"n": "7"})
+    assert outcome.result.text_content() == "n=7"
+    assert session.calls == [("two", {"n": 7})]
+
+
+@pytest.mark.anyio
+async def test_mcp_protocol_errors_become_one_line_error_results() -> None:
+    tools = await mcp_tools(FakeSession())
+    outcome = await run(tools, "one", {})
+    assert outcome.is_error
+    assert outcome.result.text_content() == 'MCP tool "one" failed: Unknown tool: one'
