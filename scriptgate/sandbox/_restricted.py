@@ -38,7 +38,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
-from typing import Any
+from typing import Any, cast
 
 from RestrictedPython.transformer import (
     INSPECT_ATTRIBUTES,
@@ -48,13 +48,13 @@ from RestrictedPython.transformer import (
 
 __all__ = [
     "FILENAME",
+    "INSPECT_ATTRIBUTES",
     "MAX_AST_DEPTH",
     "MAX_FORMAT_WIDTH",
-    "CompiledScript",
     "CompileFailure",
+    "CompiledScript",
     "ScriptPolicy",
     "compile_script",
-    "INSPECT_ATTRIBUTES",
     "format_spec_too_wide",
 ]
 
@@ -100,20 +100,20 @@ def format_spec_too_wide(spec: str) -> bool:
     return any(len(run) > 5 or int(run) > MAX_FORMAT_WIDTH for run in _DIGITS.findall(spec))
 
 
-def _name(id_: str, node: ast.AST | None = None) -> ast.Name:
+def _name(id_: str, node: Any = None) -> ast.Name:
     new = ast.Name(id_, ast.Load())
     if node is not None:
         copy_locations(new, node)
     return new
 
 
-def _call(func: str, args: list[ast.expr], node: ast.AST) -> ast.Call:
+def _call(func: str, args: list[ast.expr], node: Any) -> ast.Call:
     new = ast.Call(func=_name(func, node), args=args, keywords=[])
     copy_locations(new, node)
     return new
 
 
-def _stmt_call(func: str, node: ast.AST) -> ast.Expr:
+def _stmt_call(func: str, node: Any) -> ast.Expr:
     new = ast.Expr(_call(func, [], node))
     copy_locations(new, node)
     return new
@@ -236,15 +236,16 @@ class ScriptPolicy(RestrictingNodeTransformer):
             if type(node.op) in _GUARDED_BINOPS:
                 new = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
-                    value=_call("_inplace_", [ast.Constant(op), _name(target.id, node), value], node),
+                    value=_call(
+                        "_inplace_", [ast.Constant(op), _name(target.id, node), value], node
+                    ),
                 )
                 copy_locations(new, node)
                 ast.fix_missing_locations(new)
                 return new
             node.value = value
             return node
-        self.not_allowed(node)  # pragma: no cover - Python allows no other targets
-        return node
+        return node  # type: ignore[unreachable]  # Python allows no other targets
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
         """f-string format specs may not ask for huge widths (``f'{1:>{10**10}}'``)."""
@@ -257,7 +258,9 @@ class ScriptPolicy(RestrictingNodeTransformer):
         ):
             text = "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant))
             if format_spec_too_wide(text):
-                self.error(node, f"Format spec {text!r} asks for more than {MAX_FORMAT_WIDTH} characters.")
+                self.error(
+                    node, f"Format spec {text!r} asks for more than {MAX_FORMAT_WIDTH} characters."
+                )
             return node
         call = _call("_fmtv_", [node.value, ast.Constant(node.conversion), spec], node)
         new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
@@ -270,10 +273,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         if name.startswith("_") and name != "_":
             self.error(node, f'"{name}" is an invalid attribute name because it starts with "_".')
         elif name.endswith("__roles__"):
-            self.error(node, f'"{name}" is an invalid attribute name because it ends with "__roles__".')
+            self.error(
+                node, f'"{name}" is an invalid attribute name because it ends with "__roles__".'
+            )
         elif name in INSPECT_ATTRIBUTES:
             self.error(
-                node, f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
+                node,
+                f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.',
             )
 
     # -- loops, functions, handlers: budget checks ------------------------------
@@ -286,7 +292,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_For(self, node: ast.For) -> Any:
         """Tick at the top of every ``for`` body (iteration is already guarded)."""
-        node = super().visit_For(node)
+        node = cast(Any, super().visit_For(node))
         node.body.insert(0, _stmt_call("_tick_", node))
         return node
 
@@ -311,13 +317,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
         if isinstance(node, ast.AsyncFunctionDef) or _is_generator(node):
             body.insert(0, _stmt_call("_tick_", node))
             return
-        guarded = ast.Try(body=body, handlers=[], orelse=[], finalbody=[_stmt_call("_leave_", node)])
+        guarded = ast.Try(
+            body=body, handlers=[], orelse=[], finalbody=[_stmt_call("_leave_", node)]
+        )
         copy_locations(guarded, node)
         node.body = [_stmt_call("_enter_", node), guarded]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         """Plain functions count call depth and tick; generators tick."""
-        node = super().visit_FunctionDef(node)
+        node = cast(Any, super().visit_FunctionDef(node))
         self._instrument(node)
         return node
 
@@ -331,7 +339,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
         """``lambda`` bodies tick: ``lambda x: _tick_() or <body>``."""
-        node = super().visit_Lambda(node)
+        node = cast(Any, super().visit_Lambda(node))
         body = ast.BoolOp(op=ast.Or(), values=[_call("_tick_", [], node.body), node.body])
         copy_locations(body, node.body)
         node.body = body
@@ -339,7 +347,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         """Every handler first re-raises a limit, an abort or a cancellation."""
-        node = super().visit_ExceptHandler(node)
+        node = cast(Any, super().visit_ExceptHandler(node))
         node.body.insert(0, _stmt_call("_check_", node))
         return node
 
@@ -486,7 +494,7 @@ class _TopLevel(ast.NodeVisitor):
             if default is not None:
                 self.visit(default)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.bind(node.name)
@@ -501,7 +509,7 @@ class _TopLevel(ast.NodeVisitor):
         for alias in node.names:
             self.bind(alias.asname or alias.name.split(".")[0])
 
-    visit_ImportFrom = visit_Import  # type: ignore[assignment]
+    visit_ImportFrom = visit_Import
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         self.bind(node.name)
@@ -526,7 +534,7 @@ class _TopLevel(ast.NodeVisitor):
         if self.yield_line is None:
             self.yield_line = node.lineno
 
-    visit_YieldFrom = visit_Yield  # type: ignore[assignment]
+    visit_YieldFrom = visit_Yield
 
 
 def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
@@ -554,7 +562,9 @@ def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
     )
     func: ast.stmt
     if is_async:
-        func = ast.AsyncFunctionDef(name=ENTRY, args=args, body=body, decorator_list=[], returns=None)
+        func = ast.AsyncFunctionDef(
+            name=ENTRY, args=args, body=body, decorator_list=[], returns=None
+        )
     else:
         func = ast.FunctionDef(name=ENTRY, args=args, body=body, decorator_list=[], returns=None)
     func.lineno = 1
@@ -576,10 +586,15 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
     except SyntaxError as exc:
         return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
-        return CompileFailure("rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None)
+        return CompileFailure(
+            "rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None
+        )
     if _depth(tree) > MAX_AST_DEPTH:
         return CompileFailure(
-            "rejected", "SyntaxError", f"the script is nested more than {MAX_AST_DEPTH} levels deep", None
+            "rejected",
+            "SyntaxError",
+            f"the script is nested more than {MAX_AST_DEPTH} levels deep",
+            None,
         )
     scan = _TopLevel()
     for stmt in tree.body:
@@ -604,7 +619,9 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
     except SyntaxError as exc:
         return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
-        return CompileFailure("rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None)
+        return CompileFailure(
+            "rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None
+        )
     return CompiledScript(code=code, is_async=is_async)
 
 
@@ -613,7 +630,9 @@ _CACHE_SIZE = 256
 _CACHE_LOCK = Lock()
 
 
-def compile_script(source: str, *, max_source_bytes: int | None = None) -> CompiledScript | CompileFailure:
+def compile_script(
+    source: str, *, max_source_bytes: int | None = None
+) -> CompiledScript | CompileFailure:
     """Compile a script under the policy (cached by source text); never raises."""
     if max_source_bytes is not None:
         size = len(source.encode("utf-8", "surrogatepass"))
@@ -633,8 +652,12 @@ def compile_script(source: str, *, max_source_bytes: int | None = None) -> Compi
         result = _compile_uncached(source)
     except Exception as exc:  # a policy bug must not escape to the host
         result = CompileFailure("sandbox", type(exc).__name__, f"the policy failed: {exc}", None)
-    except BaseException as exc:  # RecursionError subclasses are Exceptions; this is belt and braces
-        result = CompileFailure("rejected", type(exc).__name__, "the script could not be compiled", None)
+    except (
+        BaseException
+    ) as exc:  # RecursionError subclasses are Exceptions; this is belt and braces
+        result = CompileFailure(
+            "rejected", type(exc).__name__, "the script could not be compiled", None
+        )
     with _CACHE_LOCK:
         _CACHE[source] = result
         if len(_CACHE) > _CACHE_SIZE:

@@ -15,7 +15,6 @@ says. Only JSON copies cross in either direction (:func:`json_copy`).
 from __future__ import annotations
 
 import json
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -219,7 +218,9 @@ class HostToolBridge:
         try:
             args = json_copy(arguments, what="arguments")
         except NotJSONError as exc:
-            return ToolReply(status="error", error=f"Invalid arguments for tool {tool_name!r}: {exc}")
+            return ToolReply(
+                status="error", error=f"Invalid arguments for tool {tool_name!r}: {exc}"
+            )
         controller = AbortController()
         remove = (
             self.signal.add_listener(lambda reason: controller.abort(reason))
@@ -284,5 +285,3 @@ class HostToolBridge:
                     duration_ms=duration,
                 )
         return ToolReply(status=status, value=value, duration_ms=duration)
-
-

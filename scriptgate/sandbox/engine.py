@@ -34,7 +34,14 @@ import anyio.to_thread
 
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.sandbox._restricted import ENTRY, FILENAME, CompileFailure, compile_script
-from scriptgate.sandbox.bridge import NotJSONError, ToolBridge, ToolReply, ToolSpec, json_copy, json_size
+from scriptgate.sandbox.bridge import (
+    NotJSONError,
+    ToolBridge,
+    ToolReply,
+    ToolSpec,
+    json_copy,
+    json_size,
+)
 from scriptgate.sandbox.builtins import make_builtins
 from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards import MAX_RANGE, Budget, OpaqueNamespace, make_guards
@@ -162,7 +169,9 @@ class _Run:
 
     # -- output -----------------------------------------------------------------
 
-    def print_(self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: Any = False) -> None:
+    def print_(
+        self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: Any = False
+    ) -> None:
         # test_limits_output_cap: output beyond max_output_chars ends the script.
         if file is not None:
             raise TypeError("print(file=...) is not available in the sandbox")
@@ -225,7 +234,9 @@ class _Run:
             try:
                 reply = await self.bridge.call(call.id, spec.name, call.arguments)
             except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
+                reply = ToolReply(
+                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
+                )
             call.scope = None
             call.reply = reply
             call.status = reply.status
@@ -297,7 +308,7 @@ class _Run:
             async def runner(aw: Any = aw, done: anyio.Event = done, box: list[Any] = box) -> None:
                 try:
                     box.append((True, await aw))
-                except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting script
+                except BaseException as exc:
                     box.append((False, exc))
                 finally:
                     done.set()
@@ -312,9 +323,11 @@ class _Run:
         for done, box in boxes:
             await done.wait()
             ok, value = box[0]
-            if not ok:
-                if isinstance(value, (ScriptStop, anyio.get_cancelled_exc_class())) or not return_exceptions:
-                    raise value
+            if not ok and (
+                isinstance(value, (ScriptStop, anyio.get_cancelled_exc_class()))
+                or not return_exceptions
+            ):
+                raise value
             results.append(value)
         return results
 
@@ -386,7 +399,7 @@ class _Run:
     def _thread_main(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         try:
             return True, fn()
-        except BaseException as exc:  # noqa: BLE001 - nothing a script does may escape
+        except BaseException as exc:
             return False, exc
 
     async def execute(self, code: Any) -> tuple[bool, Any]:
@@ -408,7 +421,7 @@ class _Run:
                         self.script_scope = scope
                         try:
                             outcome = (True, await fn())
-                        except BaseException as exc:  # noqa: BLE001
+                        except BaseException as exc:
                             outcome = (False, exc)
                     self.script_scope = None
                 else:
@@ -427,8 +440,10 @@ class _Run:
         finally:
             if remove is not None:
                 remove()
-            if self.budget.stop is None and not outcome[0] and isinstance(
-                outcome[1], anyio.get_cancelled_exc_class()
+            if (
+                self.budget.stop is None
+                and not outcome[0]
+                and isinstance(outcome[1], anyio.get_cancelled_exc_class())
             ):
                 self.budget.trip("aborted", "Execution cancelled")
         return outcome
@@ -466,7 +481,9 @@ async def run_script(
         reason = signal.reason
         return ScriptResult(
             ok=False,
-            error=ScriptError("aborted", "AbortError", str(reason) if reason else "Execution aborted"),
+            error=ScriptError(
+                "aborted", "AbortError", str(reason) if reason else "Execution aborted"
+            ),
             wall_time=wall(),
         )
     compiled = compile_script(source, max_source_bytes=limits.max_source_bytes)
@@ -489,7 +506,7 @@ async def run_script(
         ok, payload = await run.execute(compiled.code)
     except anyio.get_cancelled_exc_class():
         raise
-    except BaseException as exc:  # noqa: BLE001 - an engine bug must not reach the host
+    except BaseException as exc:
         return ScriptResult(
             ok=False,
             output="".join(run.output),
@@ -542,7 +559,9 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
                 ok=False,
                 output=output,
                 error=ScriptError(
-                    "limit", "LimitExceeded", f"The script's value is {size} bytes, more than the limit of {cap} bytes"
+                    "limit",
+                    "LimitExceeded",
+                    f"The script's value is {size} bytes, more than the limit of {cap} bytes",
                 ),
                 calls=calls,
                 wall_time=wall_time,

@@ -142,7 +142,9 @@ class Budget:
         def enter() -> None:
             push(None)
             if len(stack) > limit:
-                raise self.trip("limit", f"Script exceeded the recursion limit ({limit} nested calls)")
+                raise self.trip(
+                    "limit", f"Script exceeded the recursion limit ({limit} nested calls)"
+                )
             tick()
 
         return enter, stack.pop
@@ -221,7 +223,9 @@ def check_value(value: Any) -> Any:
         _refuse("string.Formatter")
     if kind is types.BuiltinFunctionType:
         owner = getattr(value, "__self__", None)
-        if (owner is None or owner is _builtins) and value.__name__ not in _SAFE_BUILTIN_FUNCTION_NAMES:
+        if (
+            owner is None or owner is _builtins
+        ) and value.__name__ not in _SAFE_BUILTIN_FUNCTION_NAMES:
             _refuse(f"the builtin {value.__name__!r}")
         if isinstance(owner, types.ModuleType) and owner is not _builtins:
             _refuse(f"{owner.__name__}.{value.__name__}")
@@ -299,7 +303,7 @@ def safe_str_format(template: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _bound_str_format(template: str) -> Callable[..., str]:
-    def format(*args: Any, **kwargs: Any) -> str:  # noqa: A001 - the method's own name
+    def format(*args: Any, **kwargs: Any) -> str:
         return safe_str_format(template, args, kwargs)
 
     return format
@@ -352,15 +356,26 @@ def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
     """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``)."""
     if mod is not None:
         return _builtins.pow(a, b, mod)
-    if isinstance(a, int) and isinstance(b, int) and b > 0 and a not in (0, 1, -1):
-        if b > MAX_INT_BITS or (a.bit_length() - 1) * b > MAX_INT_BITS:
-            _too_big("an int power")
+    if (
+        isinstance(a, int)
+        and isinstance(b, int)
+        and b > 0
+        and a not in (0, 1, -1)
+        and (b > MAX_INT_BITS or (a.bit_length() - 1) * b > MAX_INT_BITS)
+    ):
+        _too_big("an int power")
     return a**b
 
 
 def guarded_lshift(a: Any, b: Any) -> Any:
     """``a << b`` refusing huge ints (blocks ``1 << 10**11``)."""
-    if isinstance(a, int) and isinstance(b, int) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+    if (
+        isinstance(a, int)
+        and isinstance(b, int)
+        and a
+        and b > 0
+        and a.bit_length() + b > MAX_INT_BITS
+    ):
         _too_big("an int shift")
     return a << b
 
@@ -421,7 +436,11 @@ def _width_method(s: Any, name: str) -> Callable[..., Any]:
 
 def _expandtabs(s: Any) -> Callable[..., Any]:
     def expandtabs(tabsize: int = 8) -> Any:
-        if isinstance(tabsize, int) and tabsize > 0 and (s.count("\t") + 1) * tabsize + len(s) > MAX_SEQUENCE:
+        if (
+            isinstance(tabsize, int)
+            and tabsize > 0
+            and (s.count("\t") + 1) * tabsize + len(s) > MAX_SEQUENCE
+        ):
             _too_big("str.expandtabs")
         return s.expandtabs(tabsize)
 
@@ -587,9 +606,13 @@ def make_guards(
         if type(name) is not str:
             raise TypeError("attribute name must be a str")
         if name.startswith("_"):
-            raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_"'
+            )
         if name in INSPECT_ATTRIBUTES:
-            raise AttributeError(f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.')
+            raise AttributeError(
+                f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
+            )
         kind = type(obj)
         if kind is OpaqueNamespace:
             if default:
@@ -603,7 +626,9 @@ def make_guards(
         if name in _DENIED_NAMES:
             raise AttributeError(f'"{name}" is not available in the sandbox')
         if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
-            raise AttributeError(f"attributes of {kind.__name__} objects are not available in the sandbox")
+            raise AttributeError(
+                f"attributes of {kind.__name__} objects are not available in the sandbox"
+            )
         value = getattr(obj, name, *default)
         if type(value) in _PLAIN:
             return value
@@ -654,7 +679,9 @@ def make_guards(
         # test_guards_apply_refuses_private_keywords: f(**{"_trusted": True}).
         for key in kwargs:
             if key.startswith("_"):
-                raise TypeError(f'keyword argument "{key}" is not allowed because it starts with "_"')
+                raise TypeError(
+                    f'keyword argument "{key}" is not allowed because it starts with "_"'
+                )
         return func(*args, **kwargs)
 
     def fmtv(value: Any, conversion: int, spec: str) -> str:
@@ -671,7 +698,11 @@ def make_guards(
         # Classes the script defines are recorded so `self.x = 1` works on their
         # instances only (test_language_class_attribute_writes).
         for base in bases:
-            if not isinstance(base, type) or id(base) in _FORBIDDEN_VALUES or base is OpaqueNamespace:
+            if (
+                not isinstance(base, type)
+                or id(base) in _FORBIDDEN_VALUES
+                or base is OpaqueNamespace
+            ):
                 raise TypeError(f"cannot subclass {base!r} in the sandbox")
         cls = type(name, bases, namespace)
         setattr(cls, SCRIPT_CLASS_MARK, True)

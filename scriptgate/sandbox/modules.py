@@ -115,16 +115,22 @@ def _capped(fn: Callable[..., Any], limit: int, name: str) -> Callable[..., Any]
 
 def _re_sub(counting: bool) -> Callable[..., Any]:
     def sub(pattern: Any, repl: Any, string_: str, count: int = 0, flags: int = 0) -> Any:
-        if isinstance(repl, str) and isinstance(string_, str):
-            if (len(string_) + 1) * max(len(repl), 1) > MAX_SEQUENCE and len(repl) > 1:
-                raise MemoryError("re.sub result would be too large for the sandbox")
+        if (
+            isinstance(repl, str)
+            and isinstance(string_, str)
+            and len(repl) > 1
+            and (len(string_) + 1) * len(repl) > MAX_SEQUENCE
+        ):
+            raise MemoryError("re.sub result would be too large for the sandbox")
         fn = re.subn if counting else re.sub
         return fn(pattern, repl, string_, count=count, flags=flags)
 
     return sub
 
 
-def make_modules(charge: Callable[[Any], Any], tick: Callable[[], None]) -> dict[str, OpaqueNamespace]:
+def make_modules(
+    charge: Callable[[Any], Any], tick: Callable[[], None]
+) -> dict[str, OpaqueNamespace]:
     """The stand-in modules of one run (fresh objects, so no state is shared between runs)."""
 
     def ticking(it: Iterator[Any]) -> Iterator[Any]:
@@ -188,7 +194,9 @@ def make_modules(charge: Callable[[Any], Any], tick: Callable[[], None]) -> dict
 
     rng = random.Random()
 
-    def choices(population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1) -> list[Any]:
+    def choices(
+        population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
+    ) -> list[Any]:
         if k > MAX_SEQUENCE:
             raise MemoryError("random.choices k too large for the sandbox")
         return rng.choices(charge(population), weights, cum_weights=cum_weights, k=k)
@@ -200,13 +208,15 @@ def make_modules(charge: Callable[[Any], Any], tick: Callable[[], None]) -> dict
         return functools.reduce(function, charge(iterable), *initial)
 
     members: dict[str, dict[str, Any]] = {
-        "json": {"dumps": _json_dumps, "loads": _json_loads, "JSONDecodeError": json.JSONDecodeError},
+        "json": {
+            "dumps": _json_dumps,
+            "loads": _json_loads,
+            "JSONDecodeError": json.JSONDecodeError,
+        },
         "math": {
             **{name: getattr(math, name) for name in MODULE_NAMES["math"]},
             "fsum": lambda data: math.fsum(charge(data)),
-            "prod": lambda data, *, start=1: functools.reduce(
-                _mul_checked, charge(data), start
-            ),
+            "prod": lambda data, *, start=1: functools.reduce(_mul_checked, charge(data), start),
             "factorial": _capped(math.factorial, _MAX_FACTORIAL, "factorial"),
             "comb": _capped(math.comb, _MAX_FACTORIAL, "comb"),
             "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
@@ -295,7 +305,9 @@ def _batched(iterable: Any, n: int) -> Iterator[tuple[Any, ...]]:
 
 
 def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
-    names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(field_names)
+    names = (
+        field_names.replace(",", " ").split() if isinstance(field_names, str) else list(field_names)
+    )
     for name in [typename, *names]:
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
@@ -307,8 +319,8 @@ def make_import(modules: dict[str, OpaqueNamespace]) -> Callable[..., OpaqueName
 
     def import_(
         name: str,
-        globals: Any = None,  # noqa: A002 - the builtin's signature
-        locals: Any = None,  # noqa: A002
+        globals: Any = None,
+        locals: Any = None,
         fromlist: Any = (),
         level: int = 0,
     ) -> OpaqueNamespace:
