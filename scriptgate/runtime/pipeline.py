@@ -105,7 +105,7 @@ class ToolCallOutcome:
     aborted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PreparedToolCall:
     """A call that passed preflight: the original call, its tool and the validated ``args``.
 
@@ -118,7 +118,7 @@ class PreparedToolCall:
     args: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ExecutedToolCall:
     """What ``execute`` produced, before ``after_tool_call``."""
 
@@ -146,7 +146,7 @@ def _immediate(tool_call: ToolCall, text: str, *, aborted: bool = False) -> Tool
 
 def find_tool(tools: ToolList, name: str) -> AgentTool | None:
     """The tool named exactly ``name`` (first match in a sequence), or ``None``."""
-    if isinstance(tools, Mapping):
+    if not isinstance(tools, (list, tuple)) and isinstance(tools, Mapping):
         return tools.get(name)
     for candidate in tools:
         if candidate.name == name:
