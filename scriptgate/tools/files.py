@@ -1135,7 +1135,7 @@ def file_tools(
                             if n > last_printed:
                                 out_lines.append(f"{display}-{n}- {_clip(text)}")
                         out_lines.append(f"{display}:{number}: {_clip(line)}")
-                        matches.append({"path": display, "line": number, "text": line})
+                        matches.append({"path": display, "line": number, "text": _clip(line)})
                         last_printed = number
                         after_left = context
                         before.clear()

@@ -682,6 +682,9 @@ async def test_grep_skips_binary_and_links_out_and_clips_long_lines(
     paths = [m["path"] for m in result.structured_content["matches"]]
     assert paths == ["long.txt"]  # not blob.bin, not link_out.txt, not dir_out/secret.txt
     assert result.text_content().endswith("... [truncated]")
+    assert (
+        result.structured_content["matches"][0]["text"] == "secret" + "x" * 494 + "... [truncated]"
+    )
     assert len(result.text_content()) < 600
 
 
@@ -718,3 +721,68 @@ async def test_files_through_run_tool_call_coerce_and_report_errors(
     )
     assert missing.is_error
     assert "Could not find the exact text in a.txt" in missing.result.text_content()
+
+
+@pytest.mark.anyio
+async def test_files_structured_content_matches_each_output_schema(
+    layout: dict[str, Path],
+) -> None:
+    from scriptgate.runtime.schema import compile_schema
+
+    (layout["root"] / "pixel.png").write_bytes(PNG)
+    tools = tools_for(layout["root"], max_read_lines=1)
+    samples: list[tuple[str, dict[str, Any]]] = [
+        ("read", {"path": "a.txt"}),
+        ("read", {"path": "a.txt", "offset": 3}),
+        ("read", {"path": "pixel.png"}),
+        ("write", {"path": "w.txt", "content": "w\n"}),
+        ("edit", {"path": "w.txt", "edits": [{"oldText": "w", "newText": "x"}]}),
+        ("ls", {"limit": 1}),
+        ("find", {"pattern": "*.py"}),
+        ("grep", {"pattern": "a", "context": 1}),
+    ]
+    for name, args in samples:
+        result = await call(tools, name, args)
+        schema = tools[name].output_schema
+        assert schema is not None
+        assert compile_schema(schema, coerce=False).check(result.structured_content) == [], name
+
+
+@pytest.mark.anyio
+async def test_edit_aborted_while_queued_changes_nothing(layout: dict[str, Path]) -> None:
+    from scriptgate.runtime.file_queue import with_file_mutation_queue
+
+    tools = tools_for(layout["root"])
+    target = layout["root"] / "a.txt"
+    held, release = anyio.Event(), anyio.Event()
+    controller = AbortController()
+    errors: list[str] = []
+
+    async def holder() -> None:
+        async def hold() -> None:
+            held.set()
+            await release.wait()
+
+        await with_file_mutation_queue(target, hold)
+
+    async def queued_edit(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        pending = call(
+            tools,
+            "edit",
+            {"path": "a.txt", "edits": [{"oldText": "beta", "newText": "B"}]},
+            controller.signal,
+        )
+        task_status.started()
+        try:
+            await pending
+        except FileToolError as exc:
+            errors.append(str(exc))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(holder)
+        await held.wait()
+        await tg.start(queued_edit)  # now waiting behind the holder
+        controller.abort()
+        release.set()
+    assert errors == ["Operation aborted"]
+    assert target.read_text(encoding="utf-8") == "alpha\nbeta\ngamma\n"
