@@ -128,6 +128,8 @@ class FakeModel:
         self.contexts: list[ModelContext] = []
         #: The ``model`` argument of every request.
         self.models: list[Any] = []
+        #: The options of every request (``None`` when none were given).
+        self.options: list[StreamOptions | None] = []
 
     @property
     def calls(self) -> int:
@@ -141,6 +143,7 @@ class FakeModel:
         index = len(self.contexts)
         self.contexts.append(context)
         self.models.append(model)
+        self.options.append(options)
         signal = options.signal if options is not None else None
         if signal is not None and signal.aborted:
             return assistant_text("", stop_reason="aborted", error_message="Request was aborted")

@@ -55,6 +55,8 @@ __all__ = [
     "ModelContext",
     "NextTurn",
     "NextTurnContext",
+    "PreparedRequest",
+    "RequestContext",
     "StreamFn",
     "StreamOptions",
     "agent_loop",
@@ -75,9 +77,35 @@ class ModelContext:
 
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
-    """Per-request options handed to ``stream_fn``."""
+    """Per-request options handed to ``stream_fn``: the abort signal and the
+    thinking level (``AgentLoopConfig.thinking`` or a ``prepare_request`` override)."""
 
     signal: AbortSignal | None = None
+    thinking: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What ``prepare_request`` sees right before a model request: the loop's
+    context (pending messages already appended), the model and the thinking level."""
+
+    context: AgentContext
+    model: Any
+    thinking: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    """``prepare_request``'s answer; ``None`` fields keep the current value.
+
+    A replacement ``context`` becomes the loop's context (its messages are the
+    transcript from now on, its tools the executable ones); ``model`` and
+    ``thinking`` apply to this request only.
+    """
+
+    context: AgentContext | None = None
+    model: Any = None
+    thinking: str | None = None
 
 
 StreamFn: TypeAlias = Callable[[Any, ModelContext, StreamOptions], Awaitable[AssistantMessage]]
@@ -143,7 +171,11 @@ class AgentLoopConfig:
       ``get_follow_up_messages()`` when the loop would otherwise stop;
     - ``finish_turn(ctx)`` runs after the tool results and before ``turn_end``
       (:class:`FinishTurnResult`);
-    - ``prepare_next_turn(ctx)`` runs before a continuing turn (:class:`NextTurn`).
+    - ``prepare_next_turn(ctx)`` runs before a continuing turn (:class:`NextTurn`);
+    - ``prepare_request(ctx)`` runs right before every model request, after the
+      turn's pending messages are published (:class:`PreparedRequest`); steering
+      queued inside it is picked up after the turn, not before this request;
+    - ``thinking``: the thinking level passed in :class:`StreamOptions`.
 
     Every callable may be sync or async.
     """
@@ -159,6 +191,8 @@ class AgentLoopConfig:
     get_follow_up_messages: Callable[[], _Maybe] | None = None
     finish_turn: Callable[[FinishTurnContext], _Maybe] | None = None
     prepare_next_turn: Callable[[NextTurnContext], _Maybe] | None = None
+    prepare_request: Callable[[RequestContext], _Maybe] | None = None
+    thinking: str | None = None
 
 
 _default_stream_fn: StreamFn | None = None
@@ -225,13 +259,32 @@ class _Run:
         return list(await _call(getter) or ())
 
     async def request(self) -> AssistantMessage:
+        config = self.config
+        model = config.model
+        thinking = config.thinking
+        if config.prepare_request is not None:
+            prepared = await _call(
+                config.prepare_request, RequestContext(self.context, model, thinking)
+            )
+            if prepared is not None:
+                if not isinstance(prepared, PreparedRequest):
+                    raise ConfigurationError(
+                        "prepare_request must return a PreparedRequest or None, "
+                        f"got {type(prepared).__name__}"
+                    )
+                if prepared.context is not None:
+                    self.replace_context(prepared.context)
+                if prepared.model is not None:
+                    model = prepared.model
+                if prepared.thinking is not None:
+                    thinking = prepared.thinking
         messages: list[Any] = list(self.context.messages)
         if self.config.transform_context is not None:
             messages = list(await _call(self.config.transform_context, messages, self.signal))
         convert = self.config.convert_to_llm or _default_convert
         llm_messages = await _call(convert, messages)
         message = await self.stream_fn(
-            self.config.model, ModelContext(tuple(llm_messages)), StreamOptions(self.signal)
+            model, ModelContext(tuple(llm_messages)), StreamOptions(self.signal, thinking)
         )
         if not isinstance(message, AssistantMessage):
             raise ConfigurationError(
@@ -321,13 +374,15 @@ class _Run:
                 f"prepare_next_turn must return a NextTurn or None, got {type(prepared).__name__}"
             )
         if prepared.context is not None:
-            replacement = prepared.context
-            self.context = AgentContext(
-                messages=list(replacement.messages),
-                tools=list(replacement.tools),
-                system_prompt=replacement.system_prompt,
-            )
+            self.replace_context(prepared.context)
         pending.extend(prepared.messages)
+
+    def replace_context(self, replacement: AgentContext) -> None:
+        self.context = AgentContext(
+            messages=list(replacement.messages),
+            tools=list(replacement.tools),
+            system_prompt=replacement.system_prompt,
+        )
 
     async def finish(
         self, assistant: AssistantMessage, results: tuple[ToolResultMessage, ...]

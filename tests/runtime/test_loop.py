@@ -21,6 +21,8 @@ from scriptgate.runtime.loop import (
     ModelContext,
     NextTurn,
     NextTurnContext,
+    PreparedRequest,
+    RequestContext,
     StreamOptions,
     agent_loop,
     agent_loop_continue,
@@ -793,6 +795,82 @@ async def test_loop_context_update_replaces_executable_tools() -> None:
     # the removal was declared before the second request
     removal = [m for m in messages if isinstance(m, SystemMessage) and m.tools_removed]
     assert [r.name for r in removal[0].tools_removed or ()] == ["echo"]
+
+
+@pytest.mark.anyio
+async def test_loop_prepares_the_initial_request_after_pending_messages_and_can_replace_state() -> (
+    None
+):
+    order: list[str] = []
+    steering = UserMessage("steer first", timestamp=2)
+    replacement_system = SystemMessage("replaced", timestamp=0)
+    calls: list[RequestContext] = []
+    counters = Counters(steering=[[steering]])
+
+    def prepare(ctx: RequestContext) -> PreparedRequest:
+        calls.append(ctx)
+        order.append("prepareRequest")
+        return PreparedRequest(
+            context=AgentContext(messages=[replacement_system, *ctx.context.messages]),
+            model="other-model",
+            thinking="high",
+        )
+
+    def emit(event: AgentEvent) -> None:
+        if isinstance(event, MessageEndEvent):
+            order.append(f"message_end:{event.message.role}")
+
+    model = FakeModel([assistant_text("ok")])
+    await run_agent_loop(
+        [prompt()],
+        AgentContext(),
+        AgentLoopConfig(
+            model="m",
+            stream_fn=model,
+            prepare_request=prepare,
+            get_steering_messages=counters.steering,
+        ),
+        emit,
+    )
+    assert order[:3] == ["message_end:user", "message_end:user", "prepareRequest"]
+    assert calls[0].context.messages[-1] is steering
+    assert len(calls) == 1
+    assert model.contexts[0].messages[0] is replacement_system
+    assert model.models == ["other-model"]
+    options = model.options[0]
+    assert options is not None
+    assert options.thinking == "high"
+
+
+@pytest.mark.anyio
+async def test_loop_does_not_poll_steering_after_prepare_request() -> None:
+    queued = UserMessage("queued inside prepareRequest", timestamp=2)
+    queue: list[Any] = []
+    polls: list[int] = []
+    preparations: list[int] = []
+
+    def prepare(ctx: RequestContext) -> None:
+        preparations.append(1)
+        if len(preparations) == 1:
+            queue.append(queued)
+
+    def poll() -> list[Any]:
+        polls.append(1)
+        out = list(queue)
+        queue.clear()
+        return out
+
+    model = FakeModel([assistant_text("one"), assistant_text("two")])
+    await run_agent_loop(
+        [prompt()],
+        AgentContext(),
+        AgentLoopConfig(stream_fn=model, prepare_request=prepare, get_steering_messages=poll),
+        lambda e: None,
+    )
+    included = [queued in c.messages for c in model.contexts]
+    assert included == [False, True]
+    assert len(preparations) == 2
+    assert len(polls) == 3
 
 
 # ----------------------------------------------------------------------------- terminate
