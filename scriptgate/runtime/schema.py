@@ -1984,9 +1984,11 @@ def _pass3(node: _Node, x: Any, ctx: _Ctx) -> Any:
 class CompiledSchema:
     """A compiled JSON Schema: validate, coerce (pi §2.2) and report errors (pi §2.5)."""
 
-    __slots__ = ("__weakref__", "_coerce", "_fast", "_root", "_valid")
+    __slots__ = ("__weakref__", "_coerce", "_fast", "_root", "_source", "_valid")
 
     def __init__(self, root: _Node, *, coerce: bool) -> None:
+        #: Set by caches that key on the schema's identity (see ``validation``).
+        self._source: Any = None
         self._root = root
         self._coerce = coerce
         self._valid = _build_valid(root, False)
@@ -2020,13 +2022,21 @@ class CompiledSchema:
         return out
 
     def parse(self, value: Any) -> ParseResult:
-        """Coerce (when enabled), then check: the coerced value or the errors."""
-        if self._fast(value):
-            return ParseResult(True, value)
-        coerced = self.coerce(value) if self._coerce else value
-        if self._valid(coerced):
-            return ParseResult(True, coerced)
-        return ParseResult(False, coerced, tuple(self.check(coerced)))
+        """Coerce (when enabled), then check: the coerced value or the errors.
+
+        A schema that recurses without consuming the value (``{"anyOf": [{"$ref": "#"}]}``)
+        or a value nested beyond Python's recursion limit yields the generic
+        ``invalid`` error instead of an exception.
+        """
+        try:
+            if self._fast(value):
+                return ParseResult(True, value)
+            coerced = self.coerce(value) if self._coerce else value
+            if self._valid(coerced):
+                return ParseResult(True, coerced)
+            return ParseResult(False, coerced, tuple(self.check(coerced)))
+        except RecursionError:
+            return ParseResult(False, value, (ValidationIssue("", "schema", "invalid"),))
 
 
 def compile_schema(

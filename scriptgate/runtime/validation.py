@@ -5,18 +5,20 @@ Caching (pi keys compiled validators by schema object identity in a weak map):
 - per tool: a :class:`weakref.WeakKeyDictionary` maps the :class:`AgentTool` to
   ``(schema object, compiled)``; the entry is reused while ``tool.parameters_schema`` is
   the same object and disappears with the tool;
-- per schema object: a schema object that supports weak references (a custom
-  ``Mapping``) is cached weakly by identity and released with it; a plain ``dict``
-  cannot be weakly referenced, so it is kept in a small identity-keyed LRU
-  (:data:`SCHEMA_CACHE_SIZE` entries, holding the dict strongly so its ``id`` cannot be
-  reused). Equal but distinct schema objects always compile separately.
+- per schema object (:func:`compiled_for`, shared by tools that share one schema
+  object): a schema that supports weak references (e.g. a custom ``Mapping``) is cached
+  weakly by identity and the entry goes when the schema is collected; a plain ``dict``
+  cannot be weakly referenced, so the entry is a weak reference to the *compiled*
+  validator keyed by ``id(schema)``, and the validator holds the dict (so its ``id``
+  cannot be reused while the entry lives). The entry lives exactly as long as someone —
+  normally the tool cache, i.e. the tool — holds the validator. Equal but distinct
+  schema objects always compile separately.
 """
 
 from __future__ import annotations
 
 import copy
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from threading import Lock
 from typing import TYPE_CHECKING, Any
@@ -35,22 +37,18 @@ if TYPE_CHECKING:
     from scriptgate.runtime.types import ToolCall
 
 __all__ = [
-    "SCHEMA_CACHE_SIZE",
     "compiled_for",
     "format_validation_error",
     "json_stringify_pretty",
     "validate_tool_arguments",
 ]
 
-#: How many plain-``dict`` schemas the identity LRU keeps.
-SCHEMA_CACHE_SIZE = 256
-
 _lock = Lock()
 _tool_cache: weakref.WeakKeyDictionary[Any, tuple[Any, CompiledSchema]] = (
     weakref.WeakKeyDictionary()
 )
 _weak_cache: dict[int, tuple[weakref.ref[Any], CompiledSchema]] = {}
-_lru: OrderedDict[int, tuple[Any, CompiledSchema]] = OrderedDict()
+_by_id: weakref.WeakValueDictionary[int, CompiledSchema] = weakref.WeakValueDictionary()
 
 
 def json_stringify_pretty(value: Any) -> str:
@@ -81,19 +79,16 @@ def compiled_for(schema: Any) -> CompiledSchema:
         hit = _weak_cache.get(key)
         if hit is not None and hit[0]() is schema:
             return hit[1]
-        lru_hit = _lru.get(key)
-        if lru_hit is not None and lru_hit[0] is schema:
-            _lru.move_to_end(key)
-            return lru_hit[1]
+        by_id = _by_id.get(key)
+        if by_id is not None and by_id._source is schema:
+            return by_id
     compiled = compile_schema(schema)
     with _lock:
         try:
             ref = weakref.ref(schema, _dropper(key))
         except TypeError:
-            _lru[key] = (schema, compiled)
-            _lru.move_to_end(key)
-            while len(_lru) > SCHEMA_CACHE_SIZE:
-                _lru.popitem(last=False)
+            compiled._source = schema
+            _by_id[key] = compiled
         else:
             _weak_cache[key] = (ref, compiled)
     return compiled
