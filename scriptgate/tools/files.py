@@ -604,27 +604,31 @@ def _req_str(params: Mapping[str, Any], key: str) -> str:
 
 
 def _prepare_edit_arguments(args: Any) -> Any:
-    """pi's shim: legacy top-level ``oldText``/``newText``, ``edits`` as a JSON string or one object."""
+    """pi's shim: ``edits`` as a JSON string or a single object becomes a list, and legacy
+    top-level ``oldText``/``newText`` strings are appended to ``edits`` (and removed).
+
+    Returns ``args`` itself when nothing needed changing.
+    """
     if not isinstance(args, dict):
         return args
-    edits = args.get("edits")
-    changed = False
     out = dict(args)
+    changed = False
+    edits = out.get("edits")
     if isinstance(edits, str):
         try:
             parsed = json.loads(edits)
         except ValueError:
             parsed = None
-        if isinstance(parsed, (list, dict)):
+        if isinstance(parsed, list | dict):
             edits = parsed
             changed = True
     if isinstance(edits, dict):
         edits = [edits]
         changed = True
-    if edits is None and ("oldText" in args or "newText" in args):
-        edits = [{"oldText": args.get("oldText"), "newText": args.get("newText")}]
-        out.pop("oldText", None)
-        out.pop("newText", None)
+    old, new = out.get("oldText"), out.get("newText")
+    if isinstance(old, str) and isinstance(new, str):
+        edits = [*(edits if isinstance(edits, list) else []), {"oldText": old, "newText": new}]
+        del out["oldText"], out["newText"]
         changed = True
     if not changed:
         return args

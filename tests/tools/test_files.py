@@ -466,6 +466,19 @@ async def test_edit_accepts_legacy_and_stringified_arguments(layout: dict[str, P
         "path": "a.txt",
         "edits": [{"oldText": "before", "newText": "after"}],
     }
+    assert shim(
+        {
+            "path": "a.txt",
+            "edits": [{"oldText": "a", "newText": "b"}],
+            "oldText": "c",
+            "newText": "d",
+        }
+    ) == {
+        "path": "a.txt",
+        "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "c", "newText": "d"}],
+    }
+    half = {"path": "a.txt", "oldText": "only old"}
+    assert shim(half) is half  # left for validation to report
     await call(tools, "edit", {"path": "a.txt", "oldText": "alpha", "newText": "ALPHA"})
     await call(tools, "edit", {"path": "a.txt", "edits": '[{"oldText": "beta", "newText": "B"}]'})
     await call(tools, "edit", {"path": "a.txt", "edits": {"oldText": "gamma", "newText": "G"}})
