@@ -28,6 +28,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -644,8 +645,45 @@ class _Edit:
     new_text: str
 
 
-def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
-    """pi's multi-edit semantics on LF-normalised text (exact matching only)."""
+_FUZZY_CHARS = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        **dict.fromkeys(
+            "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000",
+            " ",
+        ),
+    }
+)
+
+
+def _fuzzy(text: str) -> str:
+    """pi's ``normalizeForFuzzyMatch``: NFKC, no trailing spaces, ASCII quotes/dashes/spaces."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return text.translate(_FUZZY_CHARS)
+
+
+def _find(content: str, old: str) -> tuple[int, int, bool]:
+    """pi's ``fuzzyFindText``: ``(index, length, used_fuzzy)``; index -1 when absent."""
+    at = content.find(old)
+    if at != -1:
+        return at, len(old), False
+    fuzzy_old = _fuzzy(old)
+    at = _fuzzy(content).find(fuzzy_old)
+    return at, len(fuzzy_old), at != -1
+
+
+def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> tuple[str, str]:
+    """pi's multi-edit semantics on LF-normalised text; returns ``(base, new)``.
+
+    Every edit is matched against the same original text: exactly first, then
+    after pi's fuzzy normalisation (NFKC, trailing whitespace, typographic quotes,
+    dashes and spaces). If any edit needs the fuzzy match, the whole operation
+    runs on the normalised text (``base``), as in pi. Occurrences are counted on
+    normalised text. All edits apply at once or not at all.
+    """
     total = len(edits)
     for i, (old, _new) in enumerate(edits):
         if old == "":
@@ -654,9 +692,12 @@ def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
                 if total == 1
                 else f"edits[{i}].oldText must not be empty in {path}."
             )
+    if any(_find(content, old)[2] for old, _new in edits):
+        content = _fuzzy(content)
+    fuzzy_content = _fuzzy(content)
     matched: list[_Edit] = []
     for i, (old, new) in enumerate(edits):
-        at = content.find(old)
+        at, length, _used = _find(content, old)
         if at == -1:
             raise FileToolError(
                 f"Could not find the exact text in {path}. The old text must match exactly "
@@ -665,7 +706,7 @@ def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
                 else f"Could not find edits[{i}] in {path}. The oldText must match exactly "
                 "including all whitespace and newlines."
             )
-        occurrences = content.count(old)
+        occurrences = fuzzy_content.count(_fuzzy(old))
         if occurrences > 1:
             raise FileToolError(
                 f"Found {occurrences} occurrences of the text in {path}. The text must be unique. "
@@ -674,7 +715,7 @@ def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
                 else f"Found {occurrences} occurrences of edits[{i}] in {path}. Each oldText must "
                 "be unique. Please provide more context to make it unique."
             )
-        matched.append(_Edit(i, at, at + len(old), new))
+        matched.append(_Edit(i, at, at + length, new))
     matched.sort(key=lambda e: e.start)
     for prev, cur in itertools.pairwise(matched):
         if prev.end > cur.start:
@@ -692,11 +733,12 @@ def _apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
     result = "".join(parts)
     if result == content:
         raise FileToolError(
-            f"No changes made to {path}. The replacement produced identical content."
+            f"No changes made to {path}. The replacement produced identical content. This might "
+            "indicate an issue with special characters or the text not existing as expected."
             if total == 1
             else f"No changes made to {path}. The replacements produced identical content."
         )
-    return result
+    return content, result
 
 
 def _normalize_lf(text: str) -> str:
@@ -983,8 +1025,7 @@ def file_tools(
             bom = "\ufeff" if text.startswith("\ufeff") else ""
             body = text[len(bom) :]
             crlf = "\r\n" in body and body.find("\r\n") <= body.find("\n")
-            base = _normalize_lf(body)
-            new = _apply_edits(base, edits, path)
+            base, new = _apply_edits(_normalize_lf(body), edits, path)
             final = bom + (new.replace("\n", "\r\n") if crlf else new)
             data = final.encode("utf-8")
             await _in_thread(lambda: write_sync(real, path, data))

@@ -486,6 +486,27 @@ async def test_edit_accepts_legacy_and_stringified_arguments(layout: dict[str, P
 
 
 @pytest.mark.anyio
+async def test_edit_falls_back_to_pi_fuzzy_matching(layout: dict[str, Path]) -> None:
+    tools = tools_for(layout["root"])
+    quotes = layout["root"] / "quotes.py"
+    quotes.write_text("greet = \u201chello\u201d   \nkeep = 1\u20132\n", encoding="utf-8")
+    await call(
+        tools,
+        "edit",
+        {"path": "quotes.py", "edits": [{"oldText": 'greet = "hello"', "newText": "greet = 'hi'"}]},
+    )
+    # As in pi, a fuzzy match rewrites the file in normalised form.
+    assert quotes.read_text(encoding="utf-8") == "greet = 'hi'\nkeep = 1-2\n"
+    twice = layout["root"] / "twice.txt"
+    twice.write_text("\u2018x\u2019 and 'x'\n", encoding="utf-8")
+    with pytest.raises(FileToolError, match=r"^Found 2 occurrences of the text in twice\.txt\."):
+        await call(
+            tools, "edit", {"path": "twice.txt", "edits": [{"oldText": "'x'", "newText": "y"}]}
+        )
+    assert twice.read_text(encoding="utf-8") == "\u2018x\u2019 and 'x'\n"
+
+
+@pytest.mark.anyio
 async def test_edit_keeps_crlf_and_bom(layout: dict[str, Path]) -> None:
     path = layout["root"] / "win.txt"
     path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
