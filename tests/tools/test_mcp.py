@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -284,12 +285,16 @@ async def test_mcp_streamable_http_on_loopback() -> None:
 
 @pytest.mark.anyio
 async def test_mcp_http_unreachable_is_a_configuration_error() -> None:
-    # Port 9 on loopback (discard) is closed on test machines; the connection is refused.
+    # A port that was just free on loopback: nothing listens there, so connecting is refused.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
     with pytest.raises(ConfigurationError) as info:
-        async with connect_http("http://127.0.0.1:9/mcp", connect_timeout=10):
+        async with connect_http(url, connect_timeout=10):
             pytest.fail("connected to nothing")
     message = str(info.value)
-    assert message.startswith("Could not connect to MCP server at http://127.0.0.1:9/mcp:")
+    assert message.startswith(f"Could not connect to MCP server at {url}:")
     assert "\n" not in message
 
 
