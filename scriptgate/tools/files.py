@@ -187,12 +187,13 @@ def _read_text_error(path: str, size: int) -> FileToolError:
 # ----------------------------------------------------------------------------- windows
 
 
-def _count_lines(f: IO[bytes]) -> int:
+def _count_lines(f: IO[bytes], signal: AbortSignal | None = None) -> int:
     """Lines in the file (a final line without a newline counts), bounded memory."""
     f.seek(0)
     count = 0
     last = b""
     while chunk := f.read(_CHUNK):
+        _check_abort(signal)
         count += chunk.count(b"\n")
         last = chunk[-1:]
     if last and last != b"\n":
@@ -805,7 +806,9 @@ def file_tools(
 
     # ------------------------------------------------------------------ read
 
-    def read_sync(path: str, offset: int | None, limit: int | None) -> AgentToolResult:
+    def read_sync(
+        path: str, offset: int | None, limit: int | None, signal: AbortSignal | None
+    ) -> AgentToolResult:
         real = resolve(path)
         try:
             st = os.stat(real)
@@ -823,7 +826,7 @@ def file_tools(
                     return read_image(f, path, mime, st.st_size)
                 if b"\x00" in head:
                     raise _read_text_error(path, st.st_size)
-                return read_window(f, path, offset, limit, st.st_size)
+                return read_window(f, path, offset, limit, st.st_size, signal)
         except OSError as exc:
             raise _os_error(exc, path, "read") from exc
 
@@ -851,9 +854,14 @@ def file_tools(
         )
 
     def read_window(
-        f: IO[bytes], path: str, offset: int | None, limit: int | None, size: int
+        f: IO[bytes],
+        path: str,
+        offset: int | None,
+        limit: int | None,
+        size: int,
+        signal: AbortSignal | None,
     ) -> AgentToolResult:
-        total = _count_lines(f)
+        total = _count_lines(f, signal)
         start = offset if offset is not None else 1
         if start > max(total, 1):
             raise FileToolError(f"Offset {start} is beyond end of file ({total} lines total)")
@@ -929,7 +937,7 @@ def file_tools(
         if limit is not None and limit < 1:
             raise FileToolError("limit must be at least 1")
         _check_abort(signal)
-        return await _in_thread(lambda: read_sync(path, offset, limit))
+        return await _in_thread(lambda: read_sync(path, offset, limit, signal))
 
     # ------------------------------------------------------------------ write
 
