@@ -820,3 +820,29 @@ async def test_edit_aborted_while_queued_changes_nothing(layout: dict[str, Path]
         release.set()
     assert errors == ["Operation aborted"]
     assert target.read_text(encoding="utf-8") == "alpha\nbeta\ngamma\n"
+
+
+@pytest.mark.anyio
+async def test_files_in_a_script_return_structured_data_and_catchable_errors(
+    layout: dict[str, Path],
+) -> None:
+    from scriptgate.sandbox.sandbox import Sandbox
+
+    code = """
+data = read(path="a.txt")
+edit(path="a.txt", oldText="beta", newText="BETA")
+hits = grep(pattern="BETA")
+try:
+    read(path="../outside/secret.txt")
+except Exception as exc:
+    print("refused:", exc)
+[data["total_lines"], hits["matches"]]
+"""
+    result = await Sandbox(file_tools(layout["root"])).run(code)
+    assert result.ok, result.error
+    assert result.value == [3, [{"path": "a.txt", "line": 2, "text": "BETA"}]]
+    assert result.output == (
+        'refused: Path "../outside/secret.txt" is outside the root directory; only paths '
+        "inside it are allowed\n"
+    )
+    assert [call.status for call in result.calls] == ["ok", "ok", "ok", "error"]
