@@ -287,7 +287,7 @@ def test_cli_run_prints_output_value_and_trace(
     assert '"quiet": "OK"' in out
     assert '"denied": "Denied by policy: too loud"' in out
     assert "── calls (3)" in out
-    assert "add(a=2, b=3)  ok" in out
+    assert "add(a=2, b='3')  ok" in out  # the trace shows the arguments as written
     assert "shout(text='hey!')  blocked" in out
     assert "── ok in" in out
 

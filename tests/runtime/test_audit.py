@@ -222,3 +222,106 @@ def test_audit_defaults_to_a_random_run_id() -> None:
     assert after == a.after_tool_call
     with pytest.raises(TypeError):
         AuditLog(42)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- parity
+
+
+def _parity_tools() -> list[Any]:
+    from scriptgate.runtime.tool import AgentTool
+
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["path"],
+    }
+
+    def fetch(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        if params["path"] == "missing":
+            raise FileNotFoundError("no such file: missing")
+        return AgentToolResult(
+            content=(TextContent(f"{params['path']} x{params.get('n', 1)}"),),
+            structured_content={"path": params["path"], "n": params.get("n", 1)},
+        )
+
+    def store(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult.text("stored")
+
+    return [
+        AgentTool(
+            name="fetch",
+            parameters=schema,
+            execute=fetch,
+            output_schema={"type": "object"},
+        ),
+        AgentTool(name="store", parameters=schema, execute=store),
+    ]
+
+
+PARITY_POLICY = """
+default = "deny"
+[[rules]]
+tool = "fetch"
+action = "allow"
+reason = "fetching is fine"
+[[rules]]
+tool = "store"
+action = "deny"
+reason = "read-only"
+"""
+
+# The same calls, made directly and from a script (n="2" is coerced to 2 both ways).
+PARITY_CALLS = [
+    ("fetch", {"path": "a", "n": "2"}),
+    ("store", {"path": "b"}),
+    ("fetch", {"path": "missing"}),
+    ("fetch", {"path": "c"}),
+]
+PARITY_SCRIPT = """
+fetch(path="a", n="2")
+try:
+    store(path="b")
+except ToolDenied:
+    pass
+try:
+    fetch(path="missing")
+except ToolError:
+    pass
+fetch(path="c")
+"""
+
+
+def _comparable(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    varying = {"time", "run_id", "tool_call_id", "duration_ms"}
+    return [{k: v for k, v in line.items() if k not in varying} for line in lines]
+
+
+@pytest.mark.anyio
+async def test_audit_direct_and_scripted_calls_write_the_same_lines() -> None:
+    from scriptgate.runtime.pipeline import run_tool_call
+    from scriptgate.sandbox.sandbox import Sandbox
+
+    tools = _parity_tools()
+    policy = Policy.from_toml(PARITY_POLICY)
+
+    direct_stream = io.StringIO()
+    with AuditLog(direct_stream) as audit:
+        hooks = compose_hooks(policy, audit)
+        for n, (name, args) in enumerate(PARITY_CALLS, 1):
+            await run_tool_call(
+                ToolCall(f"direct/{n}", name, args), tools=tools, **hooks.as_kwargs()
+            )
+
+    scripted_stream = io.StringIO()
+    with AuditLog(scripted_stream) as audit:
+        hooks = compose_hooks(policy, audit)
+        async with Sandbox(tools, **hooks.as_kwargs()) as sandbox:
+            result = await sandbox.run(PARITY_SCRIPT)
+    assert result.ok, result.error
+
+    direct, scripted = _lines(direct_stream), _lines(scripted_stream)
+    assert [line["status"] for line in direct] == ["ok", "blocked", "error", "ok"]
+    assert direct[0]["arguments"] == {"path": "a", "n": 2}
+    assert direct[1]["reason"] == "read-only"
+    assert _comparable(direct) == _comparable(scripted)
+    assert [line["tool_call_id"] for line in scripted] == [c.id for c in result.calls]
