@@ -132,6 +132,11 @@ async def check_server_tools(tools: list[AgentTool]) -> None:
 async def test_mcp_stdio_server_tools_end_to_end() -> None:
     async with connect_stdio(sys.executable, [SERVER]) as tools:
         await check_server_tools(tools)
+    # After the block the session is closed: calls fail cleanly instead of hanging.
+    with anyio.fail_after(30):
+        late = await run(tools, "add", {"a": 1, "b": 2})
+    assert late.is_error
+    assert late.result.text_content().startswith('MCP tool "add" failed: ')
 
 
 @pytest.mark.anyio
