@@ -1,0 +1,388 @@
+"""The worker process of ``isolation="process"``: runs untrusted scripts, one job at a time.
+
+The parent (:mod:`scriptgate.sandbox.process`) starts it as::
+
+    python -I -B -c "<bootstrap>" <package parent dir> <config json>
+
+with an empty environment, ``stdin``/``stdout`` as the message channel, ``stderr``
+piped (read only if the worker dies before it is ready), an empty temporary
+working directory and a process group of its own (``start_new_session``).
+
+Before it runs anything it did not write itself, the worker
+
+1. moves the channel to private descriptors and points 0/1/2 at ``/dev/null``
+   (a stray write can never corrupt the framing), closes every other inherited
+   descriptor, clears the environment;
+2. imports the engine (nothing else is imported on behalf of a script later:
+   stand-in modules are part of the engine);
+3. lowers the recursion limit and applies the resource limits: ``RLIMIT_CORE``
+   0, ``RLIMIT_FSIZE`` 0, a small ``RLIMIT_NOFILE``, ``RLIMIT_AS`` from
+   :attr:`Limits.memory_bytes` and a lifetime ``RLIMIT_CPU`` hard limit; before
+   each job the soft CPU limit is set to "used so far + this job's budget", so
+   a job that burns CPU past its budget gets ``SIGXCPU``.
+
+Then it loops: read a job, run :func:`scriptgate.sandbox.engine.run_script` with
+a :class:`PipeToolBridge`, send the :class:`ScriptResult` back. Messages are
+length-prefixed JSON (4-byte big-endian length, UTF-8 JSON); nothing is ever
+pickled. The protocol, worker → parent: ``{"op": "ready"}``, ``{"op": "call",
+"id", "tool", "args"}``, ``{"op": "cancel", "id"}`` (a pending call the script
+no longer waits for), ``{"op": "result", "result", "cpu", "retire"}``; parent →
+worker: ``{"op": "run", ...}``, ``{"op": "reply", "id", "reply"}``,
+``{"op": "abort", "reason"}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import resource
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+import anyio
+
+from scriptgate.runtime.abort import AbortController
+from scriptgate.sandbox.bridge import ToolReply, ToolSpec
+from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.result import CallStatus, Limits, ScriptError, ScriptResult
+
+__all__ = ["PipeToolBridge", "main"]
+
+_HEADER = 4
+_READ_CHUNK = 1 << 16
+# The parent is trusted, but a frame this large means something is badly wrong.
+_MAX_FRAME = 1 << 30
+_RESULT_MAX_DEPTH_MESSAGE = "the script's result could not be encoded as JSON"
+
+
+class _Channel:
+    """Length-prefixed JSON over the socket shared with the parent (worker side).
+
+    The socket stays blocking for writes (the parent always reads); reads use
+    ``MSG_DONTWAIT`` and wait for readiness on the event loop.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._fd = sock.fileno()
+        self._buf = bytearray()
+
+    @staticmethod
+    def encode(message: dict[str, Any]) -> bytes:
+        """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        return len(data).to_bytes(_HEADER, "big") + data
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one message."""
+        self.write(self.encode(message))
+
+    def write(self, frame: bytes) -> None:
+        """Write one encoded frame completely."""
+        self._sock.sendall(frame)
+
+    async def recv(self) -> dict[str, Any] | None:
+        """The next message, or ``None`` when the parent has gone away."""
+        while True:
+            if len(self._buf) >= _HEADER:
+                size = int.from_bytes(self._buf[:_HEADER], "big")
+                if size > _MAX_FRAME:
+                    return None
+                if len(self._buf) >= _HEADER + size:
+                    payload = bytes(self._buf[_HEADER : _HEADER + size])
+                    del self._buf[: _HEADER + size]
+                    message = json.loads(payload)
+                    return message if isinstance(message, dict) else None
+            try:
+                chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self._buf += chunk
+
+
+class PipeToolBridge:
+    """The worker's :class:`~scriptgate.sandbox.bridge.ToolBridge`: every call is a round trip.
+
+    ``call`` sends ``{"op": "call", "id", "tool", "args"}`` to the parent, which runs
+    the real tool through ``run_tool_call`` with the sandbox's hooks and answers
+    with a ``reply``. If the script stops waiting (the call is cancelled), the
+    parent is told with ``{"op": "cancel", "id"}`` so it cancels the host call.
+    """
+
+    def __init__(self, channel: _Channel) -> None:
+        self._channel = channel
+        self._pending: dict[str, tuple[anyio.Event, list[ToolReply]]] = {}
+
+    async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
+        """Ask the parent to run one tool call and wait for its reply."""
+        if call_id in self._pending:
+            return ToolReply(status="error", error=f"duplicate tool call id {call_id!r}")
+        message = {"op": "call", "id": call_id, "tool": tool_name, "args": arguments}
+        try:
+            frame = self._channel.encode(message)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return ToolReply(status="error", error=f"tool arguments are not JSON data: {exc}")
+        event = anyio.Event()
+        slot: list[ToolReply] = []
+        self._pending[call_id] = (event, slot)
+        try:
+            self._channel.write(frame)
+            await event.wait()
+        except BaseException:
+            if not slot:
+                self._channel.send({"op": "cancel", "id": call_id})
+            raise
+        finally:
+            self._pending.pop(call_id, None)
+        return slot[0]
+
+    def deliver(self, call_id: object, reply: object) -> None:
+        """Hand the parent's reply to the waiting call (unknown ids are ignored)."""
+        if not isinstance(call_id, str) or not isinstance(reply, dict):
+            return
+        entry = self._pending.get(call_id)
+        if entry is None:
+            return
+        event, slot = entry
+        raw_status = reply.get("status")
+        status: CallStatus = "error"
+        if raw_status in ("ok", "error", "blocked", "cancelled"):
+            status = raw_status
+        error = reply.get("error")
+        duration = reply.get("duration_ms")
+        slot.append(
+            ToolReply(
+                status=status,
+                value=reply.get("value"),
+                error=error if isinstance(error, str) else None,
+                duration_ms=duration if isinstance(duration, int) else None,
+            )
+        )
+        event.set()
+
+    def cancel_all(self) -> None:
+        """Wake every waiting call with a cancelled reply (the parent has gone away)."""
+        for call_id in list(self._pending):
+            self.deliver(call_id, {"status": "cancelled", "error": "the host went away"})
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _set_cpu_budget(timeout: float | None) -> None:
+    """Soft CPU limit = used so far + this job's budget (never above the lifetime hard limit)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if timeout is None:
+        soft = hard
+    else:
+        soft = math.ceil(_cpu_seconds() + timeout) + 1
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _limits_from_json(data: object) -> Limits:
+    if not isinstance(data, dict):
+        return Limits()
+    names = {f.name for f in fields(Limits)}
+    return Limits(**{k: v for k, v in data.items() if k in names})
+
+
+def _specs_from_json(data: object) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    if isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict):
+                with contextlib.suppress(KeyError, TypeError, ValueError):
+                    specs.append(ToolSpec.from_json(item))
+    return specs
+
+
+def _encode_result(result: ScriptResult) -> dict[str, Any]:
+    """The result as JSON data; a result that cannot be encoded becomes a sandbox error."""
+    data = result.to_json()
+    try:
+        json.dumps(data)
+    except (TypeError, ValueError, RecursionError) as exc:
+        fallback = ScriptResult(
+            ok=False,
+            output=result.output,
+            error=ScriptError("sandbox", type(exc).__name__, f"{_RESULT_MAX_DEPTH_MESSAGE}: {exc}"),
+            calls=result.calls,
+            wall_time=result.wall_time,
+        )
+        data = fallback.to_json()
+    return data
+
+
+class _NoTools:
+    """The bridge of the warm-up run (it makes no calls)."""
+
+    async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
+        return ToolReply(status="error", error="no tools while warming up")
+
+
+_WARM_UP = """
+import json, math, re
+def square(n):
+    return n * n
+values = [square(i) for i in range(10)]
+print(f"{sum(values):>5}", json.dumps({'v': values[:2]}), re.sub('a', 'b', 'aa'), math.sqrt(4))
+values
+"""
+
+
+async def _warm_up() -> None:
+    """Run one small script so the first real job does not pay for lazy set-up."""
+    for source in (_WARM_UP, "await gather()\n1"):
+        with contextlib.suppress(Exception):
+            await run_script(source, bridge=_NoTools(), tools=[], limits=Limits())
+
+
+class _Worker:
+    """The job loop: one job at a time, messages dispatched while it runs."""
+
+    def __init__(self, channel: _Channel, cpu_lifetime: float | None) -> None:
+        self.channel = channel
+        self.cpu_lifetime = cpu_lifetime
+        self.session_state: dict[str, Any] | None = None
+        self.bridge: PipeToolBridge | None = None
+        self.controller: AbortController | None = None
+
+    async def serve(self) -> None:
+        await _warm_up()
+        self.channel.send({"op": "ready", "pid": os.getpid()})
+        send_jobs, receive_jobs = anyio.create_memory_object_stream[dict[str, Any]](1)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._jobs, receive_jobs)
+            async with send_jobs:
+                while True:
+                    message = await self.channel.recv()
+                    if message is None:
+                        break
+                    op = message.get("op")
+                    if op == "run":
+                        self.bridge = PipeToolBridge(self.channel)
+                        self.controller = AbortController()
+                        await send_jobs.send(message)
+                    elif op == "reply" and self.bridge is not None:
+                        self.bridge.deliver(message.get("id"), message.get("reply"))
+                    elif op == "abort" and self.controller is not None:
+                        reason = message.get("reason")
+                        self.controller.abort(reason if isinstance(reason, str) else None)
+            # The parent closed the channel: stop whatever is running.
+            if self.bridge is not None:
+                self.bridge.cancel_all()
+            tg.cancel_scope.cancel()
+
+    async def _jobs(self, receive: Any) -> None:
+        async with receive:
+            async for job in receive:
+                await self._run(job)
+
+    async def _run(self, job: dict[str, Any]) -> None:
+        bridge, controller = self.bridge, self.controller
+        assert bridge is not None
+        assert controller is not None
+        try:
+            limits = _limits_from_json(job.get("limits"))
+            tools: Sequence[ToolSpec] = _specs_from_json(job.get("tools"))
+            source = job.get("source")
+            prefix = job.get("call_id_prefix")
+            state: dict[str, Any] | None = None
+            if job.get("session"):
+                if self.session_state is None:
+                    self.session_state = {}
+                state = self.session_state
+            _set_cpu_budget(limits.timeout)
+            result = await run_script(
+                source if isinstance(source, str) else "",
+                bridge=bridge,
+                tools=tools,
+                limits=limits,
+                state=state,
+                signal=controller.signal,
+                call_id_prefix=prefix if isinstance(prefix, str) else "script",
+            )
+            data = _encode_result(result)
+        except BaseException as exc:  # the engine never raises; this is the last line of defence
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            data = ScriptResult(
+                ok=False,
+                error=ScriptError("sandbox", type(exc).__name__, f"the worker failed: {exc}"),
+            ).to_json()
+        used = _cpu_seconds()
+        retire = self.cpu_lifetime is not None and used > self.cpu_lifetime / 2
+        self.channel.send({"op": "result", "result": data, "cpu": used, "retire": retire})
+
+
+def _isolate_descriptors() -> _Channel:
+    """Channel on a private descriptor, 0/1/2 → /dev/null, every other descriptor closed."""
+    sock = socket.socket(fileno=os.dup(0))
+    sock.setblocking(True)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    return _Channel(sock)
+
+
+def _apply_limits(config: dict[str, Any]) -> None:
+    def set_limit(which: int, value: int) -> None:
+        _soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+    set_limit(resource.RLIMIT_CORE, 0)
+    set_limit(resource.RLIMIT_FSIZE, 0)
+    set_limit(resource.RLIMIT_NOFILE, int(config.get("nofile", 32)))
+    memory = config.get("memory_bytes")
+    if isinstance(memory, int) and memory > 0:
+        set_limit(resource.RLIMIT_AS, memory)
+    cpu = config.get("cpu_lifetime")
+    if isinstance(cpu, int | float) and cpu > 0:
+        set_limit(resource.RLIMIT_CPU, math.ceil(cpu))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: set the worker up, then serve jobs until the parent closes the channel."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    config: dict[str, Any] = {}
+    if args:
+        loaded = json.loads(args[-1])
+        if isinstance(loaded, dict):
+            config = loaded
+    channel = _isolate_descriptors()
+    os.environ.clear()
+    recursion = config.get("recursion")
+    if isinstance(recursion, int) and recursion > 0:
+        sys.setrecursionlimit(recursion)
+    _apply_limits(config)
+    # From here on nothing may write to stderr: the parent reads it only before "ready".
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    cpu = config.get("cpu_lifetime")
+    worker = _Worker(channel, float(cpu) if isinstance(cpu, int | float) else None)
+    anyio.run(worker.serve, backend="asyncio")
+
+
+if __name__ == "__main__":
+    main()

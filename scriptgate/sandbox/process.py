@@ -1,0 +1,878 @@
+"""Process isolation: scripts run in disposable, resource-limited worker processes.
+
+:class:`ProcessRunner` keeps a warm pool of workers (:mod:`scriptgate.sandbox._worker`).
+Each run takes one, sends it the job as length-prefixed JSON over a pipe, and
+answers the tool calls the worker sends back by running them *here*, through
+the :class:`~scriptgate.sandbox.bridge.HostToolBridge` (so ``run_tool_call``, the
+permission hooks and the audit never run inside the untrusted process). Only
+plain JSON data crosses the boundary, in both directions; nothing is pickled.
+
+Containment (restrictedpython-notes §10.1):
+
+- a worker holds no secrets: empty environment, isolated interpreter (``-I``),
+  no inherited descriptors, an empty temporary working directory, its own
+  process group; it applies ``RLIMIT_AS`` (:attr:`Limits.memory_bytes`),
+  ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` 0, a small ``RLIMIT_NOFILE`` and
+  ``RLIMIT_CORE`` 0 to itself before it runs anything untrusted;
+- the parent kills the worker's whole process group with ``SIGKILL`` at the
+  wall-clock deadline (``Limits.timeout`` plus ``kill_grace``; the engine
+  inside the worker normally stops the script cleanly at the deadline, the
+  kill is the backstop for C loops the engine cannot interrupt);
+- the parent never trusts what the worker says: frames are size-capped, every
+  message and the final result are checked field by field, the tool-call
+  quotas are enforced again on this side.
+
+Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
+
+- the deadline kill → ``error.kind == "limit"`` (``TimeoutError``);
+- an abort the worker does not honour within ``kill_grace`` → ``"aborted"``;
+- a worker that died on its own → ``"sandbox"`` with the signal or exit status
+  in the message (``SIGXCPU``: the CPU-time limit → ``"limit"``); a
+  ``MemoryError`` under the address-space limit → ``"limit"``;
+- calls still pending on the host when the script ends are cancelled and
+  recorded as ``cancelled``.
+
+A worker that crashed, was killed, or ran a failing script is discarded and
+replaced; a worker whose script succeeded goes back to the pool (the engine
+gives every run fresh globals). The pool survives anything a script does.
+
+Sessions (``session_key``): the first run of a session pins a worker, whose
+globals persist across the session's runs. A script error (``syntax``,
+``rejected``, ``runtime``, ``tool``) keeps the worker and its globals, as
+in-process. A ``limit``, ``aborted`` or ``sandbox`` outcome discards the worker:
+that run's error message says the session's globals were lost, and the next
+run of the session starts with empty globals in a fresh worker.
+:meth:`ProcessRunner.reset_session` discards a session's worker on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal as signals
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from scriptgate.errors import ConfigurationError
+from scriptgate.runtime.abort import AbortSignal
+from scriptgate.sandbox.bridge import ToolBridge, ToolSpec
+from scriptgate.sandbox.result import (
+    CallRecord,
+    CallStatus,
+    ErrorKind,
+    Limits,
+    ScriptError,
+    ScriptResult,
+)
+
+__all__ = ["ProcessRunner"]
+
+_HEADER = 4
+_READ_CHUNK = 1 << 16
+_ERROR_KINDS: frozenset[str] = frozenset(
+    ("syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox")
+)
+_CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
+_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from scriptgate.sandbox._worker import main; main(sys.argv[2:])"
+)
+_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+_SESSION_LOST = " The session's worker process was discarded; its globals are lost."
+
+
+class _WorkerGone(Exception):
+    """The worker closed its end of the channel (it exited or was killed)."""
+
+
+class _ProtocolError(Exception):
+    """The worker sent something that is not a well-formed message."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signals.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class _Worker:
+    """One worker process and the parent's end of its channel."""
+
+    def __init__(
+        self, popen: subprocess.Popen[bytes], sock: socket.socket, tmpdir: str, max_frame: int
+    ) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.sock = sock
+        self.tmpdir = tmpdir
+        self.max_frame = max_frame
+        sock.setblocking(False)
+        self.wfd = self.rfd = sock.fileno()
+        self.buf = bytearray()
+        self.ready = False
+        self.busy = False
+        self.killed = False
+        self.reaped = False
+
+    # -- channel ------------------------------------------------------------------
+    async def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        view = memoryview(len(data).to_bytes(_HEADER, "big") + data)
+        while view:
+            try:
+                written = os.write(self.wfd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self.wfd)
+                continue
+            except (BrokenPipeError, OSError) as exc:
+                raise _WorkerGone from exc
+            view = view[written:]
+
+    async def recv(self) -> dict[str, Any]:
+        while True:
+            if len(self.buf) >= _HEADER:
+                size = int.from_bytes(self.buf[:_HEADER], "big")
+                if size > self.max_frame:
+                    raise _ProtocolError(
+                        f"a {size}-byte message exceeds the {self.max_frame}-byte cap"
+                    )
+                if len(self.buf) >= _HEADER + size:
+                    payload = bytes(self.buf[_HEADER : _HEADER + size])
+                    del self.buf[: _HEADER + size]
+                    try:
+                        message = json.loads(payload)
+                    except (ValueError, RecursionError) as exc:
+                        raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
+                    if not isinstance(message, dict):
+                        raise _ProtocolError("a message is not a JSON object")
+                    return message
+            try:
+                chunk = os.read(self.rfd, _READ_CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self.rfd)
+                continue
+            except OSError as exc:
+                raise _WorkerGone from exc
+            if not chunk:
+                raise _WorkerGone
+            self.buf += chunk
+
+    # -- life cycle ---------------------------------------------------------------
+    def alive(self) -> bool:
+        return not self.killed and self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group (idempotent, never raises)."""
+        if self.killed:
+            return
+        self.killed = True
+        if self.popen.returncode is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signals.SIGKILL)
+            with contextlib.suppress(OSError):
+                self.popen.kill()
+
+    def reap(self) -> int | None:
+        """Kill, wait for the exit status, release descriptors and the temp dir."""
+        self.kill()
+        code: int | None = None
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            code = self.popen.wait(timeout=10)
+        if not self.reaped:
+            self.reaped = True
+            with contextlib.suppress(OSError):
+                self.sock.close()
+            if self.popen.stderr is not None:
+                with contextlib.suppress(OSError):
+                    self.popen.stderr.close()
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        return code
+
+    def exit_status(self) -> int | None:
+        """Wait (briefly) for a worker whose channel closed, without killing it first."""
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            return self.popen.wait(timeout=2)
+        return None
+
+    def stderr_tail(self) -> str:
+        """What the worker wrote to stderr before it became ready (startup failures)."""
+        stream = self.popen.stderr
+        if stream is None:
+            return ""
+        try:
+            os.set_blocking(stream.fileno(), False)
+            data = os.read(stream.fileno(), 4096)
+        except (OSError, ValueError):
+            return ""
+        text = data.decode("utf-8", "replace").strip()
+        return text.splitlines()[-1] if text else ""
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+    status: CallStatus | None = None
+    duration_ms: int | None = None
+    error: str | None = None
+    scope: anyio.CancelScope | None = None
+
+    def record(self) -> CallRecord:
+        return CallRecord(
+            id=self.id,
+            tool=self.tool,
+            arguments=self.arguments,
+            status=self.status or "cancelled",
+            duration_ms=self.duration_ms,
+            error=self.error,
+        )
+
+
+@dataclass(slots=True)
+class _Run:
+    """Parent-side bookkeeping of one job."""
+
+    calls: list[_Call] = field(default_factory=list)
+    by_id: dict[str, _Call] = field(default_factory=dict)
+    per_tool: dict[str, int] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    retire: bool = False
+    stop: tuple[ErrorKind, str, str] | None = None  # kind, type, message when WE stopped it
+
+
+def _kill_all(workers: set[_Worker]) -> None:
+    for worker in list(workers):
+        worker.reap()
+    workers.clear()
+
+
+class ProcessRunner:
+    """Runs scripts in a warm pool of resource-limited worker processes.
+
+    ``limits`` are the budgets of every run (``memory_bytes`` becomes the workers'
+    ``RLIMIT_AS``); ``pool_size`` workers are kept warm. ``kill_grace`` is how
+    long after its deadline (or after an abort) a worker that has not answered
+    is killed; ``start_timeout`` how long a new worker may take to start.
+
+    The runner may be used from several event loops and threads (``run_sync``
+    creates one per call); every worker is used by one run at a time.
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        pool_size: int = 2,
+        kill_grace: float = 0.05,
+        start_timeout: float = 30.0,
+    ) -> None:
+        if pool_size < 0:
+            raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
+        self.limits = limits
+        self.pool_size = pool_size
+        self.kill_grace = kill_grace
+        self.start_timeout = start_timeout
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+        self._all: set[_Worker] = set()
+        self._sessions: dict[str, _Worker] = {}
+        self._closed = False
+        self._started = False
+        timeout = limits.timeout
+        self._config: dict[str, Any] = {
+            "memory_bytes": limits.memory_bytes,
+            "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
+            "nofile": 32,
+            "recursion": max(300, 2 * limits.max_recursion + 150),
+        }
+        budget = (limits.max_result_bytes or 10_000_000) + 4 * (
+            limits.max_output_chars or 1_000_000
+        )
+        self._max_frame = max(16 << 20, 4 * budget)
+        self._job_limits = _limits_json(limits)
+        self._finalizer = weakref.finalize(self, _kill_all, self._all)
+
+    # -- pool ---------------------------------------------------------------------
+    def _spawn(self) -> _Worker:
+        tmpdir = tempfile.mkdtemp(prefix="scriptgate-worker-")
+        # A socket pair, not pipes: cross-CPU wake-ups are several times cheaper.
+        ours, theirs = socket.socketpair()
+        try:
+            popen = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-B",
+                    "-c",
+                    _BOOTSTRAP,
+                    _PACKAGE_PARENT,
+                    json.dumps(self._config),
+                ],
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
+                stderr=subprocess.PIPE,
+                cwd=tmpdir,
+                env={"MALLOC_ARENA_MAX": "2"},
+                close_fds=True,
+                start_new_session=True,
+            )
+        except BaseException:
+            ours.close()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+        worker = _Worker(popen, ours, tmpdir, self._max_frame)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._all.add(worker)
+        if closed:
+            worker.reap()
+            raise ConfigurationError("the process runner is closed")
+        return worker
+
+    def _fill(self) -> None:
+        """Spawn workers until ``pool_size`` are idle (or starting)."""
+        while True:
+            with self._lock:
+                if self._closed or len(self._idle) >= self.pool_size:
+                    return
+            worker = self._spawn()
+            with self._lock:
+                if not self.closed:
+                    self._idle.append(worker)
+                    continue
+            worker.reap()
+            return
+
+    async def start(self) -> None:
+        """Start the pool now and wait until its workers are ready (otherwise the first run does)."""
+        self._check_open()
+        self._started = True
+        await anyio.to_thread.run_sync(self._fill)
+        with self._lock:
+            idle = list(self._idle)
+        for worker in idle:
+            with self._lock:
+                if worker not in self._idle:
+                    continue
+                self._idle.remove(worker)
+                worker.busy = True
+            try:
+                await self._wait_ready(worker)
+            except (_WorkerGone, _ProtocolError, TimeoutError):
+                await self._discard(worker)
+                continue
+            self._release(worker)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` or :meth:`close` ran."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigurationError("the process runner is closed")
+
+    async def _acquire(self, session_key: str | None) -> _Worker:
+        stale: list[_Worker] = []
+        worker: _Worker | None = None
+        if not self._started:
+            self._started = True
+            await anyio.to_thread.run_sync(self._fill)
+        with self._lock:
+            self._check_open()
+            if session_key is not None and session_key in self._sessions:
+                pinned = self._sessions[session_key]
+                if pinned.busy:
+                    raise ConfigurationError(f"session {session_key!r} is already running a script")
+                pinned.busy = True
+                return pinned
+            while self._idle:
+                candidate = self._idle.pop(0)
+                if candidate.alive():
+                    worker = candidate
+                    break
+                stale.append(candidate)
+            if worker is not None:
+                worker.busy = True
+        for dead in stale:
+            await self._discard(dead)
+        if worker is None:
+            worker = await anyio.to_thread.run_sync(self._spawn)
+            worker.busy = True
+        if session_key is not None:
+            with self._lock:
+                self._sessions[session_key] = worker
+            # The pinned worker left the pool: top it up.
+            await anyio.to_thread.run_sync(self._fill)
+        return worker
+
+    def _release(self, worker: _Worker) -> None:
+        """A healthy worker goes back to the pool (or is closed when the pool is full)."""
+        with self._lock:
+            worker.busy = False
+            if worker in self._sessions.values():
+                return
+            keep = not self._closed and len(self._idle) < self.pool_size and worker.alive()
+            if keep:
+                self._idle.append(worker)
+            else:
+                self._all.discard(worker)
+        if not keep:
+            worker.reap()
+
+    async def _discard(self, worker: _Worker) -> int | None:
+        """Kill and reap a worker, drop it from every table, top the pool up again."""
+        with self._lock:
+            self._all.discard(worker)
+            if worker in self._idle:
+                self._idle.remove(worker)
+            for key, pinned in list(self._sessions.items()):
+                if pinned is worker:
+                    del self._sessions[key]
+        code = await anyio.to_thread.run_sync(worker.reap)
+        if not self._closed:
+            with contextlib.suppress(ConfigurationError, OSError):
+                await anyio.to_thread.run_sync(self._fill)
+        return code
+
+    async def _wait_ready(self, worker: _Worker) -> None:
+        if worker.ready:
+            return
+        with anyio.fail_after(self.start_timeout):
+            message = await worker.recv()
+        if message.get("op") != "ready":
+            raise _ProtocolError("the worker did not start with a ready message")
+        worker.ready = True
+
+    async def reset_session(self, session_key: str) -> None:
+        """Discard the session's worker (its globals); the next run starts a fresh one."""
+        with self._lock:
+            worker = self._sessions.pop(session_key, None)
+        if worker is not None:
+            if worker.busy:
+                worker.kill()
+            else:
+                await self._discard(worker)
+
+    close_session = reset_session
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of every live worker (idle, busy and pinned): for tests and monitoring."""
+        with self._lock:
+            return sorted(w.pid for w in self._all)
+
+    async def aclose(self) -> None:
+        """Kill every worker (running scripts end with a ``sandbox`` error) and reap them."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._all)
+            self._all.clear()
+            self._idle.clear()
+            self._sessions.clear()
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            await anyio.to_thread.run_sync(worker.reap)
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose`."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._all)
+            self._all.clear()
+            self._idle.clear()
+            self._sessions.clear()
+        _kill_all(set(workers))
+
+    async def __aenter__(self) -> ProcessRunner:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- running ------------------------------------------------------------------
+    async def run(
+        self,
+        source: str,
+        *,
+        bridge: ToolBridge,
+        tools: Sequence[ToolSpec],
+        signal: AbortSignal | None = None,
+        call_id_prefix: str = "script",
+        session_key: str | None = None,
+    ) -> ScriptResult:
+        """Run one script in a pooled worker; never raises for anything the script does.
+
+        ``bridge`` (a :class:`~scriptgate.sandbox.bridge.HostToolBridge`) runs the
+        tool calls here in the parent; ``tools`` are the
+        :class:`~scriptgate.sandbox.bridge.ToolSpec` records the script sees.
+        Raises :class:`~scriptgate.errors.ConfigurationError` if the runner is closed.
+        """
+        started = time.perf_counter()
+        worker = await self._acquire(session_key)
+        try:
+            await self._wait_ready(worker)
+        except (_WorkerGone, _ProtocolError, TimeoutError) as exc:
+            detail = worker.stderr_tail()
+            code = await self._discard(worker)
+            reason = f" ({detail})" if detail else ""
+            if isinstance(exc, TimeoutError):
+                what = f"did not start within {self.start_timeout:g} s"
+            else:
+                what = f"failed to start (exit status {code}){reason}"
+            return _failure(
+                "sandbox", "WorkerStartError", f"The worker process {what}.", [], started
+            )
+        job = {
+            "op": "run",
+            "source": source,
+            "tools": [_spec_json(spec) for spec in tools],
+            "limits": self._job_limits,
+            "call_id_prefix": call_id_prefix,
+            "session": session_key is not None,
+        }
+        state = _Run()
+        try:
+            await self._drive(worker, job, bridge, signal, state)
+        except BaseException:
+            # Our own caller was cancelled: never leave a half-run worker behind.
+            with anyio.CancelScope(shield=True):
+                await self._discard(worker)
+            raise
+        return await self._finish(worker, state, session_key, started)
+
+    async def _drive(
+        self,
+        worker: _Worker,
+        job: dict[str, Any],
+        bridge: ToolBridge,
+        signal: AbortSignal | None,
+        state: _Run,
+    ) -> None:
+        send_lock = anyio.Lock()
+        limits = self.limits
+
+        async def send(message: dict[str, Any]) -> None:
+            async with send_lock:
+                await worker.send(message)
+
+        async def handle_call(call: _Call) -> None:
+            try:
+                with anyio.CancelScope() as scope:
+                    call.scope = scope
+                    reply = await bridge.call(call.id, call.tool, call.arguments)
+            except BaseException:
+                call.status = "cancelled"
+                raise
+            if scope.cancelled_caught:
+                call.status = "cancelled"
+                return
+            status = reply.status if reply.status in _CALL_STATUSES else "error"
+            call.status = status
+            call.duration_ms = reply.duration_ms
+            call.error = reply.error
+            payload = reply.to_json()
+            payload["status"] = status
+            try:
+                json.dumps(payload)
+            except (TypeError, ValueError, RecursionError) as exc:
+                payload = {
+                    "status": "error",
+                    "value": None,
+                    "error": f"the tool's result is not JSON data: {exc}",
+                    "duration_ms": reply.duration_ms,
+                }
+            with contextlib.suppress(_WorkerGone):
+                await send({"op": "reply", "id": call.id, "reply": payload})
+
+        def stop(kind: ErrorKind, type_: str, message: str) -> None:
+            if state.stop is None:
+                state.stop = (kind, type_, message)
+            worker.kill()
+
+        async def watch_abort(abort_signal: AbortSignal) -> None:
+            reason = await abort_signal.wait()
+            text = str(reason) if reason is not None else "This operation was aborted"
+            with contextlib.suppress(_WorkerGone):
+                await send({"op": "abort", "reason": text})
+            await anyio.sleep(self.kill_grace)
+            stop("aborted", "AbortError", text)
+
+        def on_call(message: dict[str, Any]) -> _Call | None:
+            call_id, tool, args = message.get("id"), message.get("tool"), message.get("args")
+            if not isinstance(call_id, str) or not isinstance(tool, str):
+                raise _ProtocolError("a tool call without a string id and tool name")
+            if not isinstance(args, dict) or call_id in state.by_id:
+                raise _ProtocolError(f"a malformed or repeated tool call {call_id!r}")
+            total = len(state.calls) + 1
+            if limits.max_tool_calls is not None and total > limits.max_tool_calls:
+                stop(
+                    "limit",
+                    "ToolCallLimitError",
+                    f"Tool-call limit exceeded: more than {limits.max_tool_calls} calls "
+                    "(the worker process was killed).",
+                )
+                return None
+            quota = limits.max_tool_calls_per_tool.get(tool)
+            count = state.per_tool.get(tool, 0) + 1
+            if quota is not None and count > quota:
+                stop(
+                    "limit",
+                    "ToolCallLimitError",
+                    f'Tool-call limit exceeded: more than {quota} calls to "{tool}" '
+                    "(the worker process was killed).",
+                )
+                return None
+            state.per_tool[tool] = count
+            call = _Call(call_id, tool, args)
+            state.calls.append(call)
+            state.by_id[call_id] = call
+            return call
+
+        timeout = limits.timeout
+        deadline = math.inf if timeout is None else timeout + self.kill_grace
+        async with anyio.create_task_group() as tg:
+            if signal is not None:
+                tg.start_soon(watch_abort, signal)
+            try:
+                await send(job)
+                with anyio.move_on_after(deadline) as clock:
+                    while True:
+                        message = await worker.recv()
+                        op = message.get("op")
+                        if op == "call":
+                            call = on_call(message)
+                            if call is not None:
+                                tg.start_soon(handle_call, call)
+                        elif op == "cancel":
+                            target = state.by_id.get(str(message.get("id")))
+                            if target is not None and target.scope is not None:
+                                target.scope.cancel()
+                            elif target is not None:
+                                target.status = "cancelled"
+                        elif op == "result":
+                            result = message.get("result")
+                            if not isinstance(result, dict):
+                                raise _ProtocolError("a result that is not a JSON object")
+                            state.result = result
+                            state.retire = message.get("retire") is True
+                            break
+                        else:
+                            raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
+                if clock.cancelled_caught:
+                    stop(
+                        "limit",
+                        "TimeoutError",
+                        f"Script exceeded the time limit of {_seconds(timeout)} "
+                        "(the worker process was killed).",
+                    )
+            except _ProtocolError as exc:
+                stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
+            except _WorkerGone:
+                pass
+            tg.cancel_scope.cancel()
+
+    async def _finish(
+        self, worker: _Worker, state: _Run, session_key: str | None, started: float
+    ) -> ScriptResult:
+        calls = [call.record() for call in state.calls]
+        result: ScriptResult | None = None
+        if state.result is not None and state.stop is None:
+            try:
+                result = _result_from_json(state.result)
+            except _ProtocolError as exc:
+                state.stop = ("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
+        if result is not None:
+            result = self._memory_error_to_limit(result)
+            failed = result.error is not None
+            fatal = result.error is not None and result.error.kind in (
+                "limit",
+                "aborted",
+                "sandbox",
+            )
+            discard = state.retire or (fatal if session_key is not None else failed)
+            if discard:
+                await self._discard(worker)
+                if session_key is not None and result.error is not None:
+                    result = _with_note(result, _SESSION_LOST)
+            else:
+                self._release(worker)
+            return result
+        # The worker is gone: we killed it, or it died on its own.
+        if state.stop is not None:
+            await self._discard(worker)
+            kind, type_, message = state.stop
+        else:
+            code = await anyio.to_thread.run_sync(worker.exit_status)
+            await self._discard(worker)
+            kind, type_, message = self._death(code)
+        if session_key is not None:
+            message += _SESSION_LOST
+        return _failure(kind, type_, message, calls, started)
+
+    def _death(self, code: int | None) -> tuple[ErrorKind, str, str]:
+        if self._closed:
+            return ("sandbox", "WorkerCrashed", "The sandbox was closed while the script ran.")
+        if code is None:
+            return ("sandbox", "WorkerCrashed", "The worker process stopped answering.")
+        if code < 0:
+            number = -code
+            name = _signal_name(number)
+            if number == signals.SIGXCPU:
+                timeout = self.limits.timeout
+                limit = "" if timeout is None else f" of {math.ceil(timeout) + 1} s"
+                return (
+                    "limit",
+                    "CPUTimeLimitError",
+                    f"Script exceeded its CPU-time limit{limit} (the worker process was "
+                    f"killed by {name}).",
+                )
+            if number == signals.SIGXFSZ:
+                return (
+                    "limit",
+                    "FileSizeLimitError",
+                    f"The worker process tried to write a file and was killed by {name}.",
+                )
+            description = signals.strsignal(number) or name
+            return (
+                "sandbox",
+                "WorkerCrashed",
+                f"The worker process crashed: killed by {name} ({description}).",
+            )
+        return (
+            "sandbox",
+            "WorkerCrashed",
+            f"The worker process exited unexpectedly with status {code}.",
+        )
+
+    def _memory_error_to_limit(self, result: ScriptResult) -> ScriptResult:
+        error = result.error
+        if error is None or error.type != "MemoryError" or error.kind == "limit":
+            return result
+        limit = self.limits.memory_bytes
+        text = f" of {limit} bytes" if limit else ""
+        return ScriptResult(
+            ok=False,
+            value=None,
+            output=result.output,
+            error=ScriptError(
+                "limit", "MemoryError", f"Script exceeded the memory limit{text}.", error.line
+            ),
+            calls=result.calls,
+            wall_time=result.wall_time,
+        )
+
+
+def _seconds(timeout: float | None) -> str:
+    return "(none)" if timeout is None else f"{timeout:g} s"
+
+
+def _limits_json(limits: Limits) -> dict[str, Any]:
+    data = asdict(limits)
+    json.dumps(data)  # a host mistake (non-JSON limits) should fail loudly here
+    return data
+
+
+def _spec_json(spec: ToolSpec) -> dict[str, Any]:
+    if not isinstance(spec, ToolSpec):
+        raise ConfigurationError(f"not a ToolSpec: {spec!r}")
+    return spec.to_json()
+
+
+def _failure(
+    kind: ErrorKind, type_: str, message: str, calls: list[CallRecord], started: float
+) -> ScriptResult:
+    return ScriptResult(
+        ok=False,
+        error=ScriptError(kind, type_, message),
+        calls=tuple(calls),
+        wall_time=time.perf_counter() - started,
+    )
+
+
+def _with_note(result: ScriptResult, note: str) -> ScriptResult:
+    error = result.error
+    if error is None:
+        return result
+    return ScriptResult(
+        ok=result.ok,
+        value=result.value,
+        output=result.output,
+        error=ScriptError(error.kind, error.type, error.message + note, error.line),
+        calls=result.calls,
+        wall_time=result.wall_time,
+    )
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise _ProtocolError(f"a malformed result ({what})")
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _optional_int(value: object) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _result_from_json(data: dict[str, Any]) -> ScriptResult:
+    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field."""
+    ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
+    _expect(isinstance(ok, bool), "ok")
+    _expect(isinstance(output, str), "output")
+    _expect(isinstance(wall, int | float) and not isinstance(wall, bool), "wall_time")
+    error: ScriptError | None = None
+    raw_error = data.get("error")
+    if raw_error is not None:
+        _expect(isinstance(raw_error, dict), "error")
+        kind, type_, message = (
+            raw_error.get("kind"),
+            raw_error.get("type"),
+            raw_error.get("message"),
+        )
+        line = raw_error.get("line")
+        _expect(kind in _ERROR_KINDS, "error.kind")
+        _expect(isinstance(type_, str) and isinstance(message, str), "error.type/message")
+        _expect(_optional_int(line), "error.line")
+        error = ScriptError(kind, type_, message, line)
+    _expect(ok is (error is None), "ok and error disagree")
+    raw_calls = data.get("calls", [])
+    _expect(isinstance(raw_calls, list), "calls")
+    calls: list[CallRecord] = []
+    for item in raw_calls:
+        _expect(isinstance(item, dict), "call")
+        call_id, tool, status = item.get("id"), item.get("tool"), item.get("status")
+        duration, call_error = item.get("duration_ms"), item.get("error")
+        _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
+        _expect(status in _CALL_STATUSES, "call status")
+        _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
+        calls.append(CallRecord(call_id, tool, item.get("arguments"), status, duration, call_error))
+    return ScriptResult(
+        ok=bool(ok),
+        value=data.get("value"),
+        output=output,
+        error=error,
+        calls=tuple(calls),
+        wall_time=float(wall),
+    )
