@@ -377,6 +377,10 @@ def _proc_bytes(pid: int, name: str) -> bytes:
     return Path(f"/proc/{pid}/{name}").read_bytes()
 
 
+def _exists(path: str) -> bool:
+    return Path(path).exists()
+
+
 def _limit(limits_text: str, label: str) -> str:
     for line in limits_text.splitlines():
         if line.startswith(label):
@@ -413,7 +417,7 @@ async def test_process_worker_has_no_secrets_and_runs_under_rlimits(
             assert not any(t.startswith("/") and t != "/dev/null" for t in targets), targets
             assert os.getpgid(pid) == pid
             assert os.getsid(pid) == pid
-        assert not os.path.exists(cwd)
+        assert not _exists(cwd)
 
 
 # ----------------------------------------------------------------------------- sessions
