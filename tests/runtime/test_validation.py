@@ -74,7 +74,7 @@ def test_validation_arguments_error_skips_schema_check() -> None:
 
 
 def test_validation_uses_call_name_in_messages() -> None:
-    with pytest.raises(ToolArgumentsError, match='^Validation failed for tool "other":'):
+    with pytest.raises(ToolArgumentsError, match=r'^Validation failed for tool "other":'):
         validate_tool_arguments(_tool(ECHO), ToolCall("c1", "other", {}))
 
 
