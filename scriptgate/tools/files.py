@@ -102,9 +102,12 @@ def resolve_inside(root: str | os.PathLike[str], path: str) -> Path:
     the *real* path must stay inside the real root. Components that do not
     exist yet are kept as written. ``..`` is allowed only while it stays inside.
 
-    Raises :class:`FileToolError` (with a message for the model) on an escape,
-    an empty or NUL-containing path, or a symlink loop; raises
-    :class:`~scriptgate.errors.ConfigurationError` if ``root`` is not a directory.
+    An empty path is the root itself. A symlink loop is left unresolved (opening
+    it then fails with ``ELOOP``, which cannot escape).
+
+    Raises :class:`FileToolError` (with a message for the model) on an escape or
+    a NUL-containing path; raises :class:`~scriptgate.errors.ConfigurationError`
+    if ``root`` is not a directory.
     """
     real_root = _real_root(root)
     return Path(_resolve(real_root, path, os.path.abspath(os.fspath(root))))

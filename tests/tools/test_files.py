@@ -320,6 +320,13 @@ async def test_read_missing_file_and_directory(layout: dict[str, Path]) -> None:
         await call(tools, "read", {"path": "src"})
 
 
+@pytest.mark.anyio
+async def test_read_symlink_loop_is_a_clear_error(layout: dict[str, Path]) -> None:
+    (layout["root"] / "loop").symlink_to(layout["root"] / "loop")
+    with pytest.raises(FileToolError, match=r"^Could not read loop: "):
+        await call(tools_for(layout["root"]), "read", {"path": "loop"})
+
+
 # ----------------------------------------------------------------------------- write
 
 
