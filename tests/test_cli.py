@@ -386,6 +386,63 @@ def test_cli_run_ask_prompts_on_a_terminal(
         assert value == "Denied by policy: listing; not approved"
 
 
+MCP_SERVER = """
+try:  # mcp 2.x
+    from mcp.server.mcpserver import MCPServer as Server
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import FastMCP as Server
+
+server = Server("cli-test")
+
+
+@server.tool()
+def greet(name: str) -> str:
+    \"\"\"Greet someone.\"\"\"
+    return "hello " + name
+
+
+server.run()
+"""
+
+
+def test_cli_run_with_mcp_tools_under_a_policy(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mcp")
+    server = _script(workdir, MCP_SERVER, "server.py")
+    policy = _script(
+        workdir,
+        'default = "deny"\n[[rules]]\ntool = "greet"\naction = "allow"\n'
+        '[rules.arguments]\nname = ["ada", "alan"]\n',
+        "mcp.toml",
+    )
+    script = _script(
+        workdir,
+        "first = greet(name='ada')\n"
+        "try:\n    greet(name='eve')\n    second = 'greeted'\n"
+        "except ToolDenied as e:\n    second = str(e)\n"
+        "[first, second]\n",
+    )
+    server_cmd = f"{sys.executable} {server}"
+    argv = ["run", script, "--no-files", "--mcp", server_cmd, "--policy", policy, "--json"]
+    assert main(argv) == EXIT_OK
+    result = json.loads(capsys.readouterr().out)
+    first, second = result["value"]
+    # The SDK wraps a plain return value as structured {"result": ...}.
+    assert first in ("hello ada", {"result": "hello ada"})
+    assert second == 'Denied by policy: no rule allows tool "greet" with these arguments'
+
+
+def test_cli_run_in_a_worker_process(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = _script(workdir, "print('in a worker')\nread(path='data/hello.txt')['lines']\n")
+    argv = ["run", script, "--isolation", "process", "--audit", "audit.jsonl", "--json"]
+    assert main(argv) == EXIT_OK
+    result = json.loads(capsys.readouterr().out)
+    assert (result["ok"], result["value"], result["output"]) == (True, 2, "in a worker\n")
+    (line,) = [json.loads(x) for x in (workdir / "audit.jsonl").read_text().splitlines()]
+    assert (line["tool"], line["status"]) == ("read", "ok")  # hooks ran in the parent
+
+
 # --------------------------------------------------------------------------- entry point
 
 
