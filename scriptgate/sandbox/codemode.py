@@ -216,6 +216,9 @@ def _is_timeout(error: ScriptError) -> bool:
     )
 
 
+_NAMES_LINE = re.compile(r"Line \d+: ")
+
+
 def _prefixed(prefix: str, message: str) -> str:
     if message.lower().startswith(prefix.lower()):
         return message
@@ -230,9 +233,16 @@ def error_head(error: ScriptError) -> str:
         return _prefixed("Script sandbox failed", error.message)
     if error.kind == "limit" and _is_timeout(error):
         return _prefixed("Script timed out", error.message)
-    head = f"{error.type}: {error.message}" if error.type else error.message
-    if error.line is not None:
-        head += f" (line {error.line})"
+    message = error.message
+    # A message that already names its line (RestrictedPython's "Line 3: ...") needs no suffix.
+    line = None if error.line is None or _NAMES_LINE.match(message) else error.line
+    if "\n" in message.rstrip("\n") and line is not None:
+        # Multi-line messages (validation errors) keep the location next to the type.
+        where = f"{error.type} (line {line})" if error.type else f"Line {line}"
+        return f"{where}: {message}"
+    head = f"{error.type}: {message}" if error.type else message
+    if line is not None:
+        head += f" (line {line})"
     return head
 
 

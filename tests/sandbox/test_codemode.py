@@ -6,23 +6,41 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from scriptgate.runtime.types import TextContent
+from scriptgate.errors import ConfigurationError
+from scriptgate.runtime.abort import AbortController
+from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
+from scriptgate.runtime.tool import AgentTool, tool
+from scriptgate.runtime.types import (
+    AgentToolResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    TextContent,
+    ToolCall,
+)
 from scriptgate.sandbox.codemode import (
     MAX_CALL_RECORDS,
     CodemodeSource,
     CodemodeSourceError,
+    CodemodeTool,
     _format_items,
+    codemode_tool,
     format_script_result,
     parse_codemode_source,
 )
-from scriptgate.sandbox.result import CallRecord, ScriptError, ScriptResult
+from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
+from scriptgate.sandbox.stubs import render_stubs
 
 EMPTY_MESSAGE = (
     "Expected Python source text (non-empty). Provide Python only, optionally with a first "
     'line `# @options: {"max_output_tokens": 1000}`.'
 )
+
+
+def _execute(_id: str, _params: Any, _signal: Any, _on_update: Any) -> AgentToolResult:
+    return AgentToolResult.text("ok")
 
 
 # ----------------------------------------------------------------------------- source
@@ -276,6 +294,15 @@ def test_format_script_result_failure_without_calls() -> None:
             "ToolDenied: Blocked by policy",
         ),
         (ScriptError("rejected", "", 'Line 1: "_x" is invalid'), 'Line 1: "_x" is invalid'),
+        (
+            ScriptError("rejected", "SyntaxError", 'Line 2: "_x" is invalid', 2),
+            'SyntaxError: Line 2: "_x" is invalid',
+        ),
+        (
+            ScriptError("tool", "ToolError", "Validation failed:\n  - a: bad\n", 5),
+            "ToolError (line 5): Validation failed:\n  - a: bad\n",
+        ),
+        (ScriptError("runtime", "", "two\nlines", 5), "Line 5: two\nlines"),
     ],
 )
 def test_format_script_result_error_heads(error: ScriptError, head: str) -> None:
@@ -387,3 +414,247 @@ def test_format_script_result_reports_a_full_output_that_cannot_be_saved(tmp_pat
     )
     assert "fullOutputPath" not in result.details
     assert text_of(result).splitlines()[-1].startswith("[Could not save the full output: ")
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def _read_tool() -> AgentTool:
+    @tool
+    def read(path: str) -> str:
+        """Read a file."""
+        if path == "missing":
+            raise FileNotFoundError(f"no such file: {path}")
+        return f"contents of {path}"
+
+    return read
+
+
+def _stat_tool() -> AgentTool:
+    @tool(output_schema={"type": "object", "properties": {"size": {"type": "integer"}}})
+    def stat(path: str) -> AgentToolResult:
+        """Size of a file."""
+        return AgentToolResult(
+            content=(TextContent(f"{path}: {len(path)} bytes"),),
+            structured_content={"size": len(path)},
+        )
+
+    return stat
+
+
+async def run_code(
+    cm: CodemodeTool, code: str, *, call_id: str = "call_1", **kwargs: Any
+) -> ToolCallOutcome:
+    return await run_tool_call(
+        ToolCall(id=call_id, name=cm.name, arguments={"code": code}), tools=[cm], **kwargs
+    )
+
+
+def test_codemode_tool_shape_and_description() -> None:
+    read = _read_tool()
+    cm = codemode_tool([read, _stat_tool()])
+    assert cm.name == "python"
+    assert cm.parameters_schema == {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "Raw Python source."}},
+        "required": ["code"],
+    }
+    assert cm.is_async
+    assert cm.description.startswith("Run a Python script in which every tool below")
+    assert render_stubs([read, _stat_tool()]) in cm.description
+    assert "# @options:" in cm.description
+    assert "print" in cm.description
+    assert "json" in cm.description
+
+
+def test_codemode_tool_excludes_itself_from_the_callable_tools() -> None:
+    other = _read_tool()
+    inner = AgentTool(name="python", description="an older python tool", execute=_execute)
+    cm = codemode_tool([other, inner])
+    assert [t.name for t in cm.callable_tools] == ["read"]
+    assert "an older python tool" not in cm.description
+    named = codemode_tool([other, inner], name="run")
+    assert [t.name for t in named.callable_tools] == ["read", "python"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"isolation": "thread"}, "isolation must be"),
+        ({"max_output_tokens": -1}, "must not be negative"),
+        ({"max_output_tokens": 1.5}, "must be an integer"),
+        ({"style": "fancy"}, "style must be"),
+    ],
+)
+def test_codemode_tool_rejects_bad_configuration(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        codemode_tool([_read_tool()], **kwargs)
+    with pytest.raises(ConfigurationError, match="AgentTool instances"):
+        codemode_tool([lambda: None])  # type: ignore[list-item]
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_runs_a_script_and_reports_calls() -> None:
+    cm = codemode_tool([_read_tool(), _stat_tool()])
+    outcome = await run_code(
+        cm,
+        'text = read(path="a.txt")\nprint(text)\ninfo = stat(path="abc")\n{"size": info["size"]}',
+        call_id="call_7",
+    )
+    assert outcome.is_error is False
+    text = text_of(outcome.result)
+    assert text.startswith("Script completed\nWall time ")
+    assert text.split("Output:\n", 1)[1] == (
+        '{"size":3}\n<console_output>\ncontents of a.txt\n</console_output>'
+    )
+    calls = outcome.result.details["calls"]
+    assert [(c["id"], c["name"], c["status"]) for c in calls] == [
+        ("call_7/1", "read", "ok"),
+        ("call_7/2", "stat", "ok"),
+    ]
+    assert calls[0]["arguments"] == {"path": "a.txt"}
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_failure_lists_the_calls_made_before_it() -> None:
+    cm = codemode_tool([_read_tool()])
+    outcome = await run_code(cm, 'read(path="a")\nread(path="missing")\n')
+    assert outcome.is_error is True
+    text = text_of(outcome.result)
+    assert text.startswith("Script failed\n")
+    error = text.split("Script error:\n", 1)[1]
+    assert error.startswith("ToolError: no such file: missing (line 2)")
+    assert error.endswith(
+        "Tool calls made before the failure (they are not undone): read (ok), read (error)"
+    )
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_nested_calls_go_through_the_hooks() -> None:
+    seen: list[tuple[str, Any]] = []
+
+    def before(ctx: BeforeToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+        seen.append((ctx.tool_call.id, ctx.args))
+        if ctx.args.get("path") == "secret":
+            return BeforeToolCallResult(block=True, reason="secret files are off limits")
+        return None
+
+    cm = codemode_tool([_read_tool()], before_tool_call=before)
+    code = (
+        'try:\n    read(path="secret")\nexcept ToolDenied as err:\n    print("denied:", err)\n'
+        'read(path="ok")'
+    )
+    outcome = await run_code(cm, code, call_id="c")
+    assert seen == [("c/1", {"path": "secret"}), ("c/2", {"path": "ok"})]
+    text = text_of(outcome.result)
+    assert text.split("Output:\n", 1)[1] == (
+        "contents of ok\n<console_output>\ndenied: secret files are off limits\n</console_output>"
+    )
+    assert [c["status"] for c in outcome.result.details["calls"]] == ["blocked", "ok"]
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_the_codemode_call_itself_goes_through_the_hooks_once() -> None:
+    names: list[str] = []
+
+    def before(ctx: BeforeToolCallContext, signal: Any) -> None:
+        names.append(ctx.tool_call.name)
+
+    cm = codemode_tool([_read_tool()], before_tool_call=before)
+    await run_code(cm, 'read(path="x")', before_tool_call=before)
+    assert names == ["python", "read"]
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_async_script_with_gather() -> None:
+    cm = codemode_tool([_read_tool()], style="async")
+    assert "async def read(" in cm.description
+    outcome = await run_code(cm, 'a, b = await gather(read(path="1"), read(path="2"))\n[a, b]')
+    assert text_of(outcome.result).split("Output:\n", 1)[1] == ('["contents of 1","contents of 2"]')
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_invalid_source_is_an_error_result() -> None:
+    cm = codemode_tool([_read_tool()])
+    outcome = await run_code(cm, "   ")
+    assert outcome.is_error is True
+    assert text_of(outcome.result) == EMPTY_MESSAGE
+    outcome = await run_code(cm, 'x = 1\n# @options: {"timeout_ms": 5}\nx')
+    assert text_of(outcome.result) == (
+        "The # @options: line must be the first line of the input; found one on line 2"
+    )
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_options_line_keeps_line_numbers_and_sets_the_budget(
+    tmp_path: Path,
+) -> None:
+    cm = codemode_tool([_read_tool()], output_dir=tmp_path)
+    outcome = await run_code(cm, '# @options: {"max_output_tokens": 5}\nx = 1\nprint("z" * 100)')
+    text = text_of(outcome.result)
+    assert "Warning: truncated output (original token count: 34)" in text
+    assert "fullOutputPath" in outcome.result.details
+    outcome = await run_code(
+        cm, '# @options: {"timeout_ms": 60000}\nx = 1\nraise ValueError("boom")'
+    )
+    assert "ValueError: boom (line 3)" in text_of(outcome.result)
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_timeout_option_lowers_the_time_limit() -> None:
+    cm = codemode_tool([_read_tool()], limits=Limits(timeout=60))
+    outcome = await run_code(cm, '# @options: {"timeout_ms": 50}\nwhile True:\n    pass')
+    assert outcome.is_error is True
+    error = text_of(outcome.result).split("Script error:\n", 1)[1]
+    assert error.startswith("Script timed out")
+    assert error.endswith("No tool calls were made.")
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_abort_signal_ends_the_script() -> None:
+    started = anyio.Event()
+
+    @tool
+    async def wait_forever() -> str:
+        """Never returns."""
+        started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    cm = codemode_tool([wait_forever])
+    controller = AbortController()
+    outcomes: list[ToolCallOutcome] = []
+
+    async def run() -> None:
+        outcomes.append(await run_code(cm, "wait_forever()", signal=controller.signal))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await started.wait()
+        controller.abort()
+    text = text_of(outcomes[0].result)
+    assert outcomes[0].is_error is True
+    assert "Script aborted" in text
+    await cm.aclose()
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_process_isolation() -> None:
+    async with codemode_tool([_read_tool(), _stat_tool()], isolation="process") as cm:
+        assert cm.sandbox.isolation == "process"
+        outcome = await run_code(cm, 'x = read(path="a")\nprint(x)\nstat(path="abc")')
+        assert text_of(outcome.result).split("Output:\n", 1)[1] == (
+            '{"size":3}\n<console_output>\ncontents of a\n</console_output>'
+        )
+        assert [c["id"] for c in outcome.result.details["calls"]] == ["call_1/1", "call_1/2"]
+        outcome = await run_code(cm, "_x = 1")
+        assert outcome.is_error is True
+        assert "No tool calls were made." in text_of(outcome.result)
