@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -448,13 +447,10 @@ def test_cli_run_in_a_worker_process(workdir: Path, capsys: pytest.CaptureFixtur
 
 def test_cli_python_dash_m_entry_point(workdir: Path) -> None:
     script = _script(workdir, "print('hi')\nread(path='data/hello.txt')['content']\n")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent.parent), *sys.path])
     proc = subprocess.run(
         [sys.executable, "-m", "scriptgate", "run", script, "--root", str(workdir), "--json"],
         capture_output=True,
         text=True,
-        env=env,
         cwd=workdir,
         timeout=120,
         check=False,
@@ -467,7 +463,6 @@ def test_cli_python_dash_m_entry_point(workdir: Path) -> None:
         [sys.executable, "-m", "scriptgate", "run", "missing.py"],
         capture_output=True,
         text=True,
-        env=env,
         cwd=workdir,
         timeout=120,
         check=False,
