@@ -18,9 +18,9 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
 - replaces RestrictedPython's per-scope print collector by one ``_print_``
   function per run (``printed`` is refused);
 - injects a budget check (``_tick_()``) at the top of every loop body and every
-  function, a call-depth check (``_enter_()`` … ``finally: _leave_()``) into plain
-  functions, and ``_check_()`` at the top of every ``except`` handler so a limit
-  or abort cannot be swallowed.
+  function and lambda (steps, wall time, abort flag, call depth), and
+  ``_check_()`` at the top of every ``except`` handler and ``finally`` block so
+  a limit or abort cannot be swallowed.
 
 :func:`compile_script` caps the source size and AST depth, runs the policy, wraps
 the module body into ``def __script__():`` (``async def`` when the script uses
@@ -117,19 +117,6 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
     new = ast.Expr(_call(func, [], node))
     copy_locations(new, node)
     return new
-
-
-def _is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``yield`` appears in the function's own scope."""
-    todo: list[ast.AST] = list(node.body)
-    while todo:
-        item = todo.pop()
-        if isinstance(item, (ast.Yield, ast.YieldFrom)):
-            return True
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        todo.extend(ast.iter_child_nodes(item))
-    return False
 
 
 def _slice_to_expr(node: ast.expr) -> ast.expr:
@@ -313,15 +300,9 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return super().visit_comprehension(node)
 
     def _instrument(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        body = node.body
-        if isinstance(node, ast.AsyncFunctionDef) or _is_generator(node):
-            body.insert(0, _stmt_call("_tick_", node))
-            return
-        guarded = ast.Try(
-            body=body, handlers=[], orelse=[], finalbody=[_stmt_call("_leave_", node)]
-        )
-        copy_locations(guarded, node)
-        node.body = [_stmt_call("_enter_", node), guarded]
+        # One tick per call: charges a step, and the tick's slow path measures
+        # the call depth (see guards.Budget._check_chunk).
+        node.body.insert(0, _stmt_call("_tick_", node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         """Plain functions count call depth and tick; generators tick."""
@@ -349,6 +330,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """Every handler first re-raises a limit, an abort or a cancellation."""
         node = cast(Any, super().visit_ExceptHandler(node))
         node.body.insert(0, _stmt_call("_check_", node))
+        return node
+
+    def visit_Try(self, node: ast.Try) -> Any:
+        """``finally`` blocks first re-raise a tripped limit (``finally: continue`` cannot swallow it)."""
+        node = self.node_contents_visit(node)
+        if node.finalbody:
+            node.finalbody.insert(0, _stmt_call("_check_", node))
         return node
 
     def visit_Await(self, node: ast.Await) -> Any:
@@ -424,6 +412,8 @@ class CompiledScript:
 
     code: Any
     is_async: bool
+    names: frozenset[str] = frozenset()
+    """Every name the script reads (a script naming no tool cannot call one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -622,7 +612,7 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
         return CompileFailure(
             "rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None
         )
-    return CompiledScript(code=code, is_async=is_async)
+    return CompiledScript(code=code, is_async=is_async, names=frozenset(used))
 
 
 _CACHE: OrderedDict[str, CompiledScript | CompileFailure] = OrderedDict()

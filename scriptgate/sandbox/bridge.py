@@ -273,7 +273,9 @@ class HostToolBridge:
                 error=f'Tool "{tool_name}" returned data that is not JSON: {exc}',
                 duration_ms=duration,
             )
-        if self.max_result_bytes is not None:
+        if self.max_result_bytes is not None and (
+            type(value) is not str or len(value) * 4 > self.max_result_bytes
+        ):
             size = json_size(value)
             if size > self.max_result_bytes:
                 return ToolReply(

@@ -120,20 +120,53 @@ class _Call:
 
 
 class _Pending:
-    """What an async script gets from a tool call: an awaitable with nothing else on it."""
+    """What an async script gets from a tool call: an awaitable with nothing else on it.
 
-    __slots__ = ("_done", "_get")
+    The call starts when it is awaited (then it runs in the script's own task),
+    when ``gather`` receives it, or when the script awaits anything else after
+    creating it (then it runs in the background). A call never started or still
+    running when the script ends is recorded as ``cancelled``.
+    """
 
-    def __init__(self, done: anyio.Event, get: Callable[[], Any]) -> None:
-        self._done = done
-        self._get = get
+    __slots__ = ("_call", "_done", "_reply", "_run", "_spec", "_started")
+
+    def __init__(self, run: _Run, call: _Call, spec: ToolSpec) -> None:
+        self._run = run
+        self._call = call
+        self._spec = spec
+        self._started = False
+        self._done: anyio.Event | None = None
+        self._reply: ToolReply | None = None
+
+    def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._done = anyio.Event()
+            self._run.tg.start_soon(self._background)
+
+    async def _background(self) -> None:
+        try:
+            self._reply = await self._run._run_call(self._call, self._spec)
+        finally:
+            assert self._done is not None
+            self._done.set()
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._wait().__await__()
 
     async def _wait(self) -> Any:
-        await self._done.wait()
-        return self._get()
+        run = self._run
+        if not self._started:
+            self._started = True
+            run._start_pending(self)
+            self._reply = await run._run_call(self._call, self._spec, scoped=False)
+        elif self._reply is None and self._done is not None:
+            await self._done.wait()
+        reply = self._reply
+        if reply is None:
+            run.budget.check()
+            raise ToolError(f'Tool call "{self._spec.name}" was cancelled')
+        return run._deliver(reply)
 
     def __repr__(self) -> str:
         return "<pending tool call>"
@@ -150,7 +183,9 @@ class _Run:
         signal: AbortSignal | None,
         call_id_prefix: str,
         is_async: bool,
+        inline: bool = False,
     ) -> None:
+        self.inline = inline
         self.bridge = bridge
         self.tools = list(tools)
         self.limits = limits
@@ -162,6 +197,7 @@ class _Run:
         self.output_chars = 0
         self.calls: list[_Call] = []
         self.per_tool: dict[str, int] = {}
+        self.unstarted: list[_Pending] = []
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
         self.thread_scope: anyio.CancelScope | None = None
@@ -225,12 +261,25 @@ class _Run:
         self.calls.append(call)
         return call
 
-    async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
+    async def _run_call(self, call: _Call, spec: ToolSpec, *, scoped: bool = True) -> ToolReply:
+        """Run one call; ``scoped`` gives it its own cancel scope (background/thread calls)."""
+        started = time.monotonic()
+        if not scoped:
+            # awaited inline by the async script: the script's scope cancels it
+            try:
+                reply = await self.bridge.call(call.id, spec.name, call.arguments)
+            except anyio.get_cancelled_exc_class():
+                self._cancelled(call, started)
+                raise
+            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                reply = ToolReply(
+                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
+                )
+            return self._completed(call, reply)
         with anyio.CancelScope() as scope:
             call.scope = scope
             if self.budget.stop is not None:
                 scope.cancel()
-            started = time.monotonic()
             try:
                 reply = await self.bridge.call(call.id, spec.name, call.arguments)
             except Exception as exc:  # a broken bridge: the script sees a ToolError
@@ -238,18 +287,27 @@ class _Run:
                     status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
                 )
             call.scope = None
-            call.reply = reply
-            call.status = reply.status
-            call.duration_ms = reply.duration_ms
-            call.error = reply.error
-            return reply
+            return self._completed(call, reply)
         call.scope = None
-        call.status = "cancelled"
-        call.error = "cancelled"
-        call.duration_ms = call.duration_ms or int((time.monotonic() - started) * 1000)
+        self._cancelled(call, started)
         reply = ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
         call.reply = reply
         return reply
+
+    @staticmethod
+    def _completed(call: _Call, reply: ToolReply) -> ToolReply:
+        call.reply = reply
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        return reply
+
+    @staticmethod
+    def _cancelled(call: _Call, started: float) -> None:
+        call.status = "cancelled"
+        call.error = "cancelled"
+        if call.duration_ms is None:
+            call.duration_ms = int((time.monotonic() - started) * 1000)
 
     def _deliver(self, reply: ToolReply) -> Any:
         self.budget.check()
@@ -263,25 +321,9 @@ class _Run:
         if self.is_async:
 
             def call_async(*args: Any, **kwargs: Any) -> Any:
-                call = self._start_call(spec, args, kwargs)
-                done = anyio.Event()
-                box: list[ToolReply] = []
-
-                async def runner() -> None:
-                    try:
-                        box.append(await self._run_call(call, spec))
-                    finally:
-                        done.set()
-
-                self.tg.start_soon(runner)
-
-                def get() -> Any:
-                    if not box:
-                        self.budget.check()
-                        raise ToolError(f'Tool call "{spec.name}" was cancelled')
-                    return self._deliver(box[0])
-
-                return _Pending(done, get)
+                pending = _Pending(self, self._start_call(spec, args, kwargs), spec)
+                self.unstarted.append(pending)
+                return pending
 
             call_async.__name__ = spec.identifier
             return call_async
@@ -299,7 +341,15 @@ class _Run:
         call_sync.__name__ = spec.identifier
         return call_sync
 
+    def _start_pending(self, current: _Pending | None = None) -> None:
+        """Start, in the background, every call created and not yet awaited."""
+        waiting, self.unstarted = self.unstarted, []
+        for pending in waiting:
+            if pending is not current:
+                pending._start()
+
     async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
+        self._start_pending()
         boxes: list[tuple[anyio.Event, list[Any]]] = []
         for aw in aws:
             done = anyio.Event()
@@ -348,6 +398,7 @@ class _Run:
         )
         ns = self.namespace
         ns.update(guards)
+        self.budget.hooks = ns
         ns["__builtins__"] = builtins
         members: dict[str, Any] = {}
         names: list[str] = []
@@ -412,6 +463,13 @@ class _Run:
                 lambda reason: self._stop("aborted", self._abort_message(reason))
             )
         outcome: tuple[bool, Any] = (False, ScriptStop("aborted", "Execution aborted"))
+        if self.inline:
+            # No tool is reachable: run on this thread; ticks enforce the deadline.
+            try:
+                return self._thread_main(fn)
+            finally:
+                if remove is not None:
+                    remove()
         try:
             async with anyio.create_task_group() as tg:
                 self.tg = tg
@@ -501,6 +559,9 @@ async def run_script(
         signal=signal,
         call_id_prefix=call_id_prefix,
         is_async=compiled.is_async,
+        inline=(
+            state is None and not compiled.is_async and not (compiled.names & _tool_names(tools))
+        ),
     )
     try:
         ok, payload = await run.execute(compiled.code)
@@ -515,6 +576,10 @@ async def run_script(
             wall_time=wall(),
         )
     return _finish(run, ok, payload, wall())
+
+
+def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
+    return frozenset({"tools", "gather", *(spec.identifier for spec in tools)})
 
 
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from scriptgate.sandbox._restricted import (
+    FILENAME,
     INSPECT_ATTRIBUTES,
     MAX_FORMAT_WIDTH,
     format_spec_too_wide,
@@ -51,6 +52,7 @@ MAX_RANGE = 100_000_000
 """Longest ``range`` a script may create."""
 
 _TICK_CHUNK = 256
+_CO_OPTIMIZED = 0x1
 SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
 """Class attribute marking classes a script defined (scripts cannot read or write it)."""
 _SIZED = frozenset({list, tuple, dict, str, set, frozenset, range, bytes, bytearray})
@@ -92,12 +94,16 @@ class Budget:
         self.started = time.monotonic()
         self.deadline = None if limits.timeout is None else self.started + limits.timeout
         self.stop: ScriptStop | None = None
-        self.depth: list[None] = []
+        self.hooks: dict[str, Any] | None = None
+        """The script's globals: on a trip the tick hooks there are replaced."""
 
     def trip(self, kind: str, message: str) -> ScriptStop:
         """Set the stop flag (first reason wins) and return the exception to raise."""
         if self.stop is None:
             self.stop = ScriptStop("aborted" if kind == "aborted" else "limit", message)
+            hooks = self.hooks
+            if hooks is not None:
+                hooks["_tick_"] = self._raise_stop
         return self.stop
 
     def check(self) -> None:
@@ -119,35 +125,60 @@ class Budget:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise self.trip("limit", self.timeout_message())
 
-    def make_tick(self) -> Callable[[], None]:
-        """The cheap per-loop-iteration / per-call check: a countdown, the real check every 256."""
-        countdown = _TICK_CHUNK
-        spend = self.spend
+    def _raise_stop(self, *args: Any) -> NoReturn:
+        assert self.stop is not None
+        raise self.stop
 
-        def tick() -> None:
-            nonlocal countdown
-            countdown -= 1
-            if countdown <= 0:
-                spend(_TICK_CHUNK)
-                countdown = _TICK_CHUNK
+    def script_depth(self) -> int:
+        """How many script function calls are on the current stack (``__script__`` excluded)."""
+        depth = 0
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None:
+            code = frame.f_code
+            if (
+                code.co_filename == FILENAME
+                and code.co_flags & _CO_OPTIMIZED
+                and (code.co_name[0] != "<" or code.co_name == "<lambda>")
+            ):
+                depth += 1
+            frame = frame.f_back
+        return depth - 1
 
-        return tick
+    def _check_chunk(self, steps: int) -> int:
+        """The slow path of a tick: charge, check, and size the next chunk.
 
-    def make_enter(self, tick: Callable[[], None]) -> tuple[Callable[[], None], Callable[[], Any]]:
-        """Function entry (depth + tick) and exit (``list.pop``, a C call)."""
-        stack = self.depth
-        push = stack.append
+        The next check comes at most ``limit + 1 - depth`` ticks later: every
+        function entry ticks, so the depth cannot pass the limit unseen.
+        """
+        self.spend(steps)
         limit = self.limits.max_recursion
+        depth = self.script_depth()
+        if depth > limit:
+            raise self.trip("limit", f"Script exceeded the recursion limit ({limit} nested calls)")
+        return max(1, min(_TICK_CHUNK, limit + 1 - depth))
 
-        def enter() -> None:
-            push(None)
-            if len(stack) > limit:
-                raise self.trip(
-                    "limit", f"Script exceeded the recursion limit ({limit} nested calls)"
-                )
-            tick()
+    def make_tick(self) -> Callable[[], None]:
+        """The per-loop-iteration and per-call check: resuming a generator (cheap).
 
-        return enter, stack.pop
+        The real check (steps, deadline, stop flag, call depth) runs every few
+        hundred ticks. When the budget trips, :meth:`trip` replaces the hook in
+        the script's globals by one that raises at once, so a tripped budget is
+        seen by the very next tick.
+        """
+        check = self._check_chunk
+
+        def ticker() -> Iterator[None]:
+            interval = 1
+            yield
+            while True:
+                for _ in range(interval - 1):
+                    yield
+                interval = check(interval)
+                yield
+
+        gen = ticker()
+        next(gen)
+        return gen.__next__
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -549,23 +580,18 @@ def make_guards(
 ) -> dict[str, Any]:
     """The hook functions for one run, keyed by the names the compiled code uses."""
     tick = budget.make_tick()
-    enter, leave = budget.make_enter(tick)
-    stop_types: tuple[type[BaseException], ...] = (ScriptStop, GeneratorExit)
-    try:
-        import anyio
-
-        stop_types = (*stop_types, anyio.get_cancelled_exc_class())
-    except Exception:  # pragma: no cover - no running loop (sync helper use)
-        pass
-    try:
-        import trio
-
-        stop_types = (*stop_types, trio.Cancelled)
-    except ImportError:  # pragma: no cover
-        pass
     import asyncio
 
-    stop_types = (*stop_types, asyncio.CancelledError)
+    stop_types: tuple[type[BaseException], ...] = (
+        ScriptStop,
+        GeneratorExit,
+        asyncio.CancelledError,
+        KeyboardInterrupt,
+        SystemExit,
+    )
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        stop_types = (*stop_types, trio.Cancelled)
 
     def check() -> None:
         # test_guards_bare_except_cannot_swallow_limit: a bare `except:` (or
@@ -717,8 +743,6 @@ def make_guards(
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_tick_": tick,
-        "_enter_": enter,
-        "_leave_": leave,
         "_check_": check,
         "_mul_": guarded_mul,
         "_pow_": guarded_pow,

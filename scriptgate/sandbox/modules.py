@@ -75,6 +75,7 @@ MODULE_NAMES: dict[str, tuple[str, ...]] = {
 """Every importable stand-in module and the members it exposes (for the README)."""
 
 _MAX_FACTORIAL = 5_000
+_IMPORTABLE = frozenset({*MODULE_NAMES, "__future__"})
 
 
 def _json_dumps(
@@ -130,8 +131,8 @@ def _re_sub(counting: bool) -> Callable[..., Any]:
 
 def make_modules(
     charge: Callable[[Any], Any], tick: Callable[[], None]
-) -> dict[str, OpaqueNamespace]:
-    """The stand-in modules of one run (fresh objects, so no state is shared between runs)."""
+) -> Callable[[str], OpaqueNamespace | None]:
+    """The stand-in modules of one run, built on first import (fresh per run: no shared state)."""
 
     def ticking(it: Iterator[Any]) -> Iterator[Any]:
         for item in it:
@@ -207,13 +208,13 @@ def make_modules(
     def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
         return functools.reduce(function, charge(iterable), *initial)
 
-    members: dict[str, dict[str, Any]] = {
-        "json": {
+    builders: dict[str, Callable[[], dict[str, Any]]] = {
+        "json": lambda: {
             "dumps": _json_dumps,
             "loads": _json_loads,
             "JSONDecodeError": json.JSONDecodeError,
         },
-        "math": {
+        "math": lambda: {
             **{name: getattr(math, name) for name in MODULE_NAMES["math"]},
             "fsum": lambda data: math.fsum(charge(data)),
             "prod": lambda data, *, start=1: functools.reduce(_mul_checked, charge(data), start),
@@ -222,14 +223,18 @@ def make_modules(
             "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
             "pow": math.pow,
         },
-        "re": {
+        "re": lambda: {
             **{name: getattr(re, name) for name in MODULE_NAMES["re"]},
             "sub": _re_sub(False),
             "subn": _re_sub(True),
         },
-        "datetime": {name: getattr(datetime, name) for name in MODULE_NAMES["datetime"]},
-        "time": {"time": time.time, "monotonic": time.monotonic, "perf_counter": time.perf_counter},
-        "itertools": {
+        "datetime": lambda: {name: getattr(datetime, name) for name in MODULE_NAMES["datetime"]},
+        "time": lambda: {
+            "time": time.time,
+            "monotonic": time.monotonic,
+            "perf_counter": time.perf_counter,
+        },
+        "itertools": lambda: {
             "count": lazy(itertools.count),
             "cycle": lazy_first(itertools.cycle),
             "repeat": repeat,
@@ -250,14 +255,14 @@ def make_modules(
             "filterfalse": lazy_second(itertools.filterfalse),
             "batched": lazy_first(_batched),
         },
-        "collections": {
+        "collections": lambda: {
             "Counter": collections.Counter,
             "defaultdict": collections.defaultdict,
             "OrderedDict": collections.OrderedDict,
             "deque": collections.deque,
             "namedtuple": _namedtuple,
         },
-        "statistics": {
+        "statistics": lambda: {
             **{
                 name: eager_first(getattr(statistics, name))
                 for name in MODULE_NAMES["statistics"]
@@ -265,7 +270,7 @@ def make_modules(
             },
             "StatisticsError": statistics.StatisticsError,
         },
-        "random": {
+        "random": lambda: {
             "random": rng.random,
             "randint": rng.randint,
             "randrange": rng.randrange,
@@ -277,17 +282,28 @@ def make_modules(
             "gauss": rng.gauss,
             "seed": rng.seed,
         },
-        "string": {name: getattr(string, name) for name in MODULE_NAMES["string"]},
-        "functools": {
+        "string": lambda: {name: getattr(string, name) for name in MODULE_NAMES["string"]},
+        "functools": lambda: {
             "reduce": reduce,
             "lru_cache": functools.lru_cache,
             "cache": functools.cache,
             "cmp_to_key": functools.cmp_to_key,
         },
-        "typing": {name: getattr(typing, name) for name in MODULE_NAMES["typing"]},
-        "__future__": {"annotations": None},
+        "typing": lambda: {name: getattr(typing, name) for name in MODULE_NAMES["typing"]},
+        "__future__": lambda: {"annotations": None},
     }
-    return {name: OpaqueNamespace(name, table) for name, table in members.items()}
+    built: dict[str, OpaqueNamespace] = {}
+
+    def get(name: str) -> OpaqueNamespace | None:
+        module = built.get(name)
+        if module is None:
+            builder = builders.get(name)
+            if builder is None:
+                return None
+            module = built[name] = OpaqueNamespace(name, builder())
+        return module
+
+    return get
 
 
 def _mul_checked(a: Any, b: Any) -> Any:
@@ -314,7 +330,7 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
     return collections.namedtuple(typename, names, defaults=defaults)
 
 
-def make_import(modules: dict[str, OpaqueNamespace]) -> Callable[..., OpaqueNamespace]:
+def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..., OpaqueNamespace]:
     """The ``__import__`` of a run: stand-ins only, ``fromlist`` checked against the member list."""
 
     def import_(
@@ -328,7 +344,7 @@ def make_import(modules: dict[str, OpaqueNamespace]) -> Callable[..., OpaqueName
         # `from datetime import sys` refused (IMPORT_FROM bypasses _getattr_).
         if level != 0 or type(name) is not str:
             raise ImportError("relative imports are not available in the sandbox")
-        module = modules.get(name)
+        module = modules(name) if name in _IMPORTABLE else None
         if module is None:
             available = ", ".join(sorted(n for n in MODULE_NAMES))
             raise ImportError(
