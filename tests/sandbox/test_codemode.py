@@ -26,6 +26,7 @@ from scriptgate.sandbox.codemode import (
     CodemodeSourceError,
     CodemodeTool,
     _format_items,
+    codemode_description,
     codemode_tool,
     format_script_result,
     parse_codemode_source,
@@ -658,3 +659,28 @@ async def test_codemode_tool_process_isolation() -> None:
         outcome = await run_code(cm, "_x = 1")
         assert outcome.is_error is True
         assert "No tool calls were made." in text_of(outcome.result)
+
+
+def test_codemode_description_states_limits_capabilities_and_stubs() -> None:
+    from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
+    from scriptgate.sandbox.modules import MODULE_NAMES
+
+    read = _read_tool()
+    text = codemode_description(
+        [read], limits=Limits(timeout=12.5, max_tool_calls=7), max_output_tokens=300
+    )
+    assert (
+        "- Limits per script: 12.5 s of wall time, 7 tool calls, 1000000 printed characters."
+        in text
+    )
+    assert "(at most 12500)" in text
+    assert "Output longer than about 300 tokens" in text
+    assert f"- Built-ins: {', '.join(dict.fromkeys(SAFE_BUILTIN_NAMES))}." in text
+    assert f"- Importable modules: {', '.join(MODULE_NAMES)}." in text
+    assert text.endswith("Tools:\n```python\n" + render_stubs([read]) + "\n```")
+    unlimited = codemode_description(
+        [], limits=Limits(timeout=None, max_tool_calls=None, max_output_chars=None)
+    )
+    assert "Limits per script" not in unlimited
+    assert "(at most" not in unlimited
+    assert unlimited.endswith("Tools: none.")
