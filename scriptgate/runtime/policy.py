@@ -238,7 +238,12 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON object."""
-        return {"action": self.action, "reason": self.reason, "rule": self.rule}
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "rule": self.rule,
+            "asked": self.asked,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +281,13 @@ def _plain_args(args: Any) -> Mapping[str, Any]:
     if isinstance(args, Mapping):
         return args
     return {}
+
+
+def _rule_decision(rule: Rule, index: int, tool_name: str) -> Decision:
+    reason = rule.reason
+    if reason is None:
+        reason = f'rules[{index}] ({rule.action}) matched tool "{tool_name}"'
+    return Decision(rule.action, reason, index)
 
 
 def _default_reason(action: Action, tool_name: str) -> str:
@@ -320,10 +332,7 @@ class Policy:
         plain = _plain_args(args)
         for index, rule in enumerate(self.rules):
             if rule.matches(tool_name, plain):
-                reason = rule.reason
-                if reason is None:
-                    reason = f'rules[{index}] ({rule.action}) matched tool "{tool_name}"'
-                return Decision(rule.action, reason, index)
+                return _rule_decision(rule, index, tool_name)
         return Decision(self.default, _default_reason(self.default, tool_name), None)
 
     def preview(
@@ -353,10 +362,7 @@ class Policy:
                 continue
             if not certain:
                 return None
-            reason = rule.reason
-            if reason is None:
-                reason = f'rules[{index}] ({rule.action}) matched tool "{tool_name}"'
-            return Decision(rule.action, reason, index)
+            return _rule_decision(rule, index, tool_name)
         return Decision(self.default, _default_reason(self.default, tool_name), None)
 
     # -- the hook -----------------------------------------------------------------

@@ -325,3 +325,30 @@ async def test_audit_direct_and_scripted_calls_write_the_same_lines() -> None:
     assert direct[1]["reason"] == "read-only"
     assert _comparable(direct) == _comparable(scripted)
     assert [line["tool_call_id"] for line in scripted] == [c.id for c in result.calls]
+
+
+@pytest.mark.anyio
+async def test_audit_parallel_batch_logs_every_call_once() -> None:
+    """Parallel preflight runs every gate before any execute: pending entries must not mix."""
+    from scriptgate.runtime.batch import execute_tool_calls
+    from scriptgate.runtime.types import AssistantMessage
+
+    tools = _parity_tools()
+    stream = io.StringIO()
+    audit = AuditLog(stream)
+    hooks = compose_hooks(Policy.from_toml(PARITY_POLICY), audit)
+    message = AssistantMessage(
+        content=tuple(
+            ToolCall(f"call{n}", name, args) for n, (name, args) in enumerate(PARITY_CALLS)
+        ),
+        stop_reason="toolUse",
+    )
+    batch = await execute_tool_calls(message, tools=tools, mode="parallel", **hooks.as_kwargs())
+    assert len(batch.messages) == 4
+    lines = {line["tool_call_id"]: line for line in _lines(stream)}
+    assert len(lines) == 4
+    assert [lines[f"call{n}"]["status"] for n in range(4)] == ["ok", "blocked", "error", "ok"]
+    assert lines["call0"]["arguments"] == {"path": "a", "n": 2}
+    assert lines["call3"]["result_digest"] == result_digest(
+        AgentToolResult(content=(TextContent("c x1"),), structured_content={"path": "c", "n": 1})
+    )

@@ -183,6 +183,15 @@ def test_policy_preview_handles_unknown_arguments() -> None:
     )
 
 
+def test_policy_decision_to_json() -> None:
+    assert Decision("deny", "no", 3, asked=True).to_json() == {
+        "action": "deny",
+        "reason": "no",
+        "rule": 3,
+        "asked": True,
+    }
+
+
 def test_policy_rule_rejects_bad_action() -> None:
     with pytest.raises(ConfigurationError, match="allow, deny, ask"):
         Rule("x", "permit")  # type: ignore[arg-type]
