@@ -274,7 +274,8 @@ async def test_mcp_streamable_http_on_loopback() -> None:
         assert port is not None, buffer
         async with anyio.create_task_group() as tg:
             tg.start_soon(_drain, process.stderr)
-            async with connect_http(f"http://127.0.0.1:{port}/mcp") as tools:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with connect_http(url, headers={"X-Scriptgate-Test": "1"}) as tools:
                 await check_server_tools(tools)
             tg.cancel_scope.cancel()
     finally:
