@@ -4,6 +4,9 @@ The parent (:mod:`scriptgate.sandbox.process`) starts it as::
 
     python -I -B -c "<bootstrap>" <package parent dir> <config json>
 
+(the bootstrap registers bare ``scriptgate``/``scriptgate.runtime``/``scriptgate.sandbox``
+package objects, so only the engine's own modules are imported, not the whole library)
+
 with an empty environment, ``stdin``/``stdout`` as the message channel, ``stderr``
 piped (read only if the worker dies before it is ready), an empty temporary
 working directory and a process group of its own (``start_new_session``).

@@ -87,9 +87,17 @@ _ERROR_KINDS: frozenset[str] = frozenset(
     ("syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox")
 )
 _CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
+# The worker imports only what it needs: the package ``__init__``s (which re-export
+# the whole library) are replaced by bare package objects, so importing the engine
+# does not drag in the tools, the CLI or their dependencies.
 _BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from scriptgate.sandbox._worker import main; main(sys.argv[2:])"
+    "import sys, types\n"
+    "for name in ('scriptgate', 'scriptgate.runtime', 'scriptgate.sandbox'):\n"
+    "    package = types.ModuleType(name)\n"
+    "    package.__path__ = [sys.argv[1] + '/' + name.replace('.', '/')]\n"
+    "    sys.modules[name] = package\n"
+    "from scriptgate.sandbox._worker import main\n"
+    "main(sys.argv[2:])\n"
 )
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 _SESSION_LOST = " The session's worker process was discarded; its globals are lost."
