@@ -661,10 +661,15 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
 
     calls: list[CheckedCall] = []
     problems: list[str] = []
+    direct: set[int] = set()  # Name nodes that are the callee of a tool call
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
+        if isinstance(func, ast.Name):
+            direct.add(id(func))
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            direct.add(id(func.value))
         target: AgentTool | None = None
         if isinstance(func, ast.Name):
             if func.id in bound and func.id not in defined:
@@ -689,7 +694,20 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
     calls.sort(key=lambda c: c.line)
     problems.sort(key=lambda p: int(p.split(":", 1)[0]))
 
-    warnings: list[str] = []
+    dynamic = sorted(
+        (node.lineno, node.id)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and isinstance(node.ctx, ast.Load)
+        and node.id not in defined
+        and (node.id in bound or node.id == "tools")
+        and id(node) not in direct
+    )
+    warnings = [
+        f"line {line}: {name!r} is used other than by a direct call; "
+        "calls made through it are not previewed"
+        for line, name in dynamic
+    ]
     if policy is not None:
         for index, rule in enumerate(policy.rules):
             if not any(rule.matches_tool(t.name) for t in tools):

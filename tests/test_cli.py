@@ -241,6 +241,20 @@ def test_cli_check_reports_rejected_constructs(
     assert "__class__" in out
 
 
+def test_cli_check_warns_about_dynamic_tool_use() -> None:
+    from scriptgate.tools.files import file_tools
+
+    report = check_script(
+        "f = read\ng = getattr(tools, 'ls')\nread(path='x')\n",
+        file_tools(".", read_only=True),
+        None,
+    )
+    assert report.problems == ()
+    assert [w.split(":")[0] for w in report.warnings] == ["line 1", "line 2"]
+    assert "'read' is used other than by a direct call" in report.warnings[0]
+    assert "'tools' is used" in report.warnings[1]
+
+
 def test_cli_check_script_reads_dict_arguments_and_await() -> None:
     from scriptgate.tools.files import file_tools
 
