@@ -292,7 +292,9 @@ def safe_format(value: Any, spec: str = "") -> str:
     return _builtins.format(value, spec)
 
 
-def safe_str_format(template: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+def safe_str_format(
+    template: str, args: tuple[Any, ...], kwargs: dict[str, Any], _auto: list[int] | None = None
+) -> str:
     """``template.format(*args, **kwargs)`` without attribute or index traversal.
 
     Fields may be positions or names only (``{0.__class__}`` and ``{x[key]}``
@@ -300,15 +302,15 @@ def safe_str_format(template: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     """
     out: list[str] = []
     total = 0
-    auto = 0
+    auto = _auto if _auto is not None else [0]
     for literal, field, spec, conversion in _FORMATTER_PARSE(template):
         out.append(literal)
         total += len(literal)
         if field is None:
             continue
         if field == "":
-            field = str(auto)
-            auto += 1
+            field = str(auto[0])
+            auto[0] += 1
         if field.isdigit():
             value = args[int(field)]
         elif field.isidentifier():
@@ -324,7 +326,7 @@ def safe_str_format(template: str, args: tuple[Any, ...], kwargs: dict[str, Any]
         elif conversion == "a":
             value = ascii(value)
         if spec and "{" in spec:
-            spec = safe_str_format(spec, args, kwargs)
+            spec = safe_str_format(spec, args, kwargs, auto)
         piece = safe_format(value, spec or "")
         total += len(piece)
         if total > MAX_SEQUENCE:
@@ -691,6 +693,8 @@ def make_guards(
             return obj
         if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
             return obj
+        if kind is OpaqueNamespace:
+            raise TypeError(f"{obj!r} is read-only")
         raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
 
     def aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
