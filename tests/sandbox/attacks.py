@@ -40,7 +40,7 @@ class Attack:
 
 
 ATTACK_LIMITS = Limits(
-    timeout=10.0,
+    timeout=3.0,
     max_steps=200_000,
     max_tool_calls=50,
     max_output_chars=100_000,
@@ -107,7 +107,7 @@ def attack_tools() -> list[AgentTool]:
 
 
 def _a(
-    id: str,  # noqa: A002 - the record's field name
+    id: str,
     category: str,
     source: str,
     expect: str,
