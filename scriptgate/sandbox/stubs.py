@@ -501,23 +501,38 @@ class _Renderer:
             return ((False, f"list[{self.type_text(items, f'{hint}Item')}]"),)
         return ((False, "list[Any]"),)
 
+    def _peek(self, schema: Any) -> Any:
+        """Follow ``$ref`` s without counting them (``True`` when they cannot be followed)."""
+        depth = 0
+        while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+            ref = schema["$ref"]
+            depth += 1
+            if depth > 8 or ref in self.stack:
+                return True
+            try:
+                schema = _resolve_pointer(self.root, ref)
+            except _RefError:
+                return True
+        return schema
+
     def _all_of(self, parts: list[Any], hint: str) -> _Alts:
-        resolved: list[Any] = []
-        for part in parts:
-            depth = 0
-            while isinstance(part, Mapping) and isinstance(part.get("$ref"), str) and depth < 8:
-                depth += 1
-                try:
-                    part = self._deref(part["$ref"])
-                except _RefError:
-                    part = True
-            resolved.append(part)
-        meaningful = [p for p in resolved if self.alts_is_meaningful(p)]
+        peeked = [(part, self._peek(part)) for part in parts]
+        meaningful = [(part, seen) for part, seen in peeked if self.alts_is_meaningful(seen)]
         if not meaningful:
             return _ANY
-        if len(meaningful) > 1 and all(_is_object_schema(p) for p in meaningful):
-            return self._object(_merge_objects(meaningful), hint)
-        return self.alts(meaningful[0], hint)
+        if len(meaningful) > 1 and all(_is_object_schema(seen) for _, seen in meaningful):
+            merged: list[Any] = []
+            for part, seen in meaningful:
+                if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
+                    try:
+                        self._deref(part["$ref"])  # counts towards the expansion budget
+                    except _RefError:
+                        continue
+                merged.append(seen)
+            return self._object(_merge_objects(merged), hint)
+        # A single part (or parts Python cannot intersect): render the first as written,
+        # so a ``$ref`` keeps its definition's name.
+        return self.alts(meaningful[0][0], hint)
 
     def alts_is_meaningful(self, schema: Any) -> bool:
         """Whether a part of an ``allOf`` constrains the type at all (pi skips unknowns)."""
@@ -640,10 +655,13 @@ def _merge_objects(parts: list[Any]) -> dict[str, Any]:
     required: list[str] = []
     merged: dict[str, Any] = {"type": "object"}
     for part in parts:
-        for key, value in (part.get("properties") or {}).items():
-            props[key] = {"allOf": [props[key], value]} if key in props else value
-        for key in part.get("required") or ():
-            if key not in required:
+        properties = part.get("properties")
+        if isinstance(properties, Mapping):
+            for key, value in properties.items():
+                props[key] = {"allOf": [props[key], value]} if key in props else value
+        names = part.get("required")
+        for key in names if isinstance(names, list) else ():
+            if isinstance(key, str) and key not in required:
                 required.append(key)
         if "additionalProperties" in part and "additionalProperties" not in merged:
             merged["additionalProperties"] = part["additionalProperties"]

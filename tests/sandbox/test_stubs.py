@@ -804,3 +804,25 @@ def test_render_stubs_always_renders_valid_python(
     stubs = render_stubs([t, make_tool("other", params)], style="async")
     namespace = run_text(stubs)
     assert callable(namespace["t_1"])
+
+
+def test_schema_to_type_all_of_with_a_single_ref_keeps_the_definition_name() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"owner": {"allOf": [{"$ref": "#/$defs/User"}], "description": "Who"}},
+        "$defs": {"User": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    }
+    text = schema_to_type(schema)
+    assert "class User(TypedDict):" in text
+    assert "    # Who\n    owner: NotRequired[User]" in text
+
+
+def test_schema_to_type_all_of_merges_referenced_objects() -> None:
+    schema = {
+        "allOf": [{"$ref": "#/$defs/Base"}, {"properties": {"extra": {"type": "integer"}}}],
+        "$defs": {
+            "Base": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+        },
+    }
+    text = schema_to_type(schema, name="Thing")
+    assert text == "class Thing(TypedDict):\n    extra: NotRequired[int]\n    id: str\n\nThing"
