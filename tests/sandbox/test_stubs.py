@@ -826,3 +826,33 @@ def test_schema_to_type_all_of_merges_referenced_objects() -> None:
     }
     text = schema_to_type(schema, name="Thing")
     assert text == "class Thing(TypedDict):\n    extra: NotRequired[int]\n    id: str\n\nThing"
+
+
+_json_keys = st.sampled_from(
+    ["type", "properties", "required", "items", "prefixItems", "anyOf", "oneOf", "allOf",
+     "enum", "const", "$ref", "additionalProperties", "description", "default", "minimum",
+     "exclusiveMinimum", "pattern", "$defs"]
+) | st.text(max_size=3)  # fmt: skip
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=5)
+    | st.sampled_from(["object", "array", "string", "#", "#/$defs/a", "#/properties/x"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_json_keys, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(params=_json_values, output=_json_values)
+def test_render_stubs_malformed_schemas_never_raise(params: Any, output: Any) -> None:
+    text = schema_to_type(params)
+    type_value(text)
+    t = make_tool(
+        "t",
+        params if isinstance(params, dict) else {"x": params},
+        output_schema=output if isinstance(output, dict) else None,
+    )
+    run_text(render_stubs([t]))
