@@ -117,18 +117,21 @@ def format_validation_error(tool_name: str, issues: Iterable[ValidationIssue], a
     return "\n".join(lines)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _clone(value: Any) -> Any:
-    """``structuredClone`` for JSON data (fast paths for dict/list/scalars)."""
+    """``structuredClone`` for JSON data; scalars are shared, containers copied."""
     t = type(value)
     if t is dict:
-        return {k: _clone(v) for k, v in value.items()}
+        return {k: (v if type(v) in _SCALARS else _clone(v)) for k, v in value.items()}
     if t is list:
-        return [_clone(v) for v in value]
-    if t is str or t is int or t is float or t is bool or value is None:
+        return [v if type(v) in _SCALARS else _clone(v) for v in value]
+    if t in _SCALARS:
         return value
     if isinstance(value, Mapping):
         return {k: _clone(v) for k, v in value.items()}
-    if isinstance(value, tuple):
+    if isinstance(value, (list, tuple)):
         return [_clone(v) for v in value]
     return copy.deepcopy(value)
 

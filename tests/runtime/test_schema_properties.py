@@ -265,3 +265,17 @@ def test_schema_properties_generated_valid_values_parse_unchanged(data: st.DataO
     assert _canonical(result.value) == _canonical(value)
     if not _has_float(value):
         assert result.value is value
+
+
+@SETTINGS
+@given(schemas, json_values)
+def test_schema_properties_generated_fast_path_agrees_with_closures(
+    schema: Any, value: Any
+) -> None:
+    compiled = compile_schema(schema)
+    fast = compiled._fast(value)
+    valid = compiled.is_valid(value)
+    if fast:
+        assert valid
+    if valid and not _has_float(value):
+        assert fast
