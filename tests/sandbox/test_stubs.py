@@ -784,7 +784,7 @@ _schemas = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(schema=_schemas)
 def test_schema_to_type_always_renders_valid_python(schema: Any) -> None:
     root = {"$defs": {"Leaf": {"type": "object", "properties": {"v": {"type": "string"}}}}}
@@ -795,7 +795,7 @@ def test_schema_to_type_always_renders_valid_python(schema: Any) -> None:
     type_value(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(params=_schemas, output=_schemas, description=st.text(max_size=40))
 def test_render_stubs_always_renders_valid_python(
     params: Any, output: Any, description: str
@@ -845,7 +845,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(params=_json_values, output=_json_values)
 def test_render_stubs_malformed_schemas_never_raise(params: Any, output: Any) -> None:
     text = schema_to_type(params)
