@@ -32,6 +32,7 @@ works), and compiles. Results are cached by source text (bounded LRU).
 
 from __future__ import annotations
 
+import __future__
 import ast
 import re
 import warnings
@@ -148,8 +149,36 @@ class _ListTargets(ast.NodeTransformer):
         return node
 
 
+_EXTRA_MAGIC_METHODS = frozenset(
+    {
+        "__enter__",
+        "__exit__",
+        "__aenter__",
+        "__aexit__",
+        "__iter__",
+        "__next__",
+        "__aiter__",
+        "__anext__",
+        "__len__",
+        "__bool__",
+    }
+)
+"""Methods a script class may define on top of RestrictedPython's list (context managers,
+iterators); each runs script code, so it ticks like any function."""
+
+
 class ScriptPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy plus scriptgate's additions (see the module docstring)."""
+
+    def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        """RestrictedPython's name check; methods may also be context-manager/iterator protocol."""
+        if (
+            allow_magic_methods
+            and name in _EXTRA_MAGIC_METHODS
+            and getattr(node, "col_offset", 0) != 0
+        ):
+            return
+        super().check_name(node, name, allow_magic_methods)
 
     # -- names and calls ------------------------------------------------------
 
@@ -339,6 +368,12 @@ class ScriptPolicy(RestrictingNodeTransformer):
             node.finalbody.insert(0, _stmt_call("_check_", node))
         return node
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        """Allow annotated assignments (targets are checked like plain assignments)."""
+        if isinstance(node.target, ast.Name):
+            self.check_name(node, node.target.id)
+        return self.node_contents_visit(node)
+
     def visit_Await(self, node: ast.Await) -> Any:
         """Allow ``await``."""
         return self.node_contents_visit(node)
@@ -527,8 +562,43 @@ class _TopLevel(ast.NodeVisitor):
     visit_YieldFrom = visit_Yield
 
 
+class _TopLevelStatements(ast.NodeTransformer):
+    """In the module's own scope: ``x: T = v`` → ``x = v``, ``x: T`` and ``from __future__`` → ``pass``.
+
+    Inside ``__script__`` the module's names are declared ``global``, and an
+    annotated global is a syntax error; future imports must come first in a file.
+    """
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if not isinstance(node.target, ast.Name):
+            new: ast.stmt = (
+                ast.Assign(targets=[node.target], value=node.value)
+                if node.value is not None
+                else ast.Pass()
+            )
+        elif node.value is None:
+            new = ast.Pass()
+        else:
+            new = ast.Assign(targets=[node.target], value=node.value)
+        copy_locations(new, node)
+        return new
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if node.module == "__future__":
+            new = ast.Pass()
+            copy_locations(new, node)
+            return new
+        return node
+
+
 def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
     """Module body → ``[async] def __script__(): global …; <body>; return <last expr>``."""
+    tree = _TopLevelStatements().visit(tree)
     scan = _TopLevel()
     for stmt in tree.body:
         scan.visit(stmt)
@@ -601,11 +671,18 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
     if errors:
         unique = list(dict.fromkeys(errors))
         return CompileFailure("rejected", "SyntaxError", "\n".join(unique), _line_of(unique[0]))
+    future = any(
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module == "__future__"
+        and any(alias.name == "annotations" for alias in stmt.names)
+        for stmt in tree.body
+    )
     module = _wrap(tree, is_async)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            code = compile(module, FILENAME, "exec", dont_inherit=True)
+            flags = __future__.annotations.compiler_flag if future else 0
+            code = compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as exc:
         return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:

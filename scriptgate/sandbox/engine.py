@@ -73,7 +73,7 @@ def _error_line(exc: BaseException) -> int | None:
 def _message(exc: BaseException) -> str:
     try:
         text = str(exc)
-    except Exception:  # a script-defined exception with a broken __str__ is impossible, but be safe
+    except BaseException:  # scripts cannot define __str__; still, nothing may escape here
         text = type(exc).__name__
     if len(text) > MAX_MESSAGE:
         text = text[:MAX_MESSAGE] + "…"
