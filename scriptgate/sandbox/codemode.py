@@ -57,8 +57,11 @@ __all__ = [
     "CodemodeSource",
     "CodemodeSourceError",
     "CodemodeTool",
+    "Isolation",
+    "call_summary",
     "codemode_description",
     "codemode_tool",
+    "error_head",
     "format_script_result",
     "parse_codemode_source",
 ]
@@ -82,6 +85,7 @@ MAX_ERROR_CHARS = 500
 """Call error texts in ``details`` are cut to this length."""
 
 Isolation = Literal["in_process", "process"]
+"""Where scripts run: in this process, or in a pool of worker processes."""
 
 
 # ----------------------------------------------------------------------------- source
