@@ -31,8 +31,8 @@ works), and compiles. Results are cached by source text (bounded LRU).
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import re
 import warnings
