@@ -556,6 +556,10 @@ class CodemodeTool(AgentTool):
         """Release the sandbox (process-isolation workers)."""
         await self.sandbox.aclose()
 
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        self.sandbox.close()
+
     async def __aenter__(self) -> CodemodeTool:
         return self
 

@@ -684,3 +684,15 @@ def test_codemode_description_states_limits_capabilities_and_stubs() -> None:
     assert "Limits per script" not in unlimited
     assert "(at most" not in unlimited
     assert unlimited.endswith("Tools: none.")
+
+
+def test_codemode_tool_close_from_sync_code_then_calls_fail_cleanly() -> None:
+    cm = codemode_tool([_read_tool()])
+    cm.close()
+
+    async def main() -> ToolCallOutcome:
+        return await run_code(cm, "1 + 1")
+
+    outcome = anyio.run(main)
+    assert outcome.is_error is True
+    assert text_of(outcome.result) == "the sandbox is closed"
