@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scriptgate.runtime.abort import AbortController, AbortSignal
+import anyio
+
+from scriptgate.runtime.abort import AbortController, AbortError, AbortSignal
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallHook,
@@ -238,6 +240,10 @@ class HostToolBridge:
                 assistant_message=self.assistant_message,
                 context=self.context,
             )
+        except anyio.get_cancelled_exc_class():
+            # the script ended or was stopped while the call ran: the tool's signal fires
+            controller.abort(AbortError("The script ended before the tool call finished"))
+            raise
         finally:
             if remove is not None:
                 remove()
