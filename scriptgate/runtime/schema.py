@@ -325,7 +325,8 @@ class _Node:
         self.excl_max: float | None = None
         self.multiple_of: float | None = None
         self.properties: dict[str, _Node] | None = None
-        self.pattern_props: tuple[tuple[re.Pattern[str] | None, _Node], ...] = ()
+        #: (key matcher, schema): the matcher is an ECMAScript ``search`` on the key.
+        self.pattern_props: tuple[tuple[Callable[[Any], bool], _Node], ...] = ()
         self.additional: _Node | None = None
         self.property_names: _Node | None = None
         self.required: tuple[str, ...] = ()
@@ -626,7 +627,7 @@ class _Compiler:
         pprops = get("patternProperties")
         if isinstance(pprops, Mapping):
             node.pattern_props = tuple(
-                (compile_ecma(str(k)), self._sub(v, base)) for k, v in pprops.items()
+                (_key_matcher(compile_ecma(str(k))), self._sub(v, base)) for k, v in pprops.items()
             )
         if "additionalProperties" in s:
             node.additional = self._sub(s["additionalProperties"], base)
@@ -1013,9 +1014,7 @@ def _object_check(
         return None
     props = {k: sub(n) for k, n in (node.properties or {}).items()}
     props_get = props.get
-    pats = tuple(
-        (rx.search if rx is not None else _always_match, sub(n)) for rx, n in node.pattern_props
-    )
+    pats = tuple((match, sub(n)) for match, n in node.pattern_props)
     addl = sub(node.additional) if node.additional is not None else None
     pnames = sub(node.property_names) if node.property_names is not None else None
     required = node.required
@@ -1045,8 +1044,8 @@ def _object_check(
                 matched = pf is not None
                 if matched and not pf(val):  # type: ignore[misc]
                     return False
-                for search, fn in pats:
-                    if search(k) is not None:
+                for match, fn in pats:
+                    if match(k):
                         matched = True
                         if not fn(val):
                             return False
@@ -1070,8 +1069,20 @@ def _object_check(
     return object_check
 
 
-def _always_match(_: str) -> bool:
+def _always_match(_: Any) -> bool:
     return True
+
+
+def _key_matcher(rx: re.Pattern[str] | None) -> Callable[[Any], bool]:
+    """A ``patternProperties`` key test; a pattern Python cannot express matches all."""
+    if rx is None:
+        return _always_match
+    search = rx.search
+
+    def match(key: Any) -> bool:
+        return search(key if type(key) is str else str(key)) is not None
+
+    return match
 
 
 def _array_check(
@@ -1146,8 +1157,8 @@ def _eval_props(node: _Node, x: dict[str, Any], depth: int = 0) -> set[str] | bo
     out: set[str] = set()
     if node.properties is not None:
         out.update(k for k in x if k in node.properties)
-    for rx, _ in node.pattern_props:
-        out.update(k for k in x if rx is None or rx.search(k))
+    for match, _ in node.pattern_props:
+        out.update(k for k in x if match(k))
     subs: list[_Node] = []
     if node.all_of:
         subs.extend(node.all_of)
@@ -1394,8 +1405,8 @@ def _object_errors(
                 _errors(child, x[k], _ptr(ptr, k), out, d)
     for k, val in x.items():
         matched = props is not None and k in props
-        for rx, child in node.pattern_props:
-            if rx is None or rx.search(k):
+        for match, child in node.pattern_props:
+            if match(k):
                 matched = True
                 if not child.v(val):
                     _errors(child, val, _ptr(ptr, k), out, d)
@@ -1722,8 +1733,8 @@ def _map_members(
                 nv = fn(child, val)
             else:
                 matched = False
-                for rx, pchild in pats:
-                    if rx is None or rx.search(k):
+                for match, pchild in pats:
+                    if match(k):
                         matched = True
                         nv = fn(pchild, nv)
                 if not matched and addl is not None:
@@ -1806,8 +1817,8 @@ def _pass1_members(node: _Node, x: Any, ctx: _Ctx, required: frozenset[str]) -> 
             else:
                 nv = val
                 matched = False
-                for rx, pchild in node.pattern_props:
-                    if rx is None or rx.search(k):
+                for match, pchild in node.pattern_props:
+                    if match(k):
                         matched = True
                         nv = _pass1(pchild, nv, ctx)
                 if not matched and node.additional is not None:

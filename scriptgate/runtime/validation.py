@@ -133,7 +133,10 @@ def _clone(value: Any) -> Any:
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clone(v) for v in value]
-    return copy.deepcopy(value)
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # not copyable (a lock, a generator): shared as is
+        return value
 
 
 def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:

@@ -317,3 +317,19 @@ def test_validation_format_validation_error_without_issues() -> None:
 )
 def test_validation_json_stringify_pretty(value: Any, text: str) -> None:
     assert json_stringify_pretty(value) == text
+
+
+def test_validation_python_values_from_scripts_never_raise_internally() -> None:
+    import threading
+
+    schema = {
+        "type": "object",
+        "patternProperties": {"^1": {"type": "string"}},
+        "properties": {"lock": {"type": "string"}},
+    }
+    lock = threading.Lock()
+    with pytest.raises(ToolArgumentsError) as info:
+        validate_tool_arguments(_tool(schema), ToolCall("c", "t", {1: [2], "lock": lock}))  # type: ignore[dict-item]
+    text = str(info.value)
+    assert "  - 1: expected string, got array" in text
+    assert "  - lock: expected string, got object" in text
