@@ -1148,11 +1148,16 @@ def _all_unique(x: Sequence[Any]) -> bool:
 _ALL: Any = True
 
 
-def _eval_props(node: _Node, x: dict[str, Any], depth: int = 0) -> set[str] | bool:
-    """Property names ``node`` evaluates on the (valid) object ``x``; ``True`` = all."""
+def _eval_props(
+    node: _Node, x: dict[str, Any], depth: int = 0, *, skip_own: bool = False
+) -> set[str] | bool:
+    """Property names ``node`` evaluates on the (valid) object ``x``; ``True`` = all.
+
+    ``skip_own`` ignores the node's own ``unevaluatedProperties`` (the keyword asking).
+    """
     if node.kind != _NORMAL or depth > 64:
         return set()
-    if node.additional is not None or node.uneval_props is not None:
+    if node.additional is not None or (node.uneval_props is not None and not skip_own):
         return True
     out: set[str] = set()
     if node.properties is not None:
@@ -1186,11 +1191,16 @@ def _eval_props(node: _Node, x: dict[str, Any], depth: int = 0) -> set[str] | bo
     return out
 
 
-def _eval_items(node: _Node, x: Sequence[Any], depth: int = 0) -> set[int] | bool:
-    """Indices ``node`` evaluates on the (valid) array ``x``; ``True`` = all."""
+def _eval_items(
+    node: _Node, x: Sequence[Any], depth: int = 0, *, skip_own: bool = False
+) -> set[int] | bool:
+    """Indices ``node`` evaluates on the (valid) array ``x``; ``True`` = all.
+
+    ``skip_own`` ignores the node's own ``unevaluatedItems`` (the keyword asking).
+    """
     if node.kind != _NORMAL or depth > 64:
         return set()
-    if node.items is not None or node.uneval_items is not None:
+    if node.items is not None or (node.uneval_items is not None and not skip_own):
         return True
     out: set[int] = set()
     if node.prefix is not None:
@@ -1248,21 +1258,11 @@ def _uneval_items_check(node: _Node, fn: Callable[[Any], bool]) -> Callable[[Any
 
 
 def _eval_props_sans_self(node: _Node, x: dict[str, Any]) -> set[str] | bool:
-    saved = node.uneval_props
-    node.uneval_props = None
-    try:
-        return _eval_props(node, x)
-    finally:
-        node.uneval_props = saved
+    return _eval_props(node, x, skip_own=True)
 
 
 def _eval_items_sans_self(node: _Node, x: Sequence[Any]) -> set[int] | bool:
-    saved = node.uneval_items
-    node.uneval_items = None
-    try:
-        return _eval_items(node, x)
-    finally:
-        node.uneval_items = saved
+    return _eval_items(node, x, skip_own=True)
 
 
 # ----------------------------------------------------------------------------- errors
