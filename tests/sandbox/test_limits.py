@@ -1,0 +1,141 @@
+"""Limits: every budget ends the script with ``error.kind == "limit"`` and cannot be caught."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Sandbox
+
+OPEN = {"type": "object", "additionalProperties": True}
+
+
+def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    return AgentToolResult(content=(TextContent("x" * params.get("n", 1)),))
+
+
+async def _hang(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+TOOLS = [
+    AgentTool(name="echo", description="", parameters=OPEN, execute=_echo),
+    AgentTool(name="other", description="", parameters=OPEN, execute=_echo),
+    AgentTool(name="hang", description="", parameters=OPEN, execute=_hang),
+]
+
+
+async def run(source: str, **limits: Any) -> ScriptResult:
+    return await Sandbox(TOOLS, limits=Limits(**limits)).run(source)
+
+
+def _limit(result: ScriptResult, text: str) -> None:
+    assert result.error is not None, result.value
+    assert result.error.kind == "limit", result.error
+    assert text in result.error.message, result.error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("source", ["while True:\n    pass", "while True:\n    await gather()"])
+async def test_limits_timeout_stops_busy_loop(source: str) -> None:
+    result = await run(source, timeout=0.2, max_steps=None)
+    _limit(result, "timed out after 0.2 s")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("source", ["hang()", "await hang()"])
+async def test_limits_timeout_cancels_running_tool_call(source: str) -> None:
+    result = await run(source, timeout=0.2)
+    _limit(result, "timed out")
+    assert [c.status for c in result.calls] == ["cancelled"]
+
+
+@pytest.mark.anyio
+async def test_limits_no_deadline_when_timeout_is_none() -> None:
+    result = await run("total = 0\nfor i in range(20000):\n    total += i\ntotal", timeout=None)
+    assert result.value == sum(range(20000))
+
+
+@pytest.mark.anyio
+async def test_limits_max_steps() -> None:
+    _limit(await run("i = 0\nwhile True:\n    i += 1", max_steps=5000), "step limit (5000 steps)")
+    ok = await run("for i in range(1000):\n    pass\ni", max_steps=5000)
+    assert ok.value == 999
+
+
+@pytest.mark.anyio
+async def test_limits_max_tool_calls_overall_and_per_tool() -> None:
+    result = await run("for i in range(10):\n    echo()", max_tool_calls=3)
+    _limit(result, "tool-call limit (3 calls)")
+    assert len(result.calls) == 3
+    per_tool = await run(
+        "other()\nfor i in range(10):\n    echo()", max_tool_calls_per_tool={"echo": 2}
+    )
+    _limit(per_tool, 'limit of 2 calls to tool "echo"')
+    assert [c.tool for c in per_tool.calls] == ["other", "echo", "echo"]
+
+
+@pytest.mark.anyio
+async def test_limits_output_cap_keeps_output_up_to_the_cap() -> None:
+    result = await run("for i in range(100):\n    print('abcdefghi')", max_output_chars=25)
+    _limit(result, "output exceeded the limit of 25 characters")
+    assert result.output == "abcdefghi\nabcdefghi\nabcde"
+
+
+@pytest.mark.anyio
+async def test_limits_max_recursion() -> None:
+    source = "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\ndepth({})"
+    assert (await run(source.format(49), max_recursion=50)).value == 49
+    _limit(await run(source.format(50), max_recursion=50), "recursion limit (50 nested calls)")
+
+
+@pytest.mark.anyio
+async def test_limits_result_bytes_for_value_and_tool_results() -> None:
+    _limit(await run("'x' * 2000", max_result_bytes=1000), "more than the limit of 1000 bytes")
+    result = await run(
+        "try:\n    echo(n=5000)\nexcept ToolError as e:\n    r = str(e)\nr", max_result_bytes=1000
+    )
+    assert result.ok
+    assert "more than the limit of 1000 bytes" in result.value
+
+
+@pytest.mark.anyio
+async def test_limits_source_size() -> None:
+    result = await run("x = 1\n" * 100, max_source_bytes=100)
+    assert result.error is not None
+    assert result.error.kind == "rejected"
+    assert "more than the limit of 100 bytes" in result.error.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "handler",
+    [
+        "except Exception:\n    pass",
+        "except:\n    pass",
+        "except BaseException:\n    pass",
+        "finally:\n    x = 1",
+    ],
+)
+async def test_limits_cannot_be_swallowed(handler: str) -> None:
+    source = "for attempt in range(3):\n    try:\n        while True:\n            pass\n    " + (
+        handler.replace("\n", "\n    ")
+    )
+    result = await run(source + "\n'survived'", max_steps=2000)
+    _limit(result, "step limit")
+    assert result.value is None
+
+
+@pytest.mark.anyio
+async def test_limits_limit_from_tool_quota_cannot_be_caught() -> None:
+    result = await run(
+        "n = 0\nwhile n < 10:\n    try:\n        echo()\n    except:\n        pass\n    n += 1\nn",
+        max_tool_calls=2,
+    )
+    _limit(result, "tool-call limit")
