@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
@@ -19,6 +20,13 @@ from scriptgate.cli import (
     main,
 )
 from scriptgate.runtime.policy import Policy
+
+# The MCP SDK binds ``errlog=sys.stderr`` as a default argument when
+# ``mcp.client.stdio`` is first imported. Import it now, at collection, so that the
+# default is not bound to a ``capsys`` buffer (which has no file descriptor) by the
+# first --mcp test below, breaking later tests that rely on the default.
+with contextlib.suppress(ImportError):
+    import mcp.client.stdio  # noqa: F401
 
 TOOLS_MODULE = '''
 from scriptgate.runtime.tool import tool
