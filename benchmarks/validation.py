@@ -162,13 +162,24 @@ def _peers() -> dict[str, Callable[[dict[str, Any]], Callable[[], object]]]:
     return peers
 
 
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
     opts = parser.parse_args()
     print(
-        f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
+        f"machine: {_cpu_model()} ({platform.machine()}), cpus={os.cpu_count()}, "
         f"python {platform.python_version()} ({platform.python_implementation()})"
     )
     rows: list[tuple[str, str, float]] = []

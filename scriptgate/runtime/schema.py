@@ -1804,13 +1804,7 @@ def _pass1_members(node: _Node, x: Any, ctx: _Ctx, required: frozenset[str]) -> 
         for k, val in x.items():
             child = props.get(k) if props is not None else None
             if child is not None:
-                if (
-                    val is None
-                    and k not in required
-                    and not child.is_ref
-                    and child.kind != _FALSE
-                    and child.rejects_null()
-                ):
+                if val is None and k not in required and not child.is_ref and child.rejects_null():
                     drops.append(k)
                     continue
                 nv = _pass1(child, val, ctx)
@@ -2013,35 +2007,12 @@ def _pass3(node: _Node, x: Any, ctx: _Ctx) -> Any:
 # the function's namespace. Nodes using keywords not handled here (applicators, refs,
 # ``patternProperties``, ``unevaluated*``, …) call their compiled closure instead.
 
-_GEN_KEYS = frozenset(
-    {
-        "types",
-        "enum",
-        "min_length",
-        "max_length",
-        "pattern",
-        "format_check",
-        "minimum",
-        "maximum",
-        "excl_min",
-        "excl_max",
-        "properties",
-        "additional",
-        "required",
-        "items",
-        "min_items",
-        "max_items",
-        "unique",
-    }
-)
 _GEN_MAX_DEPTH = 8
 
 
 def _gen_supported(node: _Node) -> bool:
     if node.kind != _NORMAL:
         return True
-    if node.type_array and node.types is not None and len(node.types) > 1:
-        pass
     return (
         node.const is _MISSING
         and node.multiple_of is None

@@ -384,6 +384,13 @@ NULL_VECTORS: list[tuple[str, Any, Any, Any]] = [
     ),
     ("nested-object", _obj({"o": _obj({"x": N})}), {"o": {"x": None}}, {"o": {}}),
     ("array-items", {"type": "array", "items": _obj({"a": I})}, [{"a": None}], [{}]),
+    ("false-schema-property-dropped", _obj({"a": False}), {"a": None}, {}),
+    (
+        "pattern-key-never-dropped",
+        {"type": "object", "patternProperties": {"^k": S}},
+        {"k": None},
+        {"k": "null"},
+    ),
 ]
 
 
