@@ -333,3 +333,26 @@ def test_validation_python_values_from_scripts_never_raise_internally() -> None:
     text = str(info.value)
     assert "  - 1: expected string, got array" in text
     assert "  - lock: expected string, got object" in text
+
+
+def test_validation_tool_decorator_schema_coerces_through_refs_and_unions() -> None:
+    from scriptgate.runtime.tool import tool
+
+    class Options(BaseModel):
+        depth: int = 1
+
+    @tool
+    def search(query: int, tags: list[str] | None = None, options: Options | None = None) -> str:
+        """Search."""
+        return ""
+
+    args = {"query": "1", "tags": "x", "options": {"depth": "3"}}
+    assert validate_tool_arguments(search, ToolCall("c", "search", args)) == {
+        "query": 1,
+        "tags": ["x"],
+        "options": {"depth": 3},
+    }
+    assert validate_tool_arguments(search, ToolCall("c", "search", {"query": 2, "tags": None})) == {
+        "query": 2,
+        "tags": None,
+    }
