@@ -335,11 +335,14 @@ def test_validation_python_values_from_scripts_never_raise_internally() -> None:
     assert "  - lock: expected string, got object" in text
 
 
+class Options(BaseModel):
+    """Nested options of the decorated tool below."""
+
+    depth: int = 1
+
+
 def test_validation_tool_decorator_schema_coerces_through_refs_and_unions() -> None:
     from scriptgate.runtime.tool import tool
-
-    class Options(BaseModel):
-        depth: int = 1
 
     @tool
     def search(query: int, tags: list[str] | None = None, options: Options | None = None) -> str:
