@@ -41,6 +41,7 @@ import json
 import math
 import os
 import resource
+import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -249,7 +250,8 @@ values
 
 async def _warm_up() -> None:
     """Run one small script so the first real job does not pay for lazy set-up."""
-    for source in (_WARM_UP, "await gather()\n1"):
+    # Async scripts only: no worker thread may exist when the zygote forks.
+    for source in ("await gather()\n" + _WARM_UP, "await gather()\n1"):
         with contextlib.suppress(Exception):
             await run_script(source, bridge=_NoTools(), tools=[], limits=Limits())
 
@@ -257,15 +259,17 @@ async def _warm_up() -> None:
 class _Worker:
     """The job loop: one job at a time, messages dispatched while it runs."""
 
-    def __init__(self, channel: _Channel, cpu_lifetime: float | None) -> None:
+    def __init__(self, channel: _Channel, cpu_lifetime: float | None, *, warm_up: bool) -> None:
         self.channel = channel
+        self.warm_up = warm_up
         self.cpu_lifetime = cpu_lifetime
         self.session_state: dict[str, Any] | None = None
         self.bridge: PipeToolBridge | None = None
         self.controller: AbortController | None = None
 
     async def serve(self) -> None:
-        await _warm_up()
+        if self.warm_up:
+            await _warm_up()
         self.channel.send({"op": "ready", "pid": os.getpid()})
         send_jobs, receive_jobs = anyio.create_memory_object_stream[dict[str, Any]](1)
         async with anyio.create_task_group() as tg:
@@ -332,17 +336,18 @@ class _Worker:
         self.channel.send({"op": "result", "result": data, "cpu": used, "retire": retire})
 
 
-def _isolate_descriptors() -> _Channel:
-    """Channel on a private descriptor, 0/1/2 → /dev/null, every other descriptor closed."""
-    sock = socket.socket(fileno=os.dup(0))
+def _isolate_descriptors(channel_fd: int) -> _Channel:
+    """Channel on a private descriptor, 0/1 → /dev/null, every other descriptor closed."""
+    sock = socket.socket(fileno=channel_fd)
     sock.setblocking(True)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
     keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    if keep > 2:
+        os.closerange(3, keep)
+    os.closerange(max(keep + 1, 3), 1 << 16)
     return _Channel(sock)
 
 
@@ -364,15 +369,9 @@ def _apply_limits(config: dict[str, Any]) -> None:
         set_limit(resource.RLIMIT_CPU, math.ceil(cpu))
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: set the worker up, then serve jobs until the parent closes the channel."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    config: dict[str, Any] = {}
-    if args:
-        loaded = json.loads(args[-1])
-        if isinstance(loaded, dict):
-            config = loaded
-    channel = _isolate_descriptors()
+def _become_worker(channel_fd: int, config: dict[str, Any], *, warm_up: bool) -> None:
+    """Jail this process (descriptors, environment, limits) and serve jobs until EOF."""
+    channel = _isolate_descriptors(channel_fd)
     os.environ.clear()
     recursion = config.get("recursion")
     if isinstance(recursion, int) and recursion > 0:
@@ -383,8 +382,108 @@ def main(argv: Sequence[str] | None = None) -> None:
     os.dup2(devnull, 2)
     os.close(devnull)
     cpu = config.get("cpu_lifetime")
-    worker = _Worker(channel, float(cpu) if isinstance(cpu, int | float) else None)
+    worker = _Worker(channel, float(cpu) if isinstance(cpu, int | float) else None, warm_up=warm_up)
     anyio.run(worker.serve, backend="asyncio")
+
+
+def _packet(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def _zygote(config: dict[str, Any]) -> None:
+    """Fork server: import and warm up once, then fork a fresh worker per request.
+
+    Requests arrive on a ``SOCK_SEQPACKET`` control socket (fd 0) as ``{"op":
+    "fork", "tmpdir"}`` with two descriptors attached: the worker's channel and a
+    status socket. For each request the zygote forks a *monitor*, which forks the
+    worker (its own session and process group, so the parent can kill it with
+    ``killpg``), reports ``{"op": "pid"}`` and later ``{"op": "exit", "status"}`` on
+    the status socket, and exits. The zygote stays single-threaded (no event loop
+    runs while it forks); monitors are reaped automatically (``SIGCHLD`` ignored).
+    """
+    control = socket.socket(fileno=os.dup(0))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    keep = control.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    os.environ.clear()
+    anyio.run(_warm_up, backend="asyncio")
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    control.sendall(_packet({"op": "ready", "pid": os.getpid()}))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(control, 65536, 2)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)
+        try:
+            request = json.loads(data)
+            tmpdir = request["tmpdir"]
+            channel_fd, status_fd = fds
+        except (ValueError, KeyError, TypeError):
+            for fd in fds:
+                os.close(fd)
+            control.sendall(_packet({"op": "error", "message": "malformed fork request"}))
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(channel_fd)
+            os.close(status_fd)
+            control.sendall(_packet({"op": "error", "message": f"fork failed: {exc}"}))
+            continue
+        if pid == 0:  # the monitor
+            try:
+                _monitor(control, channel_fd, status_fd, tmpdir, config)
+            finally:
+                os._exit(0)
+        os.close(channel_fd)
+        os.close(status_fd)
+        control.sendall(_packet({"op": "forked"}))
+
+
+def _monitor(
+    control: socket.socket, channel_fd: int, status_fd: int, tmpdir: str, config: dict[str, Any]
+) -> None:
+    control.close()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    status = socket.socket(fileno=status_fd)
+    pid = os.fork()
+    if pid == 0:  # the worker
+        try:
+            status.close()
+            os.setsid()
+            os.chdir(tmpdir)
+            _become_worker(channel_fd, config, warm_up=False)
+        finally:
+            os._exit(0)
+    os.close(channel_fd)
+    with contextlib.suppress(OSError):
+        status.sendall(_packet({"op": "pid", "pid": pid}))
+    _, code = os.waitpid(pid, 0)
+    with contextlib.suppress(OSError):
+        status.sendall(_packet({"op": "exit", "status": os.waitstatus_to_exitcode(code)}))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: a worker serving jobs on fd 0, or (``"mode": "zygote"``) the fork server."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    config: dict[str, Any] = {}
+    if args:
+        loaded = json.loads(args[-1])
+        if isinstance(loaded, dict):
+            config = loaded
+    if config.get("mode") == "zygote":
+        _zygote(config)
+    else:
+        _become_worker(os.dup(0), config, warm_up=True)
 
 
 if __name__ == "__main__":

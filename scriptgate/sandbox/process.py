@@ -51,6 +51,7 @@ import contextlib
 import json
 import math
 import os
+import select
 import shutil
 import signal as signals
 import socket
@@ -63,7 +64,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -118,14 +119,30 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+class _StartError(Exception):
+    """A worker (or the zygote) could not be started; ``str()`` says why."""
+
+
 class _Worker:
-    """One worker process and the parent's end of its channel."""
+    """One worker process and the parent's end of its channel.
+
+    Started either directly (``popen``: the parent is its parent) or by the zygote
+    (``status``: a socket on which the worker's monitor reports its exit status).
+    """
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], sock: socket.socket, tmpdir: str, max_frame: int
+        self,
+        pid: int,
+        sock: socket.socket,
+        tmpdir: str,
+        max_frame: int,
+        *,
+        popen: subprocess.Popen[bytes] | None = None,
+        status: socket.socket | None = None,
     ) -> None:
         self.popen = popen
-        self.pid = popen.pid
+        self.status = status
+        self.pid = pid
         self.sock = sock
         self.tmpdir = tmpdir
         self.max_frame = max_frame
@@ -136,6 +153,8 @@ class _Worker:
         self.busy = False
         self.killed = False
         self.reaped = False
+        self.code: int | None = None
+        self.exited = False
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -182,53 +201,118 @@ class _Worker:
 
     # -- life cycle ---------------------------------------------------------------
     def alive(self) -> bool:
-        return not self.killed and self.popen.poll() is None
+        if self.killed or self.exited:
+            return False
+        if self.popen is not None:
+            return self.popen.poll() is None
+        if self.status is None:
+            return False
+        readable, _, _ = select.select([self.status], [], [], 0)
+        return not readable
 
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (idempotent, never raises)."""
         if self.killed:
             return
         self.killed = True
-        if self.popen.returncode is None:
-            with contextlib.suppress(OSError):
-                os.killpg(self.pid, signals.SIGKILL)
-            with contextlib.suppress(OSError):
-                self.popen.kill()
+        if self.exited or (self.popen is not None and self.popen.returncode is not None):
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signals.SIGKILL)
+        # Also the process itself: a just-forked worker may not have called setsid() yet.
+        # (Its pid cannot be reused before we have seen its exit status.)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signals.SIGKILL)
+
+    def exit_status(self, timeout: float = 2.0) -> int | None:
+        """Wait (at most ``timeout``) for the worker's exit status (negative: a signal)."""
+        if self.exited:
+            return self.code
+        if self.popen is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                self.code = self.popen.wait(timeout=timeout)
+                self.exited = True
+            return self.code
+        if self.status is not None:
+            deadline = time.monotonic() + timeout
+            with contextlib.suppress(OSError, ValueError):
+                while (left := deadline - time.monotonic()) > 0:
+                    self.status.settimeout(left)
+                    data = self.status.recv(4096)
+                    if not data:
+                        self.exited = True  # the monitor died with it: status unknown
+                        break
+                    message = json.loads(data)
+                    if isinstance(message, dict) and message.get("op") == "exit":
+                        code = message.get("status")
+                        self.code = code if isinstance(code, int) else None
+                        self.exited = True
+                        break
+        return self.code
 
     def reap(self) -> int | None:
         """Kill, wait for the exit status, release descriptors and the temp dir."""
         self.kill()
-        code: int | None = None
-        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-            code = self.popen.wait(timeout=10)
+        code = self.exit_status(timeout=10)
         if not self.reaped:
             self.reaped = True
             with contextlib.suppress(OSError):
                 self.sock.close()
-            if self.popen.stderr is not None:
+            if self.status is not None:
+                with contextlib.suppress(OSError):
+                    self.status.close()
+            if self.popen is not None and self.popen.stderr is not None:
                 with contextlib.suppress(OSError):
                     self.popen.stderr.close()
             shutil.rmtree(self.tmpdir, ignore_errors=True)
         return code
 
-    def exit_status(self) -> int | None:
-        """Wait (briefly) for a worker whose channel closed, without killing it first."""
-        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-            return self.popen.wait(timeout=2)
-        return None
-
     def stderr_tail(self) -> str:
         """What the worker wrote to stderr before it became ready (startup failures)."""
-        stream = self.popen.stderr
+        stream = self.popen.stderr if self.popen is not None else None
         if stream is None:
             return ""
-        try:
-            os.set_blocking(stream.fileno(), False)
-            data = os.read(stream.fileno(), 4096)
-        except (OSError, ValueError):
-            return ""
-        text = data.decode("utf-8", "replace").strip()
-        return text.splitlines()[-1] if text else ""
+        return _tail(stream)
+
+
+def _tail(stream: Any) -> str:
+    try:
+        os.set_blocking(stream.fileno(), False)
+        data = os.read(stream.fileno(), 4096)
+    except (OSError, ValueError):
+        return ""
+    text = data.decode("utf-8", "replace").strip()
+    return text.splitlines()[-1] if text else ""
+
+
+def _packet(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+class _Zygote:
+    """The fork server (:func:`scriptgate.sandbox._worker._zygote`) and its control socket."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], control: socket.socket, tmpdir: str) -> None:
+        self.popen = popen
+        self.control = control
+        self.tmpdir = tmpdir
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.popen.pid, signals.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            self.popen.wait(timeout=10)
+        with contextlib.suppress(OSError):
+            self.control.close()
+        if self.popen.stderr is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stderr.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
 @dataclass(slots=True)
@@ -264,10 +348,14 @@ class _Run:
     stop: tuple[ErrorKind, str, str] | None = None  # kind, type, message when WE stopped it
 
 
-def _kill_all(workers: set[_Worker]) -> None:
+def _kill_all(workers: set[_Worker], zygote: list[_Zygote]) -> None:
+    for worker in list(workers):
+        worker.kill()
     for worker in list(workers):
         worker.reap()
     workers.clear()
+    while zygote:
+        zygote.pop().close()
 
 
 class ProcessRunner:
@@ -289,9 +377,15 @@ class ProcessRunner:
         pool_size: int = 2,
         kill_grace: float = 0.05,
         start_timeout: float = 30.0,
+        spawn: Literal["fork", "exec"] = "fork",
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
+        if spawn not in ("fork", "exec"):
+            raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
+        self.spawn = spawn
+        self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
+        self._zygote_lock = threading.Lock()
         self.limits = limits
         self.pool_size = pool_size
         self.kill_grace = kill_grace
@@ -314,39 +408,24 @@ class ProcessRunner:
         )
         self._max_frame = max(16 << 20, 4 * budget)
         self._job_limits = _limits_json(limits)
-        self._finalizer = weakref.finalize(self, _kill_all, self._all)
+        self._finalizer = weakref.finalize(self, _kill_all, self._all, self._zygote)
 
     # -- pool ---------------------------------------------------------------------
+    def _popen(self, config: dict[str, Any], stdin: int, stdout: int, cwd: str) -> Any:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_PARENT, json.dumps(config)],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env={"MALLOC_ARENA_MAX": "2"},
+            close_fds=True,
+            start_new_session=True,
+        )
+
     def _spawn(self) -> _Worker:
-        tmpdir = tempfile.mkdtemp(prefix="scriptgate-worker-")
-        # A socket pair, not pipes: cross-CPU wake-ups are several times cheaper.
-        ours, theirs = socket.socketpair()
-        try:
-            popen = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-I",
-                    "-B",
-                    "-c",
-                    _BOOTSTRAP,
-                    _PACKAGE_PARENT,
-                    json.dumps(self._config),
-                ],
-                stdin=theirs.fileno(),
-                stdout=theirs.fileno(),
-                stderr=subprocess.PIPE,
-                cwd=tmpdir,
-                env={"MALLOC_ARENA_MAX": "2"},
-                close_fds=True,
-                start_new_session=True,
-            )
-        except BaseException:
-            ours.close()
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            raise
-        finally:
-            theirs.close()
-        worker = _Worker(popen, ours, tmpdir, self._max_frame)
+        """A new worker (forked by the zygote, or started directly); raises :class:`_StartError`."""
+        worker = self._fork() if self.spawn == "fork" else self._exec()
         with self._lock:
             closed = self._closed
             if not closed:
@@ -356,13 +435,102 @@ class ProcessRunner:
             raise ConfigurationError("the process runner is closed")
         return worker
 
+    def _exec(self) -> _Worker:
+        tmpdir = tempfile.mkdtemp(prefix="scriptgate-worker-")
+        # A socket pair, not pipes: cross-CPU wake-ups are several times cheaper.
+        ours, theirs = socket.socketpair()
+        try:
+            popen = self._popen(self._config, theirs.fileno(), theirs.fileno(), tmpdir)
+        except OSError as exc:
+            ours.close()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise _StartError(f"could not start a worker process: {exc}") from None
+        finally:
+            theirs.close()
+        return _Worker(popen.pid, ours, tmpdir, self._max_frame, popen=popen)
+
+    def _start_zygote(self) -> _Zygote:
+        tmpdir = tempfile.mkdtemp(prefix="scriptgate-zygote-")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            popen = self._popen(
+                {**self._config, "mode": "zygote"}, theirs.fileno(), subprocess.DEVNULL, tmpdir
+            )
+        except OSError as exc:
+            ours.close()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise _StartError(f"could not start the zygote process: {exc}") from None
+        finally:
+            theirs.close()
+        zygote = _Zygote(popen, ours, tmpdir)
+        try:
+            ours.settimeout(self.start_timeout)
+            reply = ours.recv(4096)
+            message = json.loads(reply) if reply else None
+        except (OSError, ValueError):
+            message = None
+        if not isinstance(message, dict) or message.get("op") != "ready":
+            popen.poll()
+            detail = _tail(popen.stderr) if popen.stderr is not None else ""
+            zygote.close()
+            status = popen.returncode
+            reason = f" ({detail})" if detail else ""
+            raise _StartError(f"The zygote process failed to start (exit status {status}){reason}.")
+        return zygote
+
+    def _fork(self) -> _Worker:
+        box = self._zygote
+        with self._zygote_lock:
+            for attempt in (1, 2):
+                if not box or not box[0].alive():
+                    while box:
+                        box.pop().close()
+                    if self._closed:
+                        raise ConfigurationError("the process runner is closed")
+                    box.append(self._start_zygote())
+                try:
+                    return self._fork_once(box[0])
+                except (OSError, ValueError, _StartError) as exc:
+                    box.pop().close()
+                    if attempt == 2:
+                        raise _StartError(f"The worker process failed to start: {exc}") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _fork_once(self, zygote: _Zygote) -> _Worker:
+        tmpdir = tempfile.mkdtemp(prefix="scriptgate-worker-")
+        ours, theirs = socket.socketpair()
+        status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            request = _packet({"op": "fork", "tmpdir": tmpdir})
+            socket.send_fds(zygote.control, [request], [theirs.fileno(), status_theirs.fileno()])
+            theirs.close()
+            status_theirs.close()
+            zygote.control.settimeout(self.start_timeout)
+            reply = json.loads(zygote.control.recv(4096) or b"null")
+            if not isinstance(reply, dict) or reply.get("op") != "forked":
+                raise _StartError(str(reply.get("message") if isinstance(reply, dict) else reply))
+            status.settimeout(self.start_timeout)
+            hello = json.loads(status.recv(4096) or b"null")
+            pid = hello.get("pid") if isinstance(hello, dict) else None
+            if not isinstance(pid, int):
+                raise _StartError("the zygote did not report the worker's pid")
+        except BaseException:
+            for sock in (ours, theirs, status, status_theirs):
+                sock.close()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        return _Worker(pid, ours, tmpdir, self._max_frame, status=status)
+
     def _fill(self) -> None:
         """Spawn workers until ``pool_size`` are idle (or starting)."""
         while True:
             with self._lock:
                 if self._closed or len(self._idle) >= self.pool_size:
                     return
-            worker = self._spawn()
+            try:
+                worker = self._spawn()
+            except (_StartError, ConfigurationError):
+                return
             with self._lock:
                 if not self.closed:
                     self._idle.append(worker)
@@ -488,28 +656,28 @@ class ProcessRunner:
         with self._lock:
             return sorted(w.pid for w in self._all)
 
-    async def aclose(self) -> None:
-        """Kill every worker (running scripts end with a ``sandbox`` error) and reap them."""
+    def _take_all(self) -> set[_Worker]:
         with self._lock:
             self._closed = True
-            workers = list(self._all)
+            workers = set(self._all)
             self._all.clear()
             self._idle.clear()
             self._sessions.clear()
+        return workers
+
+    async def aclose(self) -> None:
+        """Kill every worker (running scripts end with a ``sandbox`` error) and reap them."""
+        workers = self._take_all()
         for worker in workers:
             worker.kill()
-        for worker in workers:
-            await anyio.to_thread.run_sync(worker.reap)
+        with self._zygote_lock:
+            await anyio.to_thread.run_sync(_kill_all, workers, self._zygote)
 
     def close(self) -> None:
         """Synchronous :meth:`aclose`."""
-        with self._lock:
-            self._closed = True
-            workers = list(self._all)
-            self._all.clear()
-            self._idle.clear()
-            self._sessions.clear()
-        _kill_all(set(workers))
+        workers = self._take_all()
+        with self._zygote_lock:
+            _kill_all(workers, self._zygote)
 
     async def __aenter__(self) -> ProcessRunner:
         return self
@@ -536,7 +704,10 @@ class ProcessRunner:
         Raises :class:`~scriptgate.errors.ConfigurationError` if the runner is closed.
         """
         started = time.perf_counter()
-        worker = await self._acquire(session_key)
+        try:
+            worker = await self._acquire(session_key)
+        except _StartError as exc:
+            return _failure("sandbox", "WorkerStartError", str(exc), [], started)
         try:
             await self._wait_ready(worker)
         except (_WorkerGone, _ProtocolError, TimeoutError) as exc:

@@ -501,7 +501,8 @@ async def test_process_parent_never_trusts_the_worker(
 ) -> None:
     code, kind, text = _MODES[mode]
     monkeypatch.setattr(process, "_BOOTSTRAP", _HOSTILE.replace("MODE", code))
-    async with ProcessRunner(Limits(timeout=10.0, max_tool_calls=3), pool_size=0) as runner:
+    limits = Limits(timeout=10.0, max_tool_calls=3)
+    async with ProcessRunner(limits, pool_size=0, spawn="exec") as runner:
         result = await _run(runner, "1")
         pids = runner.worker_pids()
     assert result.error is not None
@@ -514,12 +515,13 @@ async def test_process_worker_that_cannot_start_is_a_sandbox_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(process, "_BOOTSTRAP", "import sys; sys.exit(3)")
-    async with ProcessRunner(LIMITS, pool_size=0) as runner:
-        result = await _run(runner, "1")
-    assert result.error is not None
-    assert result.error.kind == "sandbox"
-    assert result.error.type == "WorkerStartError"
-    assert "status 3" in result.error.message
+    for spawn in ("exec", "fork"):
+        async with ProcessRunner(LIMITS, pool_size=0, spawn=spawn) as runner:  # type: ignore[arg-type]
+            result = await _run(runner, "1")
+        assert result.error is not None
+        assert result.error.kind == "sandbox"
+        assert result.error.type == "WorkerStartError"
+        assert "status 3" in result.error.message
 
 
 def test_process_runner_rejects_a_negative_pool_size() -> None:
