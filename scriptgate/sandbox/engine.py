@@ -24,12 +24,12 @@ How scripts run
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 
 from scriptgate.runtime.abort import AbortSignal
@@ -198,6 +198,8 @@ class _Run:
         self.calls: list[_Call] = []
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[_Pending] = []
+        self.schedule: Callable[[Callable[[], None]], object] | None = None
+        self.finished = False
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
         self.thread_scope: anyio.CancelScope | None = None
@@ -330,16 +332,50 @@ class _Run:
 
         def call_sync(*args: Any, **kwargs: Any) -> Any:
             call = self._start_call(spec, args, kwargs)
-            try:
-                reply = anyio.from_thread.run(self._run_call, call, spec)
-            except ScriptStop:
-                raise
-            except Exception as exc:  # the loop is gone (abandoned thread)
-                raise self.budget.trip("aborted", "Script stopped: the host is gone") from exc
-            return self._deliver(reply)
+            return self._deliver(self._call_from_thread(call, spec))
 
         call_sync.__name__ = spec.identifier
         return call_sync
+
+    def _call_from_thread(self, call: _Call, spec: ToolSpec) -> ToolReply:
+        """Run a call on the event loop and block this (script) thread until it ends.
+
+        A thin channel (the loop's thread-safe scheduling plus a ``threading.Event``)
+        rather than ``anyio.from_thread.run``: it is several times cheaper per call.
+        """
+        done = threading.Event()
+        box: list[ToolReply] = []
+
+        async def runner() -> None:
+            try:
+                box.append(await self._run_call(call, spec))
+            finally:
+                done.set()
+
+        def start() -> None:
+            if self.finished or self.tg is None:
+                done.set()
+                return
+            try:
+                self.tg.start_soon(runner)
+            except BaseException:
+                done.set()
+                raise
+
+        schedule = self.schedule
+        if schedule is None:
+            raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+        try:
+            schedule(start)
+        except Exception as exc:  # the loop is gone (an abandoned thread)
+            raise self.budget.trip("aborted", "Script stopped: the host is gone") from exc
+        while not done.wait(0.25):
+            if self.finished:
+                break
+        if not box:
+            self.budget.check()
+            raise self.budget.trip("aborted", "Script stopped: the run ended during a tool call")
+        return box[0]
 
     def _start_pending(self, current: _Pending | None = None) -> None:
         """Start, in the background, every call created and not yet awaited."""
@@ -470,6 +506,7 @@ class _Run:
             finally:
                 if remove is not None:
                     remove()
+        self.schedule = _thread_safe_scheduler()
         try:
             async with anyio.create_task_group() as tg:
                 self.tg = tg
@@ -576,6 +613,35 @@ async def run_script(
             wall_time=wall(),
         )
     return _finish(run, ok, payload, wall())
+
+
+def _thread_safe_scheduler() -> Callable[[Callable[[], None]], object] | None:
+    """``schedule(fn)`` runs ``fn()`` soon on the current event loop, from any thread.
+
+    ``fn`` runs in a copy of the caller's context (so anyio knows its backend).
+    """
+    import contextvars
+
+    import sniffio
+
+    base = contextvars.copy_context()
+    library = sniffio.current_async_library()
+    post: Callable[[Callable[[], None]], object]
+    if library == "asyncio":
+        import asyncio
+
+        post = asyncio.get_running_loop().call_soon_threadsafe
+    elif library == "trio":
+        import trio
+
+        post = trio.lowlevel.current_trio_token().run_sync_soon
+    else:  # pragma: no cover - anyio supports only these two
+        return None
+
+    def schedule(fn: Callable[[], None]) -> object:
+        return post(lambda: base.copy().run(fn))
+
+    return schedule
 
 
 def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
