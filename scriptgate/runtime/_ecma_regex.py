@@ -12,10 +12,15 @@ keeps ECMAScript meaning where Python's differs:
 - ``[]`` never matches, ``[^]`` matches any character;
 - ``/`` and other identity escapes keep their literal meaning.
 
+- ``\\p{L}``/``\\p{Letter}`` and ``\\p{Nd}`` (and their ``\\P`` negations) outside a
+  character class map to Unicode-mode Python classes (``L`` approximated, see
+  ``_PROPERTIES``).
+
 Fallback (documented divergence): a pattern Python cannot express after translation —
-Unicode property escapes ``\\p{…}``, variable-width lookbehind — is compiled as written
-when Python accepts it; otherwise :func:`compile_ecma` returns ``None`` and callers
-treat the pattern as matching every string (like an unknown ``format``).
+other Unicode property escapes, a property escape inside ``[...]``, variable-width
+lookbehind — is compiled as written when Python accepts it; otherwise
+:func:`compile_ecma` returns ``None`` and callers treat the pattern as matching every
+string (like an unknown ``format``).
 """
 
 from __future__ import annotations
@@ -48,6 +53,19 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _HEX2 = re.compile(r"[0-9a-fA-F]{2}")
 _BRACED = re.compile(r"\{([0-9a-fA-F]{1,6})\}")
 _NAME = re.compile(r"<([A-Za-z_$][A-Za-z0-9_$]*)>")
+_PROPERTY = re.compile(r"\{([A-Za-z_=]+)\}")
+# Unicode property escapes Python's ``re`` can express (class bodies: positive, negated).
+# ``L`` is approximated by "word character, not a digit, not ``_``" (Python's Unicode
+# ``\w`` is ``str.isalnum()``, so a few ``No``/``Nl`` characters such as "½" count too).
+_LETTER = ("^\\W\\d_", "\\W\\d_")
+_DIGIT = ("\\d", "^\\d")
+_PROPERTIES = {
+    "L": _LETTER,
+    "Letter": _LETTER,
+    "Nd": _DIGIT,
+    "Decimal_Number": _DIGIT,
+    "digit": _DIGIT,
+}
 
 
 class _Unsupported(Exception):
@@ -110,7 +128,15 @@ def _read_escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
             k += 1
         return "\\" + p[i + 1 : k], k
     if c in "pP":
-        raise _Unsupported("unicode property escape")
+        m = _PROPERTY.match(p, j)
+        name = m.group(1) if m else ""
+        pair = _PROPERTIES.get(name)
+        if m is None or pair is None:
+            raise _Unsupported("unicode property escape")
+        if in_class:
+            raise _Unsupported("unicode property escape in a class")
+        positive, negative = pair
+        return "(?u:[" + (positive if c == "p" else negative) + "])", m.end()
     if c.isascii() and c.isalnum():
         raise _Unsupported(f"unknown escape \\{c}")
     return re.escape(c), j

@@ -55,12 +55,29 @@ def test_ecma_regex_translation(pattern: str, python: str) -> None:
     assert translate_ecma(pattern) == python
 
 
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        pytest.param(r"^\p{L}+$", "héllo", True, id="letters"),
+        pytest.param(r"^\p{L}+$", "he1", False, id="letters-not-digits"),
+        pytest.param(r"^\p{Letter}$", "_", False, id="underscore-is-not-a-letter"),
+        pytest.param(r"^\P{L}$", "1", True, id="negated"),
+        pytest.param(r"^\p{Nd}+$", "١٢", True, id="unicode-decimal-digits"),
+    ],
+)
+def test_ecma_regex_supported_property_escapes(pattern: str, text: str, matches: bool) -> None:
+    compiled = compile_ecma(pattern)
+    assert compiled is not None
+    assert (compiled.search(text) is not None) is matches
+
+
 def test_ecma_regex_unsupported_property_escape_falls_back_to_match_all() -> None:
-    # ``\p{L}`` has no Python ``re`` equivalent: the pattern is unusable and callers
-    # treat it as matching every string (documented divergence).
-    assert compile_ecma(r"^\p{L}+$") is None
+    # ``\p{Lu}`` (and any property inside a class) has no Python ``re`` equivalent: the
+    # pattern is unusable and callers treat it as matching every string (documented).
+    assert compile_ecma(r"^\p{Lu}+$") is None
+    assert compile_ecma(r"^[\p{L}0-9]+$") is None
     with pytest.raises(ValueError, match="unicode property"):
-        translate_ecma(r"\p{L}")
+        translate_ecma(r"\p{Script=Greek}")
 
 
 def test_ecma_regex_validity() -> None:

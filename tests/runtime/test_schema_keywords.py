@@ -493,6 +493,11 @@ def test_schema_keywords_pattern_is_ecmascript(pattern: str, value: str, matches
     assert compile_schema({"pattern": pattern}).is_valid(value) is matches
 
 
+def test_schema_keywords_inexpressible_pattern_matches_everything() -> None:
+    # Documented fallback: Python's ``re`` cannot express ``\p{Lu}``.
+    assert compile_schema({"pattern": "^\\p{Lu}$"}).is_valid("not upper")
+
+
 def test_schema_keywords_pattern_properties_use_ecmascript() -> None:
     checker = compile_schema(
         {"patternProperties": {"^\\d$": {"type": "integer"}}, "additionalProperties": False}
