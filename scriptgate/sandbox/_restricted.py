@@ -17,8 +17,9 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   like attribute names), ``async def`` / ``await`` / ``async for`` / ``async with``;
 - replaces RestrictedPython's per-scope print collector by one ``_print_``
   function per run (``printed`` is refused);
-- injects a budget check (``_tick_()``) at the top of every loop body and every
-  function and lambda (steps, wall time, abort flag, call depth), and
+- injects a budget check (``_tick_()``) at the top of every ``while`` body and
+  every function and lambda (``for`` loops and comprehensions are charged by the
+  guarded ``_getiter_``) (steps, wall time, abort flag, call depth), and
   ``_check_()`` at the top of every ``except`` handler and ``finally`` block so
   a limit or abort cannot be swallowed.
 
@@ -307,10 +308,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_For(self, node: ast.For) -> Any:
-        """Tick at the top of every ``for`` body (iteration is already guarded)."""
-        node = cast(Any, super().visit_For(node))
-        node.body.insert(0, _stmt_call("_tick_", node))
-        return node
+        """``for`` iterates ``_getiter_(...)``, which charges steps and checks the deadline."""
+        return super().visit_For(node)
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
         """``async for`` over the script's own async iterables; ticks like ``for``."""

@@ -113,12 +113,9 @@ def make_builtins(
             )
         return result
 
-    table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table: dict[str, Any] = dict(_STATIC)
     table.update(
         {
-            "None": None,
-            "True": True,
-            "False": False,
             "sum": sum_,
             "sorted": sorted_,
             "min": min_,
@@ -132,17 +129,31 @@ def make_builtins(
             "reversed": reversed_,
             "iter": iter_,
             "range": range_,
-            "pow": guarded_pow,
-            "format": safe_format,
             "getattr": getattr_,
             "hasattr": hasattr_,
             "__import__": import_,
+        }
+    )
+    return table
+
+
+def _static() -> dict[str, Any]:
+    table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table.update(
+        {
+            "None": None,
+            "True": True,
+            "False": False,
+            "pow": guarded_pow,
+            "format": safe_format,
             "__build_class__": _b.__build_class__,
             "ToolError": ToolError,
             "ToolDenied": ToolDenied,
         }
     )
     for name in SAFE_EXCEPTION_NAMES:
-        if name not in table:
-            table[name] = getattr(_b, name)
+        table.setdefault(name, getattr(_b, name, None))
     return table
+
+
+_STATIC = _static()

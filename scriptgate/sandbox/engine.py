@@ -498,7 +498,7 @@ class _Run:
             remove = self.signal.add_listener(
                 lambda reason: self._stop("aborted", self._abort_message(reason))
             )
-        outcome: tuple[bool, Any] = (False, ScriptStop("aborted", "Execution aborted"))
+        outcome: tuple[bool, Any] = (False, None)
         if self.inline:
             # No tool is reachable: run on this thread; ticks enforce the deadline.
             try:
@@ -683,7 +683,11 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             wall_time=wall_time,
         )
     cap = run.limits.max_result_bytes
-    if cap is not None:
+    if cap is not None and not (
+        value is None
+        or type(value) in (bool, int, float)
+        or (type(value) is str and len(value) * 4 <= cap)
+    ):
         size = json_size(value)
         if size > cap:
             return ScriptResult(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins as _builtins
 import collections
 import functools
+import itertools
 import re
 import string
 import sys
@@ -52,6 +53,8 @@ MAX_RANGE = 100_000_000
 """Longest ``range`` a script may create."""
 
 _TICK_CHUNK = 256
+_SMALL = 1024
+_chain_from_iterable = itertools.chain.from_iterable
 _CO_OPTIMIZED = 0x1
 SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
 """Class attribute marking classes a script defined (scripts cannot read or write it)."""
@@ -623,8 +626,43 @@ def make_guards(
             tick()
             yield item
 
+    check_chunk = budget._check_chunk
+
+    def _counted(iterable: Any) -> Iterator[Any]:
+        # per item, one step; the real check every 256 items
+        left = _TICK_CHUNK
+        for item in iterable:
+            left -= 1
+            if not left:
+                check_chunk(_TICK_CHUNK)
+                left = _TICK_CHUNK
+            yield item
+
+    def _range_chunks(r: range) -> Iterator[range]:
+        step = r.step * _TICK_CHUNK
+        stop = r.stop
+        for start in range(r.start, stop, step):
+            check_chunk(_TICK_CHUNK)
+            end = start + step
+            yield range(start, min(end, stop) if step > 0 else max(end, stop), r.step)
+
     def getiter(obj: Any) -> Any:
-        return charge(obj)
+        # `for` loops and comprehensions (they have no tick of their own).
+        # Ranges: C-speed chunks of 256 with a check between chunks; small
+        # containers: charged up front (the call checks the deadline); large
+        # containers and every other iterable: one step per item, so the deadline
+        # and abort flag are checked inside long loops and comprehensions
+        # (test_guards_comprehension_ticks).
+        kind = type(obj)
+        if kind is range:
+            if len(obj) <= _TICK_CHUNK:
+                budget.spend(len(obj))
+                return obj
+            return _chain_from_iterable(_range_chunks(obj))
+        if (kind in _SIZED or kind in _SIZED_VIEWS) and len(obj) <= _SMALL:
+            budget.spend(len(obj))
+            return obj
+        return _counted(obj)
 
     def getattr_(obj: Any, name: str, *default: Any) -> Any:
         # test_guards_getattr_*: blocks dunder/private names, generator/frame

@@ -193,17 +193,22 @@ def make_modules(
             raise ValueError("itertools.product repeat above 64 refused in the sandbox")
         return ticking(itertools.product(*pools, repeat=repeat))
 
-    rng = random.Random()
+    rngs: list[random.Random] = []
+
+    def rng() -> random.Random:
+        if not rngs:
+            rngs.append(random.Random())
+        return rngs[0]
 
     def choices(
         population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
     ) -> list[Any]:
         if k > MAX_SEQUENCE:
             raise MemoryError("random.choices k too large for the sandbox")
-        return rng.choices(charge(population), weights, cum_weights=cum_weights, k=k)
+        return rng().choices(charge(population), weights, cum_weights=cum_weights, k=k)
 
     def sample(population: Any, k: int, *, counts: Any = None) -> list[Any]:
-        return rng.sample(list(charge(population)), k, counts=counts)
+        return rng().sample(list(charge(population)), k, counts=counts)
 
     def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
         return functools.reduce(function, charge(iterable), *initial)
@@ -271,16 +276,16 @@ def make_modules(
             "StatisticsError": statistics.StatisticsError,
         },
         "random": lambda: {
-            "random": rng.random,
-            "randint": rng.randint,
-            "randrange": rng.randrange,
-            "choice": rng.choice,
+            "random": rng().random,
+            "randint": rng().randint,
+            "randrange": rng().randrange,
+            "choice": rng().choice,
             "choices": choices,
-            "shuffle": rng.shuffle,
+            "shuffle": rng().shuffle,
             "sample": sample,
-            "uniform": rng.uniform,
-            "gauss": rng.gauss,
-            "seed": rng.seed,
+            "uniform": rng().uniform,
+            "gauss": rng().gauss,
+            "seed": rng().seed,
         },
         "string": lambda: {name: getattr(string, name) for name in MODULE_NAMES["string"]},
         "functools": lambda: {

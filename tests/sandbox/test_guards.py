@@ -308,3 +308,12 @@ def test_guards_nothing_escapes_to_the_host() -> None:
     for source in ("raise SystemExit", "x = " + "[" * 300 + "]" * 300, "\x00", "def f(:"):
         result = run(source)
         assert not result.ok
+
+
+def test_guards_comprehension_ticks() -> None:
+    # a single comprehension cannot outlive the deadline: _getiter_ checks it per item
+    limits = Limits(timeout=0.3, max_steps=None)
+    result = run("data = list(range(3000))\nlen([1 for i in data for j in data])", limits)
+    assert result.error is not None
+    assert result.error.kind == "limit"
+    assert "timed out" in result.error.message
