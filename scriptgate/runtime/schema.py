@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urldefrag, urljoin
@@ -2319,8 +2319,3 @@ def compile_schema(
     except RecursionError:
         raise SchemaCompileError("schema is nested too deeply") from None
     return CompiledSchema(root, coerce=coerce)
-
-
-def _iter_issues(issues: Iterable[ValidationIssue]) -> Iterable[str]:  # pragma: no cover
-    for issue in issues:
-        yield f"{pointer_to_path(issue.path)}: {issue.message}"
