@@ -161,7 +161,7 @@ class Budget:
         return max(1, min(_TICK_CHUNK, limit + 1 - depth))
 
     def make_tick(self) -> Callable[[], None]:
-        """The per-loop-iteration and per-call check: resuming a generator (cheap).
+        """The per-``while``-iteration and per-call check, in C between real checks.
 
         The real check (steps, deadline, stop flag, call depth) runs every few
         hundred ticks. When the budget trips, :meth:`trip` replaces the hook in
@@ -169,19 +169,19 @@ class Budget:
         seen by the very next tick.
         """
         check = self._check_chunk
+        repeat = itertools.repeat
 
-        def ticker() -> Iterator[None]:
+        def chunks() -> Iterator[Iterator[None]]:
+            # C-level between checks: each tick is `next()` on an itertools.repeat
+            # inside an itertools.chain; Python runs only once per chunk.
             interval = 1
-            yield
             while True:
-                for _ in range(interval - 1):
-                    yield
+                # runs on the tick that exhausted the previous chunk, whose
+                # `interval` steps it charges; that tick takes this chunk's first item
                 interval = check(interval)
-                yield
+                yield repeat(None, interval)
 
-        gen = ticker()
-        next(gen)
-        return gen.__next__
+        return itertools.chain.from_iterable(chunks()).__next__
 
 
 # ----------------------------------------------------------------------------- value checks
