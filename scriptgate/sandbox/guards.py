@@ -507,6 +507,22 @@ def _translate(s: Any) -> Callable[..., Any]:
     return translate
 
 
+def _join(s: Any) -> Callable[..., Any]:
+    # x-join-huge (tests/sandbox/attacks_extra.py): "-".join(["x" * 10**6] * 10**4) builds a
+    # 10 GB string in one C call; refuse a join whose result would exceed MAX_SEQUENCE.
+    def join(iterable: Any) -> Any:
+        items = iterable if type(iterable) in (list, tuple) else list(iterable)
+        try:
+            total = sum(map(len, items)) + len(s) * max(len(items) - 1, 0)
+        except TypeError:
+            return s.join(items)  # raises str.join's own error
+        if total > MAX_SEQUENCE:
+            _too_big("str.join")
+        return s.join(items)
+
+    return join
+
+
 _STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
     "format": _bound_str_format,
     "format_map": _bound_str_format_map,
@@ -517,6 +533,7 @@ _STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
     "expandtabs": _expandtabs,
     "replace": _replace,
     "translate": _translate,
+    "join": _join,
 }
 
 
