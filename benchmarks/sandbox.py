@@ -18,6 +18,7 @@ Workloads (the same script text for every runner):
 
 from __future__ import annotations
 
+import atexit
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -97,7 +98,7 @@ def _restricted_runner() -> Callable[[str], Any] | None:
     except ImportError:
         return None
 
-    builtins = {**safe_builtins, **limited_builtins}
+    builtins = {**safe_builtins, **limited_builtins, "range": range, "sorted": sorted}
 
     def run(source: str) -> Any:
         result = compile_restricted_exec(source)
@@ -137,16 +138,23 @@ def _smolagents_runner() -> Callable[[str], Any] | None:
 
 
 def _monty_runner() -> Callable[[str], Any] | None:
+    """pydantic-monty: one warm worker session (``feed_run`` per script)."""
     try:
         import pydantic_monty
     except ImportError:
         return None
-    monty_cls = getattr(pydantic_monty, "Monty", None)
-    if monty_cls is None:
+    try:
+        pool = pydantic_monty.Monty()
+        pool.__enter__()
+        session = pool.checkout()
+        session.__enter__()
+    except Exception:  # no monty binary on this machine
         return None
+    atexit.register(pool.__exit__, None, None, None)
+    atexit.register(session.__exit__, None, None, None)
 
     def run(source: str) -> Any:
-        return monty_cls(source).run()
+        return session.feed_run(source)
 
     return run
 
