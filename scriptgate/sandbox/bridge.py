@@ -90,9 +90,8 @@ def _copy(value: Any, path: str, depth: int) -> Any:
 
 def json_size(value: Any) -> int:
     """Bytes of the compact UTF-8 JSON encoding of ``value`` (a :func:`json_copy` result)."""
-    return len(
-        json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode()
-    )
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -319,3 +319,38 @@ async def test_sandbox_value_must_be_json_data() -> None:
     assert result.error is not None
     assert (result.error.kind, result.error.type) == ("runtime", "TypeError")
     assert "set" in result.error.message
+
+
+@pytest.mark.anyio
+async def test_sandbox_empty_arguments_and_results_pass_through() -> None:
+    def empty(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        return AgentToolResult(content=())
+
+    sandbox = Sandbox([_tool("empty", empty)])
+    result = await sandbox.run("[empty(), empty({})]")
+    assert result.value == ["", ""]
+    assert [c.arguments for c in result.calls] == [{}, {}]
+
+
+@pytest.mark.anyio
+async def test_sandbox_process_isolation_uses_the_same_api() -> None:
+    async with Sandbox(_tools(), isolation="process") as sandbox:
+        result = await sandbox.run("print('p')\nstructured(a=1)['args']")
+        assert (result.ok, result.value, result.output) == (True, {"a": 1}, "p\n")
+        session = sandbox.session()
+        await session.run("n = 41")
+        assert (await session.run("n + 1")).value == 42
+
+
+@pytest.mark.anyio
+async def test_sandbox_engine_never_raises_for_bad_sources() -> None:
+    from scriptgate.sandbox.engine import run_script
+
+    for source in (None, b"x = 1", "\ufeffx = 1\nx", "{'k': ['\udcff']}", "def f(:\n"):
+        result = await run_script(
+            source,  # type: ignore[arg-type]
+            bridge=None,  # type: ignore[arg-type]
+            tools=[],
+            limits=Limits(),
+        )
+        assert isinstance(result.to_json(), dict)
