@@ -418,6 +418,8 @@ def guarded_lshift(a: Any, b: Any) -> Any:
 
 def guarded_mod(a: Any, b: Any) -> Any:
     """``a % b``; for strings, printf widths are capped (blocks ``'%*d' % (10**10, 1)``)."""
+    if type(a) is int:
+        return a % b
     if isinstance(a, (str, bytes)):
         _check_printf(a)
         result = a % b
@@ -645,15 +647,22 @@ def make_guards(
 
     check_chunk = budget._check_chunk
 
+    islice = itertools.islice
+    chain = itertools.chain
+    end = object()
+
+    def _chunks(it: Iterator[Any]) -> Iterator[Iterator[Any]]:
+        # pieces of 256 items of the same live iterator; Python runs once per piece
+        while True:
+            first = next(it, end)
+            if first is end:
+                return
+            check_chunk(_TICK_CHUNK)
+            yield chain((first,), islice(it, _TICK_CHUNK - 1))
+
     def _counted(iterable: Any) -> Iterator[Any]:
-        # per item, one step; the real check every 256 items
-        left = _TICK_CHUNK
-        for item in iterable:
-            left -= 1
-            if not left:
-                check_chunk(_TICK_CHUNK)
-                left = _TICK_CHUNK
-            yield item
+        # one step per item, the real check every 256 items, C speed in between
+        return _chain_from_iterable(_chunks(iter(iterable)))
 
     def _range_chunks(r: range) -> Iterator[range]:
         step = r.step * _TICK_CHUNK

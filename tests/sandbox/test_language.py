@@ -124,6 +124,9 @@ CASES: dict[str, tuple[str, Any]] = {
     "async-comprehension": ("async def agen():\n    yield 1\n    yield 2\n[x async for x in agen()]", [1, 2]),
     "async-with": ("class Lock:\n    def __init__(self):\n        self.held = False\n    async def __aenter__(self):\n        self.held = True\n        return self\n    async def __aexit__(self, *exc):\n        self.held = False\nl = Lock()\nasync with l as held:\n    inside = held.held\n[inside, l.held]", [True, False]),
     "tool-error-catchable": ("try:\n    echo(x=1)\n    r = 'no error'\nexcept ToolError as e:\n    r = str(e)\nr", "no error"),
+    "bfs-queue-grows-while-iterating": ("queue = [0]\nfor node in queue:\n    if node < 2000:\n        queue.append(node + 1)\nlen(queue)", 2001),
+    "large-loops": ("t = 0\nfor i in range(5000, 0, -3):\n    t += i\nd = {i: i for i in range(3000)}\nfor k in d:\n    t += d[k]\n[t, sum(x for x in range(3000)), len([c for c in 'ab' * 2000])]", [sum(range(5000, 0, -3)) + sum(range(3000)), sum(range(3000)), 4000]),
+    "dict-changed-during-iteration": ("d = {i: i for i in range(2000)}\ntry:\n    for k in d:\n        d[k + 5000] = 1\nexcept RuntimeError as e:\n    r = 'changed'\nr", "changed"),
     "tuple-value-becomes-list": ("(1, 2)", [1, 2]),
     "nested-data-value": ("{'a': [1, {'b': None}], 'c': 1.5, 'd': True}", {"a": [1, {"b": None}], "c": 1.5, "d": True}),
 }  # fmt: skip
