@@ -401,7 +401,9 @@ class ProcessRunner:
             "memory_bytes": limits.memory_bytes,
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
-            "recursion": max(300, 2 * limits.max_recursion + 150),
+            # Lowered, but with room for the engine's own recursion (JSON copies of
+            # nested values go 200 levels deep, two frames each) above the script's.
+            "recursion": max(600, 2 * limits.max_recursion + 300),
         }
         budget = (limits.max_result_bytes or 10_000_000) + 4 * (
             limits.max_output_chars or 1_000_000
@@ -945,7 +947,9 @@ class ProcessRunner:
 
     def _memory_error_to_limit(self, result: ScriptResult) -> ScriptResult:
         error = result.error
-        if error is None or error.type != "MemoryError" or error.kind == "limit":
+        # Only a bare MemoryError is the address-space limit; the guards' own refusals
+        # ("... would be too large for the sandbox") stay what they are in-process.
+        if error is None or error.type != "MemoryError" or error.message.strip():
             return result
         limit = self.limits.memory_bytes
         text = f" of {limit} bytes" if limit else ""

@@ -1,0 +1,223 @@
+"""More attack scripts (data only; run in both isolation modes by test_attack_suite.py).
+
+Same :class:`Attack` records as ``attacks.py`` (restrictedpython-notes §6-8 categories),
+run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
+
+- :data:`EXTRA_ATTACKS` run in both modes: every escape is rejected and every
+  resource attack is refused or stopped before it can hurt the host process.
+- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes, uninterruptible C loops
+  and real memory exhaustion. No in-process guard refuses them (restrictedpython-notes
+  §7.1, §8.2, §10.3 — an in-process sandbox cannot contain them), so they run only in
+  process isolation, where the worker is killed or dies and the host reports it.
+  They must never run in the test process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["EXTRA_ATTACKS", "PROCESS_ONLY_ATTACKS", "base"]
+
+
+def base() -> ModuleType:
+    """``attacks.py``, loaded once under the name ``test_guards.py`` uses."""
+    name = "scriptgate_tests_sandbox_attacks"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_attacks = base()
+Attack = _attacks.Attack
+_UNSET: Any = _attacks._UNSET
+
+
+def _a(
+    id: str,
+    category: str,
+    source: str,
+    expect: str,
+    message: str | None = None,
+    value: Any = _UNSET,
+) -> Any:
+    return Attack("x-" + id, category, source, expect, message, value)
+
+
+_FORBIDDEN_MODULES = (
+    "importlib", "operator", "dataclasses", "threading", "io", "pathlib", "gc", "socket",
+    "signal", "marshal", "types", "copy", "copyreg", "posix", "code", "asyncio", "weakref",
+    "resource", "multiprocessing", "tempfile", "codecs", "sysconfig", "site",
+)  # fmt: skip
+
+_UNAVAILABLE_BUILTINS = (
+    "type", "object", "dir", "locals", "super", "property", "classmethod", "staticmethod",
+    "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr", "bytes",
+)  # fmt: skip
+
+EXTRA_ATTACKS: list[Any] = [
+    # -- §6: attribute and dunder walks ---------------------------------------------------
+    _a("subclasses-walk", "6-policy", "().__class__.__bases__[0].__subclasses__()", "rejected", "__class__"),
+    _a("getattr-concatenated-dunder", "6-policy", "def f():\n    pass\ngetattr(f, '__glob' + 'als__')", "runtime", "__globals__"),
+    _a("getattr-fullwidth-name", "6-policy", "getattr(1, '\\uff3f\\uff3fclass\\uff3f\\uff3f')", "runtime"),
+    _a("str-subclass-dunder-name", "6-policy", "class S(str):\n    pass\ngetattr(1, S('__class__'))", "runtime", "must be a str"),
+    _a("lambda-code", "6-policy", "(lambda: 0).__code__", "rejected", "__code__"),
+    _a("class-dict", "6-policy", "class A:\n    pass\nA.__dict__", "rejected", "__dict__"),
+    _a("builtin-self", "6-policy", "len.__self__", "rejected", "__self__"),
+    _a("builtin-self-getattr", "6-policy", "getattr(isinstance, '__self__')", "runtime", "__self__"),
+    _a("print-self-getattr", "6-policy", "getattr(print, '__self__')", "runtime", "__self__"),
+    _a("builtins-via-self-open", "6-policy", "b = getattr(isinstance, '__self__')\nb.open('/etc/passwd')", "runtime"),
+    _a("class-of-class", "6-policy", "(1).__class__.__class__", "rejected"),
+    _a("tools-dict", "6-policy", "getattr(tools, '__dict__')", "runtime", "__dict__"),
+    _a("mro-index-object", "6-policy", "ValueError.mro()[-1]", "runtime", "mro"),
+    _a("mro-getattr", "6-policy", "getattr(ValueError, 'mro')", "runtime", "mro"),
+    _a("match-class-pattern-mro", "6-policy", "match ValueError:\n    case type(mro=m):\n        m", "rejected", "mro"),
+    _a("roles-suffix", "6-policy", "x__roles__ = 1", "rejected", "__roles__"),
+    _a("private-keyword", "6-policy", "len(_x=1)", "rejected", "_x"),
+    _a("private-keyword-double-star", "6-policy", "def f(**kw):\n    return kw\nf(**{'_trusted': True})", "runtime", "_trusted"),
+    _a("global-hook-rebind", "6-policy", "def f():\n    global _getattr_\n    _getattr_ = getattr\nf()", "rejected", "_getattr_"),
+    _a("underscore-variable", "6-policy", "_x = 2", "rejected", "_x"),
+    _a("dunder-init-module-level", "6-policy", "if True:\n    def __init__(self):\n        pass\n    __init__.__globals__", "rejected"),
+    _a("exec-fullwidth", "6-policy", "ｅｘｅｃ('1')", "rejected", "Exec"),
+    _a("eval-fullwidth", "6-policy", "ｅｖａｌ('1')", "rejected", "Eval"),
+    _a("breakpoint", "6-policy", "breakpoint()", "rejected", "breakpoint"),
+    *[_a(f"builtin-{n}", "6-policy", n, "runtime", n) for n in _UNAVAILABLE_BUILTINS],
+    # -- §6: frames -----------------------------------------------------------------------------
+    _a("gi-code", "6-frames", "g = (x for x in [1])\ng.gi_code", "rejected", "gi_code"),
+    _a("gi-frame-concatenated", "6-frames", "g = (x for x in [1])\ngetattr(g, 'gi' + '_frame')", "runtime", "gi_frame"),
+    _a("gi-yieldfrom", "6-frames", "def g():\n    yield from [1]\nx = g()\nx.gi_yieldfrom", "rejected", "gi_yieldfrom"),
+    _a("cr-frame", "6-frames", "async def f():\n    return 1\nc = f()\nc.cr_frame", "rejected", "cr_frame"),
+    _a("ag-frame", "6-frames", "async def f():\n    yield 1\nc = f()\nc.ag_frame", "rejected", "ag_frame"),
+    _a("tb-frame", "6-frames", "try:\n    1 / 0\nexcept Exception as e:\n    t = getattr(e, 'with_traceback')(None)\n    t.tb_frame", "rejected", "tb_frame"),
+    _a("f-back", "6-frames", "def g():\n    yield 1\nx = g()\nnext(x)\ngetattr(x, 'gi_frame').f_back", "rejected", "f_back"),
+    _a("exception-context", "6-frames", "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError('x')\nexcept ValueError as e:\n    e.__context__", "rejected", "__context__"),
+    # -- §6: format machinery -------------------------------------------------------------------
+    _a("format-globals-field", "6-format", "def f():\n    pass\n'{0.__globals__}'.format(f)", "runtime", "only positions and names"),
+    _a("format-map-mro", "6-format", "'{a.__class__.__mro__}'.format_map({'a': 1})", "runtime", "only positions and names"),
+    _a("format-bound-via-getattr", "6-format", "getattr('{0.__class__}', 'format')(1)", "runtime", "only positions and names"),
+    _a("string-formatter-attribute", "6-format", "import string\nstring.Formatter().format('{0.__class__}', 1)", "runtime", "Formatter"),
+    _a("userstring-import", "6-format", "from collections import UserString", "runtime", "UserString"),
+    _a("format-builtin-field-spec", "6-format", "format(1, '{0.__class__}')", "runtime"),
+    _a("percent-mapping-dunder", "6-format", "'%(__class__)s' % {}", "runtime"),
+    _a("fstring-spec-from-variable", "6-format", "x = '{0.__class__}'\nf'{1:{x}}'", "runtime"),
+    # -- §7.2: the tool surface -----------------------------------------------------------------
+    _a("tool-result-mutation", "7.2-tool-surface", "e = echo(x=1)\ne['args']['x'] = 2\necho(x=1)", "ok", value={"args": {"x": 1}}),
+    _a("tool-config-clear", "7.2-tool-surface", "c = config()\nc.clear()\nc.update({'admin': True})\nconfig()", "ok", value={"limit": 10, "nested": {"admin": False}}),
+    _a("tool-complex-argument", "7.2-tool-surface", "echo(x=1j)", "runtime", "not JSON"),
+    _a("tool-int-keys", "7.2-tool-surface", "echo(x={1: 2})", "runtime", "JSON"),
+    _a("tool-dict-subclass", "7.2-tool-surface", "class D(dict):\n    pass\necho(D(a=1))", "runtime"),
+    _a("tool-deep-argument", "7.2-tool-surface", "x = []\nfor i in range(300):\n    x = [x]\necho(x=x)", "runtime", "nested"),
+    _a("tool-exception-attribute", "7.2-tool-surface", "try:\n    secret()\nexcept ToolError as e:\n    getattr(e, 'headers')", "runtime", "headers"),
+    _a("tool-exception-args", "7.2-tool-surface", "try:\n    secret()\nexcept ToolError as e:\n    r = list(e.args)\nr", "ok", value=["request failed"]),
+    _a("tool-wrapped", "7.2-tool-surface", "tools.echo.__wrapped__", "rejected"),
+    _a("tool-private-keyword-via-getattr", "7.2-tool-surface", "f = getattr(tools, 'echo')\nf(**{'_x': 1})", "runtime", "_x"),
+    _a("tool-generator-argument", "7.2-tool-surface", "echo(x=(i for i in range(3)))", "runtime", "not JSON"),
+    # -- §7.3: imports and module attribute graphs ----------------------------------------------
+    *[_a(f"import-{m}", "7.3-module-graph", f"import {m}", "runtime", "not available") for m in _FORBIDDEN_MODULES],
+    _a("import-underscore-module", "7.3-module-graph", "import _thread", "rejected", "_thread"),
+    _a("import-alias", "7.3-module-graph", "import sys as s", "runtime", "not available"),
+    _a("import-inside-function", "7.3-module-graph", "def f():\n    import os\n    return os\nf()", "runtime", "not available"),
+    _a("import-fullwidth-name", "7.3-module-graph", "import ｏｓ", "runtime", "not available"),
+    _a("from-os-import", "7.3-module-graph", "from os import system", "runtime", "not available"),
+    _a("from-json-codecs", "7.3-module-graph", "from json import codecs", "runtime", "cannot import name"),
+    _a("re-enum", "7.3-module-graph", "import re\nre.enum", "runtime", "no attribute"),
+    _a("from-re-enum", "7.3-module-graph", "from re import enum", "runtime", "cannot import name"),
+    _a("statistics-sys", "7.3-module-graph", "import statistics\nstatistics.sys", "runtime", "no attribute"),
+    _a("random-class", "7.3-module-graph", "import random\ngetattr(random, 'Random')", "runtime"),
+    _a("math-loader", "7.3-module-graph", "import math\nmath.__loader__", "rejected"),
+    _a("json-decoder-module", "7.3-module-graph", "import json\njson.decoder", "runtime", "no attribute"),
+    _a("math-function-self", "7.3-module-graph", "import math\ngetattr(math.floor, '__self__')", "runtime", "__self__"),
+    _a("collections-abc", "7.3-module-graph", "import collections\ncollections.abc", "runtime", "no attribute"),
+    _a("module-in-container", "7.3-module-graph", "import math\nx = [math]\nx[0]", "runtime", "not JSON"),
+    _a("pattern-class", "7.3-module-graph", "import re\np = re.compile('a')\ngetattr(p, '__class__')", "runtime", "__class__"),
+    _a("typing-get-type-hints-call", "7.4-c-attribute", "from typing import get_type_hints", "runtime", "cannot import name"),
+    _a("functools-partial-import", "7.4-c-attribute", "from functools import partial", "runtime", "cannot import name"),
+    _a("functools-reduce-getattr", "7.4-c-attribute", "import functools\nfunctools.reduce(getattr, ['__class__'], 1)", "runtime", "__class__"),
+    _a("map-getattr-dunder", "7.4-c-attribute", "list(map(getattr, [1], ['__class__']))", "runtime", "__class__"),
+    _a("sorted-key-getattr", "7.4-c-attribute", "sorted([1, 2], key=lambda v: getattr(v, '__class__'))", "runtime", "__class__"),
+    # -- §7.5: host state -----------------------------------------------------------------------
+    _a("stand-in-function-attribute", "7.5-host-state", "import json\njson.dumps.x = 1", "runtime"),
+    _a("stand-in-class-attribute", "7.5-host-state", "import collections\ncollections.Counter.x = 1", "runtime", "cannot be modified"),
+    _a("datetime-class-attribute", "7.5-host-state", "import datetime\ndatetime.timedelta.max = 0", "runtime", "cannot be modified"),
+    _a("pattern-attribute", "7.5-host-state", "import re\nre.compile('a').flags = 0", "runtime"),
+    # -- §7.6 / §7.7: callbacks and control flow --------------------------------------------------
+    _a("contains-planted-in-value", "7.6-callback", "class E:\n    def __contains__(self, o):\n        return True\nE()", "runtime", "not JSON"),
+    _a("eq-planted-in-config-args", "7.6-callback", "class E:\n    def __eq__(self, o):\n        return True\nconfig(x={'k': E()})", "runtime", "not JSON"),
+    _a("catch-limit-and-loop", "7.7-control-flow", "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass", "limit"),
+    _a("limit-in-finally-return", "7.7-control-flow", "def f():\n    try:\n        while True:\n            pass\n    finally:\n        return 1\nf()", "limit"),
+    # -- §8: CPU --------------------------------------------------------------------------------
+    _a("comprehension-huge-range", "8-cpu", "[i for i in range(10 ** 12)]", "runtime", "range"),
+    _a("sum-generator-huge", "8-cpu", "sum(i for i in range(10 ** 12))", "runtime", "range"),
+    _a("max-huge-range", "8-cpu", "max(range(10 ** 12))", "runtime", "range"),
+    _a("sorted-huge-key", "8-cpu", "sorted(range(10 ** 9), key=lambda x: -x)", "runtime", "range"),
+    _a("join-generator-huge", "8-cpu", "''.join('a' for i in range(10 ** 12))", "runtime", "range"),
+    _a("nested-loops", "8-cpu", "for i in range(100000):\n    for j in range(100000):\n        pass", "limit", "step limit"),
+    _a("while-counter", "8-cpu", "i = 0\nwhile i >= 0:\n    i += 1", "limit", "step limit"),
+    _a("exponential-recursion", "8-cpu", "def f(n):\n    if n == 0:\n        return 1\n    return f(n - 1) + f(n - 1)\nf(60)", "limit", "step limit"),
+    _a("hash-flood-set-add", "8-cpu", "s = set()\nfor i in range(200000):\n    s.add(i * (2 ** 61 - 1))", "limit"),
+    _a("hash-flood-dict", "8-cpu", "d = {}\nfor i in range(200000):\n    d[i * (2 ** 61 - 1)] = i", "limit"),
+    _a("unpack-endless-generator", "8-cpu", "def g():\n    while True:\n        yield 1\na, b = g()", "limit"),
+    _a("async-endless-gather", "8-cpu", "async def f():\n    while True:\n        await gather()\nawait f()", "limit"),
+    # -- §8: recursion ---------------------------------------------------------------------------
+    _a("mutual-recursion", "8-recursion", "def a():\n    return b()\ndef b():\n    return a()\na()", "limit", "recursion limit"),
+    _a("recursion-catch-exception", "8-recursion", "def f(n):\n    try:\n        return f(n + 1)\n    except Exception:\n        return f(n + 1)\nf(0)", "limit", "recursion limit"),
+    _a("class-init-recursion", "8-recursion", "class A:\n    def __init__(self):\n        A()\nA()", "limit", "recursion limit"),
+    _a("deep-list-repr", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nrepr(x)", "runtime", "recursion"),
+    _a("deep-list-compare", "8-recursion", "a = []\nb = []\nfor i in range(90000):\n    a = [a]\n    b = [b]\na == b", "runtime", "recursion"),
+    _a("deep-dict-json", "8-recursion", "import json\nd = {}\nfor i in range(100000):\n    d = {'a': d}\njson.dumps(d)", "runtime", "recursion"),
+    _a("deep-result-value", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nx", "runtime", "nested"),
+    # -- §8: memory and big values ---------------------------------------------------------------
+    _a("tuple-repeat", "8-memory", "(0,) * 10 ** 10", "runtime", "too large"),
+    _a("str-ljust", "8-memory", "'a'.ljust(10 ** 10)", "runtime", "too large"),
+    _a("str-zfill", "8-memory", "'1'.zfill(10 ** 10)", "runtime", "too large"),
+    _a("str-replace-huge", "8-memory", "('a' * 1000).replace('a', 'a' * 10 ** 7)", "runtime", "too large"),
+    _a("str-translate-huge", "8-memory", "('a' * 10 ** 6).translate({97: 'b' * 10 ** 6})", "runtime", "too large"),
+    _a("join-huge", "8-memory", "'-'.join(['x' * 10 ** 6] * 10 ** 4)", "runtime", "too large"),
+    _a("fstring-width", "8-memory", "f'{1:>{10 ** 10}}'", "runtime", "width"),
+    _a("inplace-power", "8-memory", "x = 10\nx **= 10 ** 9", "runtime", "too large"),
+    _a("inplace-shift", "8-memory", "x = 1\nx <<= 10 ** 10", "runtime", "too large"),
+    _a("int-parse-digits", "8-memory", "int('7' * 10 ** 6)", "runtime", "digits"),
+    _a("math-comb-huge", "8-memory", "import math\nmath.comb(10 ** 8, 5 * 10 ** 7)", "runtime"),
+    _a("list-range-huge", "8-memory", "list(range(10 ** 9))", "runtime", "range"),
+    _a("star-range-set", "8-memory", "{*range(10 ** 9)}", "runtime", "range"),
+    _a("result-value-huge", "8-output", "['x' * 1000000] * 100", "limit", "bytes"),
+    # -- §8: output ------------------------------------------------------------------------------
+    _a("print-many-args", "8-output", "print(*(['y' * 1000] * 5000))", "limit", "output"),
+    _a("print-huge-sep", "8-output", "print(1, 2, sep='x' * 9000000)", "limit", "output"),
+    _a("print-end-flood", "8-output", "for i in range(100000):\n    print(end='x' * 100)", "limit", "output"),
+    # -- §8: compile time ------------------------------------------------------------------------
+    _a("long-binop-chain", "8-compile", "x = " + "+".join(["1"] * 5000), "rejected"),
+    _a("deep-attribute-chain", "8-compile", "x = (1)" + ".real" * 3000, "rejected"),
+    _a("deep-lambda-nesting", "8-compile", "f = " + "lambda: " * 500 + "1", "rejected", "nested"),
+    _a("deep-parentheses", "8-compile", "x = " + "(" * 300 + "1" + ")" * 300, "syntax"),
+    _a("deep-indentation", "8-compile", "".join("    " * i + "if True:\n" for i in range(120)) + "    " * 120 + "pass\n", "syntax"),
+]  # fmt: skip
+"""Attacks that run in both isolation modes."""
+
+_CATASTROPHIC = "import re\nre.match('(a+)+$', 'a' * 64 + 'b')"
+
+PROCESS_ONLY_ATTACKS: list[Any] = [
+    # -- §7.1: interpreter crashes (SIGSEGV in CPython 3.11) ---------------------------------
+    _a("crash-deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "sandbox", "SIGSEGV"),
+    _a("crash-deep-tuple-dict-key", "7.1-crash", "t = ()\nfor i in range(190000):\n    t = (t,)\n{t: 1}", "sandbox", "SIGSEGV"),
+    _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
+    _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
+    _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
+    # -- §8.2: C loops no in-process check can interrupt (the parent's SIGKILL ends them) -----
+    _a("regex-catastrophic-match", "8-cpu", _CATASTROPHIC, "limit", "killed"),
+    _a("regex-catastrophic-search", "8-cpu", "import re\nre.search('(x+x+)+y', 'x' * 5000)", "limit", "killed"),
+    _a("regex-catastrophic-compiled", "8-cpu", "import re\np = re.compile('(a|aa)+$')\np.match('a' * 60 + 'b')", "limit", "killed"),
+    # -- §8.1: memory the in-process engine does not account (RLIMIT_AS turns it into a limit) -
+    _a("memory-growth-append", "8-memory", "x = []\nwhile True:\n    x.append('y' * 10 ** 6)", "limit", "memory"),
+    _a("memory-doubling-concat", "8-memory", "s = 'x' * 1000\nwhile True:\n    s = s + s", "limit", "memory"),
+    _a("memory-list-extend-self", "8-memory", "x = [1] * 1000\nwhile True:\n    x.extend(x)", "limit", "memory"),
+]  # fmt: skip
+"""Attacks only process isolation contains: crashes, C loops and real memory exhaustion."""

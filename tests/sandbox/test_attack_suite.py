@@ -1,0 +1,119 @@
+"""Every attack script — ``attacks.py`` and ``attacks_extra.py`` — in both isolation modes.
+
+In-process, every escape is rejected and every resource attack is refused or stopped
+(``error.kind == "limit"`` or a guard's refusal). In process isolation the same
+scripts give the same results, and the attacks no in-process guard can refuse (real
+interpreter crashes, C loops, memory exhaustion: ``PROCESS_ONLY_ATTACKS``) are
+contained: the worker dies or is killed, the host reports it, the pool carries on.
+One sandbox per mode serves the whole module (the process pool is loop-agnostic).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from scriptgate.sandbox.result import ScriptResult
+from scriptgate.sandbox.sandbox import Sandbox
+
+
+def _load_extra() -> ModuleType:
+    name = "scriptgate_tests_sandbox_attacks_extra"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("attacks_extra.py")
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+extra = _load_extra()
+attacks = extra.base()
+BOTH_MODES: list[Any] = [*attacks.ATTACKS, *extra.EXTRA_ATTACKS]
+PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
+# Process-only attacks run to a deadline or a memory cap: keep both small.
+PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)
+
+
+@pytest.fixture(scope="module")
+def in_process() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=attacks.ATTACK_LIMITS)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def process() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=attacks.ATTACK_LIMITS, isolation="process")
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def process_short() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=PROCESS_ONLY_LIMITS, isolation="process")
+    yield sandbox
+    sandbox.close()
+
+
+def _check(attack: Any, result: ScriptResult) -> None:
+    if attack.expect == "ok":
+        assert result.ok, result.error
+        if attack.has_value:
+            assert result.value == attack.value
+    else:
+        assert not result.ok, f"attack ran: value={result.value!r}"
+        assert result.error is not None
+        assert result.error.kind == attack.expect, result.error
+        if attack.message:
+            assert attack.message in result.error.message, result.error
+    assert isinstance(result.to_json(), dict)
+
+
+def _run(sandbox: Sandbox, attack: Any) -> None:
+    before = repr(attacks.HOST_CONFIG)
+    _check(attack, sandbox.run_sync(attack.source))
+    assert repr(attacks.HOST_CONFIG) == before
+
+
+def test_attack_suite_covers_every_category_with_enough_scripts() -> None:
+    everything = [*BOTH_MODES, *PROCESS_ONLY]
+    assert len(everything) >= 150
+    assert len({a.id for a in everything}) == len(everything)
+    categories = {a.category.split("-")[0] for a in everything}
+    assert {"6", "7.1", "7.2", "7.3", "7.4", "7.5", "7.6", "7.7", "7.8", "8"} <= categories
+    kinds = {a.category for a in PROCESS_ONLY}
+    assert {"7.1-crash", "8-cpu", "8-memory"} <= kinds
+
+
+@pytest.mark.parametrize("attack", BOTH_MODES, ids=lambda a: a.id)
+def test_attack_suite_in_process(in_process: Sandbox, attack: Any) -> None:
+    _run(in_process, attack)
+
+
+@pytest.mark.parametrize("attack", BOTH_MODES, ids=lambda a: a.id)
+def test_attack_suite_process_isolation(process: Sandbox, attack: Any) -> None:
+    _run(process, attack)
+
+
+@pytest.mark.parametrize("attack", PROCESS_ONLY, ids=lambda a: a.id)
+def test_attack_suite_process_isolation_contains(process_short: Sandbox, attack: Any) -> None:
+    _run(process_short, attack)
+    # the pool survived: the next script runs normally
+    assert process_short.run_sync("sum([1, 2, 3])").value == 6
+
+
+def test_attack_suite_process_pool_survived_everything(process: Sandbox) -> None:
+    result = process.run_sync("print('still here')\n40 + 2")
+    assert (result.ok, result.value, result.output) == (True, 42, "still here\n")
