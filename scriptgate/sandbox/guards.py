@@ -224,6 +224,13 @@ _SAFE_BUILTIN_FUNCTION_NAMES = frozenset(
         "issubclass", "len", "max", "min", "next", "oct", "ord", "repr", "round", "sorted", "sum",
     }
 )  # fmt: skip
+_REAL_BUILTINS = frozenset(
+    id(v)
+    for name, v in vars(_builtins).items()
+    if isinstance(v, types.BuiltinFunctionType) and name not in _SAFE_BUILTIN_FUNCTION_NAMES
+)
+_FUNCTION_MODULES = frozenset({"math", "time", "_functools", "_random", "itertools", "_json"})
+"""Modules whose C functions a script may hold (those the stand-in modules expose)."""
 _PLAIN = frozenset(
     {str, int, float, bool, type(None), list, dict, tuple, set, frozenset, complex, range, slice}
 )
@@ -257,11 +264,13 @@ def check_value(value: Any) -> Any:
         _refuse("string.Formatter")
     if kind is types.BuiltinFunctionType:
         owner = getattr(value, "__self__", None)
-        if (
-            owner is None or owner is _builtins
-        ) and value.__name__ not in _SAFE_BUILTIN_FUNCTION_NAMES:
+        if id(value) in _REAL_BUILTINS:
             _refuse(f"the builtin {value.__name__!r}")
-        if isinstance(owner, types.ModuleType) and owner is not _builtins:
+        if (
+            isinstance(owner, types.ModuleType)
+            and owner is not _builtins
+            and owner.__name__ not in _FUNCTION_MODULES
+        ):
             _refuse(f"{owner.__name__}.{value.__name__}")
         if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
             _refuse("str.format on a bound method")

@@ -317,3 +317,16 @@ def test_guards_comprehension_ticks() -> None:
     assert result.error is not None
     assert result.error.kind == "limit"
     assert "timed out" in result.error.message
+
+
+def test_guards_value_check_host_c_functions() -> None:
+    # curated C functions pass; C functions of other host modules do not
+    import math
+    import os
+
+    assert check_value(math.sqrt) is math.sqrt
+    assert check_value(str.maketrans) is str.maketrans
+    with pytest.raises(TypeError):
+        check_value(os.getcwd)
+    with pytest.raises(TypeError):
+        check_value(sys.exit)
