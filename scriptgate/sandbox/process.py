@@ -42,7 +42,9 @@ globals persist across the session's runs. A script error (``syntax``,
 in-process. A ``limit``, ``aborted`` or ``sandbox`` outcome discards the worker:
 that run's error message says the session's globals were lost, and the next
 run of the session starts with empty globals in a fresh worker.
-:meth:`ProcessRunner.reset_session` discards a session's worker on purpose.
+:meth:`ProcessRunner.reset_session` (or the synchronous ``drop_session``) discards a
+session's worker on purpose. At most ``max_sessions`` sessions keep a worker; beyond
+that the least recently used idle session is discarded (its globals are lost).
 """
 
 from __future__ import annotations
@@ -378,12 +380,14 @@ class ProcessRunner:
         kill_grace: float = 0.05,
         start_timeout: float = 30.0,
         spawn: Literal["fork", "exec"] = "fork",
+        max_sessions: int = 16,
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
         if spawn not in ("fork", "exec"):
             raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
         self.spawn = spawn
+        self.max_sessions = max(1, max_sessions)
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
         self.limits = limits
@@ -578,7 +582,8 @@ class ProcessRunner:
         with self._lock:
             self._check_open()
             if session_key is not None and session_key in self._sessions:
-                pinned = self._sessions[session_key]
+                pinned = self._sessions.pop(session_key)
+                self._sessions[session_key] = pinned  # most recently used last
                 if pinned.busy:
                     raise ConfigurationError(f"session {session_key!r} is already running a script")
                 pinned.busy = True
@@ -599,9 +604,24 @@ class ProcessRunner:
         if session_key is not None:
             with self._lock:
                 self._sessions[session_key] = worker
+                evicted = self._evict_sessions()
+            for old in evicted:
+                await self._discard(old)
             # The pinned worker left the pool: top it up.
             await anyio.to_thread.run_sync(self._fill)
         return worker
+
+    def _evict_sessions(self) -> list[_Worker]:
+        """Unpin the least recently used idle sessions beyond ``max_sessions`` (lock held)."""
+        evicted: list[_Worker] = []
+        for key in list(self._sessions):
+            if len(self._sessions) <= self.max_sessions:
+                break
+            worker = self._sessions[key]
+            if not worker.busy:
+                del self._sessions[key]
+                evicted.append(worker)
+        return evicted
 
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
@@ -652,6 +672,19 @@ class ProcessRunner:
                 await self._discard(worker)
 
     close_session = reset_session
+
+    def drop_session(self, session_key: str) -> None:
+        """Synchronous :meth:`reset_session` (kills the session's worker; safe from any thread)."""
+        with self._lock:
+            worker = self._sessions.pop(session_key, None)
+            if worker is not None and not worker.busy:
+                self._all.discard(worker)
+        if worker is None:
+            return
+        if worker.busy:
+            worker.kill()
+        else:
+            worker.reap()
 
     def worker_pids(self) -> list[int]:
         """Process ids of every live worker (idle, busy and pinned): for tests and monitoring."""

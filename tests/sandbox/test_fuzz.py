@@ -215,7 +215,7 @@ def test_fuzz_in_process_host_survives_random_scripts(backend: str, source: str)
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-@settings(FUZZ, max_examples=40)
+@settings(FUZZ, max_examples=100)
 @given(source=scripts)
 def test_fuzz_process_mode_host_and_pool_survive_random_scripts(
     runner: ProcessRunner, backend: str, source: str

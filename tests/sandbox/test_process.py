@@ -448,6 +448,22 @@ async def test_process_session_keeps_globals_until_a_fatal_error_or_reset() -> N
         assert reset.error.type == "NameError"
 
 
+@pytest.mark.anyio
+async def test_process_sessions_are_bounded_and_can_be_dropped() -> None:
+    async with ProcessRunner(LIMITS, pool_size=0, max_sessions=2) as runner:
+        for key in ("a", "b", "c"):
+            assert (await _run(runner, f"x = {key!r}", session_key=key)).ok
+        assert len(runner.worker_pids()) == 2
+        evicted = await _run(runner, "x", session_key="a")
+        assert evicted.error is not None
+        assert evicted.error.type == "NameError"
+        assert (await _run(runner, "x", session_key="c")).value == "c"
+        runner.drop_session("c")
+        dropped = await _run(runner, "x", session_key="c")
+        assert dropped.error is not None
+        assert dropped.error.type == "NameError"
+
+
 # ----------------------------------------------------------------------------- a hostile worker
 
 _HOSTILE = """
