@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from scriptgate.sandbox._restricted import (
+    ENTRY,
     FILENAME,
     INSPECT_ATTRIBUTES,
     MAX_FORMAT_WIDTH,
@@ -138,14 +139,14 @@ class Budget:
         frame: types.FrameType | None = sys._getframe(1)
         while frame is not None:
             code = frame.f_code
-            if (
-                code.co_filename == FILENAME
-                and code.co_flags & _CO_OPTIMIZED
-                and (code.co_name[0] != "<" or code.co_name == "<lambda>")
-            ):
-                depth += 1
+            if code.co_filename == FILENAME and code.co_flags & _CO_OPTIMIZED:
+                name = code.co_name
+                if name == ENTRY:
+                    return depth  # the bottom of the script's own stack
+                if name[0] != "<" or name == "<lambda>":
+                    depth += 1
             frame = frame.f_back
-        return depth - 1
+        return depth
 
     def _check_chunk(self, steps: int) -> int:
         """The slow path of a tick: charge, check, and size the next chunk.
