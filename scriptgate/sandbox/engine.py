@@ -119,7 +119,7 @@ class _Call:
         )
 
 
-class _Pending:
+class PendingToolCall:
     """What an async script gets from a tool call: an awaitable with nothing else on it.
 
     The call starts when it is awaited (then it runs in the script's own task),
@@ -168,6 +168,21 @@ class _Pending:
             raise ToolError(f'Tool call "{self._spec.name}" was cancelled')
         return run._deliver(reply)
 
+    def _hint(self) -> str:
+        return (
+            f"{self._spec.identifier}(...) was not awaited: in a script that uses await, "
+            f"tool calls must be awaited (r = await {self._spec.identifier}(...))"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(self._hint())
+
+    def __getitem__(self, key: Any) -> Any:
+        raise TypeError(self._hint())
+
+    def __iter__(self) -> Any:
+        raise TypeError(self._hint())
+
     def __repr__(self) -> str:
         return "<pending tool call>"
 
@@ -197,7 +212,7 @@ class _Run:
         self.output_chars = 0
         self.calls: list[_Call] = []
         self.per_tool: dict[str, int] = {}
-        self.unstarted: list[_Pending] = []
+        self.unstarted: list[PendingToolCall] = []
         self.schedule: Callable[[Callable[[], None]], object] | None = None
         self.finished = False
         self.tg: Any = None
@@ -323,7 +338,7 @@ class _Run:
         if self.is_async:
 
             def call_async(*args: Any, **kwargs: Any) -> Any:
-                pending = _Pending(self, self._start_call(spec, args, kwargs), spec)
+                pending = PendingToolCall(self, self._start_call(spec, args, kwargs), spec)
                 self.unstarted.append(pending)
                 return pending
 
@@ -377,7 +392,7 @@ class _Run:
             raise self.budget.trip("aborted", "Script stopped: the run ended during a tool call")
         return box[0]
 
-    def _start_pending(self, current: _Pending | None = None) -> None:
+    def _start_pending(self, current: PendingToolCall | None = None) -> None:
         """Start, in the background, every call created and not yet awaited."""
         waiting, self.unstarted = self.unstarted, []
         for pending in waiting:
@@ -399,7 +414,7 @@ class _Run:
                 finally:
                     done.set()
 
-            if isinstance(aw, (_Pending,)) or hasattr(aw, "__await__"):
+            if isinstance(aw, (PendingToolCall,)) or hasattr(aw, "__await__"):
                 self.tg.start_soon(runner)
             else:
                 box.append((True, aw))

@@ -354,3 +354,11 @@ async def test_sandbox_engine_never_raises_for_bad_sources() -> None:
             limits=Limits(),
         )
         assert isinstance(result.to_json(), dict)
+
+
+@pytest.mark.anyio
+async def test_sandbox_unawaited_call_in_async_script_explains_itself() -> None:
+    result = await Sandbox(_tools()).run("a = await structured()\nb = structured()\nb['args']")
+    assert result.error is not None
+    assert "must be awaited" in result.error.message
+    assert result.error.line == 3
