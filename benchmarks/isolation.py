@@ -55,6 +55,7 @@ PING = AgentTool(
 TOOLS = [PING]
 SPECS = tool_specs(TOOLS)
 LOOP = f"for i in range({CALLS}):\n    ping()\n"
+ASYNC_LOOP = f"for i in range({CALLS}):\n    await ping()\n"
 
 
 def _fmt(seconds: float) -> str:
@@ -136,6 +137,16 @@ async def _process_figures() -> dict[str, float]:
             "in-process",
         )
         _row("  per call, process", figures["remote_1000"] / CALLS)
+        figures["local_async"] = await _median(lambda: local(ASYNC_LOOP), 5)
+        figures["remote_async"] = await _median(lambda: remote(ASYNC_LOOP), 5)
+        _row(f"{CALLS} awaited calls (async script) in-process", figures["local_async"])
+        _row(
+            f"{CALLS} awaited calls (async script), process",
+            figures["remote_async"],
+            figures["local_async"],
+            "in-process",
+        )
+        _row("  per call, process, async script", figures["remote_async"] / CALLS)
 
     print("stopping at the deadline (timeout 0.5 s; time past the deadline)")
     short = Limits(timeout=0.5, max_steps=None)
@@ -169,7 +180,11 @@ def _monty_figures() -> dict[str, float]:
         return {}
     figures: dict[str, float] = {}
     print("pydantic-monty (same machine, same run)")
-    with pydantic_monty.Monty(min_processes=1) as pool, pool.checkout() as session:
+    limits: Any = {"max_suspensions": 10 * CALLS}
+    with (
+        pydantic_monty.Monty(min_processes=1) as pool,
+        pool.checkout(limits=limits) as session,
+    ):
         for _ in range(20):
             session.feed_run("x = 1 + 2")
         times = []
@@ -201,14 +216,16 @@ def main() -> None:
     print("\nsummary against the targets")
     print(f"  warm run        {_fmt(figures['warm'])}  (target ≤ 2 ms)")
     print(
-        f"  round trip      {_fmt(figures['remote_1000'] / CALLS)}  per call in a 1,000-call script (target ≤ 150 µs)"
+        f"  round trip      {_fmt(figures['remote_async'] / CALLS)}  per awaited call, "
+        f"{_fmt(figures['remote_1000'] / CALLS)} per blocking call (target ≤ 150 µs)"
     )
+    print(f"  cold start      {_fmt(figures['cold2'])}  for a pool of two (zygote + two forks)")
     late = figures["catastrophic regex in C (parent SIGKILL)"]
     print(f"  kill latency    {_fmt(late)}  past the deadline (target ≤ 100 ms)")
     if monty:
         print(
             f"  vs monty        warm run {figures['warm'] / monty['warm']:.1f}×, "
-            f"per call {figures['remote_1000'] / monty['1000']:.1f}×"
+            f"1,000 calls {figures['remote_async'] / monty['1000']:.1f}× (async script)"
         )
 
 

@@ -157,11 +157,30 @@ class _Worker:
         self.reaped = False
         self.code: int | None = None
         self.exited = False
+        self.partial = b""  # the unsent rest of a frame try_write could not finish
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-        view = memoryview(len(data).to_bytes(_HEADER, "big") + data)
+        await self.write(_frame(message))
+
+    def try_write(self, frame: bytes) -> bool:
+        """Write ``frame`` now if the socket takes all of it (``False``: nothing written)."""
+        try:
+            sent = self.sock.send(frame, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _WorkerGone from exc
+        if sent == len(frame):
+            return True
+        self.partial = frame[sent:]
+        return False
+
+    async def write(self, frame: bytes) -> None:
+        """Write ``frame`` completely, waiting for the socket to drain as needed."""
+        if self.partial:
+            frame, self.partial = self.partial + frame, b""
+        view = memoryview(frame)
         while view:
             try:
                 written = os.write(self.wfd, view)
@@ -285,6 +304,11 @@ def _tail(stream: Any) -> str:
         return ""
     text = data.decode("utf-8", "replace").strip()
     return text.splitlines()[-1] if text else ""
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    return len(data).to_bytes(_HEADER, "big") + data
 
 
 def _packet(message: dict[str, Any]) -> bytes:
@@ -786,8 +810,12 @@ class ProcessRunner:
         limits = self.limits
 
         async def send(message: dict[str, Any]) -> None:
+            frame = _frame(message)
+            # Fast path: nothing queued and the socket takes the whole frame at once.
+            if not send_lock.locked() and worker.try_write(frame):
+                return
             async with send_lock:
-                await worker.send(message)
+                await worker.write(frame)
 
         async def handle_call(call: _Call) -> None:
             try:
@@ -806,8 +834,9 @@ class ProcessRunner:
             call.error = reply.error
             payload = reply.to_json()
             payload["status"] = status
+            message = {"op": "reply", "id": call.id, "reply": payload}
             try:
-                json.dumps(payload)
+                _frame(message)
             except (TypeError, ValueError, RecursionError) as exc:
                 payload = {
                     "status": "error",
@@ -815,8 +844,9 @@ class ProcessRunner:
                     "error": f"the tool's result is not JSON data: {exc}",
                     "duration_ms": reply.duration_ms,
                 }
+                message = {"op": "reply", "id": call.id, "reply": payload}
             with contextlib.suppress(_WorkerGone):
-                await send({"op": "reply", "id": call.id, "reply": payload})
+                await send(message)
 
         def stop(kind: ErrorKind, type_: str, message: str) -> None:
             if state.stop is None:
