@@ -1,23 +1,28 @@
 """The worker process of ``isolation="process"``: runs untrusted scripts, one job at a time.
 
-The parent (:mod:`scriptgate.sandbox.process`) starts it as::
+The parent (:mod:`scriptgate.sandbox.process`) starts a *zygote* (fork server)::
 
-    python -I -B -c "<bootstrap>" <package parent dir> <config json>
+    python -I -B -c "<bootstrap>" <package parent dir> <config json with "mode": "zygote">
 
-(the bootstrap registers bare ``scriptgate``/``scriptgate.runtime``/``scriptgate.sandbox``
-package objects, so only the engine's own modules are imported, not the whole library)
-
-with an empty environment, ``stdin``/``stdout`` as the message channel, ``stderr``
-piped (read only if the worker dies before it is ready), an empty temporary
-working directory and a process group of its own (``start_new_session``).
+with an empty environment, a ``SOCK_SEQPACKET`` control socket as ``stdin``,
+``stderr`` piped (read only if it dies before it is ready), an empty temporary
+working directory and a session of its own. The bootstrap registers bare
+``scriptgate``/``scriptgate.runtime``/``scriptgate.sandbox`` package objects, so
+only the engine's own modules are imported, not the whole library. The zygote
+imports and warms up the engine once, then forks a fresh worker (through a small
+monitor process that reports the worker's exit status) whenever the parent asks:
+a new worker costs milliseconds instead of an interpreter start. With
+``spawn="exec"`` the parent starts each worker directly with the same command
+(without the zygote mode) and the socket as ``stdin``/``stdout``.
 
 Before it runs anything it did not write itself, the worker
 
-1. moves the channel to private descriptors and points 0/1/2 at ``/dev/null``
+1. (forked workers) starts a session and process group of its own and moves to
+   its own empty temporary directory;
+2. keeps the channel on a private descriptor and points 0/1/2 at ``/dev/null``
    (a stray write can never corrupt the framing), closes every other inherited
-   descriptor, clears the environment;
-2. imports the engine (nothing else is imported on behalf of a script later:
-   stand-in modules are part of the engine);
+   descriptor, clears the environment (the engine is already imported: nothing
+   else is imported on behalf of a script later, stand-in modules are part of it);
 3. lowers the recursion limit and applies the resource limits: ``RLIMIT_CORE``
    0, ``RLIMIT_FSIZE`` 0, a small ``RLIMIT_NOFILE``, ``RLIMIT_AS`` from
    :attr:`Limits.memory_bytes` and a lifetime ``RLIMIT_CPU`` hard limit; before

@@ -1,7 +1,10 @@
 """Process isolation: scripts run in disposable, resource-limited worker processes.
 
-:class:`ProcessRunner` keeps a warm pool of workers (:mod:`scriptgate.sandbox._worker`).
-Each run takes one, sends it the job as length-prefixed JSON over a pipe, and
+:class:`ProcessRunner` keeps a warm pool of workers (:mod:`scriptgate.sandbox._worker`),
+forked on demand from a zygote that has already imported and warmed up the engine
+(so replacing a discarded worker costs milliseconds; ``spawn="exec"`` starts each
+worker as a fresh interpreter instead). Each run takes one worker, sends it the job
+as length-prefixed JSON over a Unix socket, and
 answers the tool calls the worker sends back by running them *here*, through
 the :class:`~scriptgate.sandbox.bridge.HostToolBridge` (so ``run_tool_call``, the
 permission hooks and the audit never run inside the untrusted process). Only
