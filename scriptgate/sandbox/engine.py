@@ -7,19 +7,32 @@ nothing but its arguments.
 How scripts run
 ---------------
 - A script that uses ``await`` (or ``async for``/``async with``) compiles to an
-  ``async def`` run as a task on the event loop. Calling a tool starts the call
-  at once (in the run's task group) and returns an awaitable; ``await gather(a,
-  b)`` waits for several. Calls still running when the script ends are cancelled
-  and recorded as ``cancelled``.
+  ``async def`` run as a task on the event loop. Calling a tool returns an
+  awaitable; the call starts when it is awaited (in the script's own task), when
+  ``gather`` receives it, or in the background as soon as the script awaits
+  something else; ``await gather(a, b)`` runs calls concurrently. Calls not
+  finished (or never started) when the script ends are cancelled and recorded as
+  ``cancelled``; a running call's abort signal fires.
 - Any other script compiles to a plain function run in a worker thread
   (``anyio.to_thread.run_sync``). A tool call blocks that thread while the call
-  runs on the event loop (``anyio.from_thread.run``) and returns the value.
-- Limits: the injected ``_tick_`` checks steps, the deadline and the stop flag
-  every 256 steps; a watchdog task trips the budget at the deadline (and the
-  abort signal trips it at once), cancels running tool calls and the async
-  script, and, for a thread stuck in a long C call, abandons the thread after a
-  grace period (it stops at its next budget check). A tripped budget is final:
-  whatever the script does afterwards, the result is the limit/abort error.
+  runs on the event loop (scheduled with the loop's thread-safe call-soon, the
+  thread waits on a ``threading.Event``) and returns the value. A stateless
+  script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
+  call one and runs directly on the caller's thread (no thread hop).
+- Limits: the injected ``_tick_`` (every ``while`` iteration, every call) and the
+  guarded ``_getiter_`` (every ``for`` loop and comprehension, per 256 items)
+  charge steps and check the step limit, the deadline, the abort flag and the
+  call depth. A watchdog task trips the budget at the deadline (the abort signal
+  trips it at once), which replaces ``_tick_`` in the script's globals by a hook
+  that raises, cancels running tool calls and the async script, and, for a
+  thread stuck in a long C call, abandons the thread after ``THREAD_GRACE``
+  seconds (it stops at its next check). A tripped budget is final: whatever the
+  script does afterwards, the result is the limit/abort error.
+- Residual (restrictedpython-notes §8.2): a single long C-level operation (a
+  catastrophic regex, a quadratic ``set()`` of colliding hashes) cannot be
+  interrupted in-process; on the loop thread (async and tool-free scripts) it
+  delays the result until it returns. Memory is not capped in-process beyond the
+  size guards. Process isolation (``scriptgate.sandbox.process``) covers both.
 """
 
 from __future__ import annotations
