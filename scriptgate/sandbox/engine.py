@@ -231,6 +231,7 @@ class _Run:
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
         self.thread_scope: anyio.CancelScope | None = None
+        self.fresh = state is None
         self.namespace = state if state is not None else {}
 
     # -- output -----------------------------------------------------------------
@@ -483,6 +484,13 @@ class _Run:
 
     # -- running ------------------------------------------------------------------
 
+    def release(self) -> None:
+        """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
+        self.budget.hooks = None
+        if self.fresh:
+            self.namespace.clear()
+        self.tg = None
+
     def _cancel_calls(self) -> None:
         for call in self.calls:
             if call.scope is not None:
@@ -640,7 +648,10 @@ async def run_script(
             calls=tuple(call.record() for call in run.calls),
             wall_time=wall(),
         )
-    return _finish(run, ok, payload, wall())
+    try:
+        return _finish(run, ok, payload, wall())
+    finally:
+        run.release()
 
 
 def _thread_safe_scheduler() -> Callable[[Callable[[], None]], object] | None:
