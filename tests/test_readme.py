@@ -1,0 +1,54 @@
+"""The README's short example is examples/readme_example.py, and it runs as the README says."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_example_matches_the_example_file() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(from typing_extensions.*?)```", readme, re.S)
+    assert block is not None
+    example = (ROOT / "examples" / "readme_example.py").read_text(encoding="utf-8")
+    assert block.group(1) in example
+
+
+def test_readme_example_prints_what_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
+    runpy.run_path(str(ROOT / "examples" / "readme_example.py"), run_name="__main__")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Paris"
+    assert out[1] == "not sent: Denied by policy: no emails in this run"
+    assert out[-1] == "[('weather', 'ok'), ('weather', 'ok'), ('send_email', 'blocked')]"
+
+
+def test_readme_test_command_is_the_ci_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "uv run pytest -q" in readme
+    assert "uv run pytest -q" in ci
+
+
+def test_readme_main_job_runs_as_documented() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"uv run (scriptgate run [^\n`]+)", readme)
+    assert command is not None
+    args = command.group(1).split()[1:]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scriptgate", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"decision": "deny"' in proc.stderr  # the audit trail shows the denied write
+    assert '"report_written": false' in proc.stdout
