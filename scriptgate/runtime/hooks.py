@@ -53,6 +53,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.pipeline import BLOCKED_TEXT, error_message
 from scriptgate.runtime.policy import Decision
 from scriptgate.runtime.types import (
     AfterToolCallContext,
@@ -65,17 +66,14 @@ from scriptgate.runtime.types import (
 )
 
 __all__ = [
-    "BLOCKED_TEXT",
     "BeforeVerdict",
     "HookSource",
     "Hooks",
     "VerdictObserver",
     "compose_hooks",
-    "error_message",
     "merge_after_result",
 ]
 
-BLOCKED_TEXT = "Tool execution was blocked"
 """pi's text for a block without a reason."""
 
 
@@ -124,12 +122,6 @@ class VerdictObserver(Protocol):
 
 HookSource: TypeAlias = Any
 """A Policy, AuditLog, :class:`Hooks`, ``(before, after)`` tuple or object with hook attributes."""
-
-
-def error_message(exc: BaseException) -> str:
-    """The text of a raised exception as the pipeline reports it (``str(exc)``, else its type)."""
-    text = str(exc)
-    return text if text else type(exc).__name__
 
 
 async def _settle(value: Any) -> Any:
