@@ -80,6 +80,7 @@ class _Channel:
         self._sock = sock
         self._fd = sock.fileno()
         self._buf = bytearray()
+        self._eof = False
 
     @staticmethod
     def encode(message: dict[str, Any]) -> bytes:
@@ -95,18 +96,32 @@ class _Channel:
         """Write one encoded frame completely."""
         self._sock.sendall(frame)
 
+    def _parse(self) -> dict[str, Any] | None:
+        """The next complete message in the buffer, if any (a bad frame closes the channel)."""
+        if len(self._buf) < _HEADER:
+            return None
+        size = int.from_bytes(self._buf[:_HEADER], "big")
+        if size > _MAX_FRAME:
+            self._eof = True
+            return None
+        if len(self._buf) < _HEADER + size:
+            return None
+        payload = bytes(self._buf[_HEADER : _HEADER + size])
+        del self._buf[: _HEADER + size]
+        message = json.loads(payload)
+        if not isinstance(message, dict):
+            self._eof = True
+            return None
+        return message
+
     async def recv(self) -> dict[str, Any] | None:
         """The next message, or ``None`` when the parent has gone away."""
         while True:
-            if len(self._buf) >= _HEADER:
-                size = int.from_bytes(self._buf[:_HEADER], "big")
-                if size > _MAX_FRAME:
-                    return None
-                if len(self._buf) >= _HEADER + size:
-                    payload = bytes(self._buf[_HEADER : _HEADER + size])
-                    del self._buf[: _HEADER + size]
-                    message = json.loads(payload)
-                    return message if isinstance(message, dict) else None
+            message = self._parse()
+            if message is not None:
+                return message
+            if self._eof:
+                return None
             try:
                 chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
             except BlockingIOError:
@@ -291,13 +306,21 @@ class _Worker:
                         await send_jobs.send(message)
                     elif op == "reply" and self.bridge is not None:
                         self.bridge.deliver(message.get("id"), message.get("reply"))
-                    elif op == "abort" and self.controller is not None:
-                        reason = message.get("reason")
-                        self.controller.abort(reason if isinstance(reason, str) else None)
+                    else:
+                        self._control(message)
             # The parent closed the channel: stop whatever is running.
             if self.bridge is not None:
                 self.bridge.cancel_all()
             tg.cancel_scope.cancel()
+
+    def _control(self, message: dict[str, Any]) -> bool:
+        """Handle an ``abort``; anything else is not a control message."""
+        if message.get("op") != "abort":
+            return False
+        if self.controller is not None:
+            reason = message.get("reason")
+            self.controller.abort(reason if isinstance(reason, str) else None)
+        return True
 
     async def _jobs(self, receive: Any) -> None:
         async with receive:
