@@ -713,6 +713,11 @@ class ProcessRunner:
         else:
             worker.reap()
 
+    def zygote_pid(self) -> int | None:
+        """Process id of the zygote (fork server), if one is running: for tests and monitoring."""
+        box = self._zygote
+        return box[0].popen.pid if box and box[0].alive() else None
+
     def worker_pids(self) -> list[int]:
         """Process ids of every live worker (idle, busy and pinned): for tests and monitoring."""
         with self._lock:

@@ -217,6 +217,9 @@ async def test_process_aclose_leaves_no_process_and_refuses_new_runs() -> None:
         await started.wait()
         pids = runner.worker_pids()
         assert len(pids) >= 2
+        zygote = runner.zygote_pid()
+        assert zygote is not None
+        pids.append(zygote)
         await runner.aclose()
     assert [p for p in pids if _alive(p)] == []
     [result] = outcome
@@ -231,7 +234,18 @@ async def test_process_aclose_leaves_no_process_and_refuses_new_runs() -> None:
 
 
 @pytest.mark.anyio
-async def test_process_worker_killed_by_a_signal_is_reported_and_replaced() -> None:
+@pytest.mark.parametrize(
+    ("signal_number", "kind", "text"),
+    [
+        (signals.SIGSEGV, "sandbox", "crashed: killed by SIGSEGV"),
+        (signals.SIGKILL, "sandbox", "crashed: killed by SIGKILL"),
+        (signals.SIGXCPU, "limit", "CPU-time limit"),
+    ],
+    ids=["SIGSEGV", "SIGKILL", "SIGXCPU"],
+)
+async def test_process_worker_killed_by_a_signal_is_reported_and_replaced(
+    signal_number: int, kind: str, text: str
+) -> None:
     started = anyio.Event()
     cancelled = anyio.Event()
 
@@ -255,11 +269,11 @@ async def test_process_worker_killed_by_a_signal_is_reported_and_replaced() -> N
             tg.start_soon(running)
             await started.wait()
             [pid] = runner.worker_pids()
-            os.kill(pid, signals.SIGSEGV)
+            os.kill(pid, signal_number)
         [result] = outcome
         assert result.error is not None
-        assert result.error.kind == "sandbox"
-        assert "SIGSEGV" in result.error.message
+        assert result.error.kind == kind
+        assert text in result.error.message
         assert cancelled.is_set()
         assert [(c.tool, c.status) for c in result.calls] == [("hang", "cancelled")]
         assert not _alive(pid)
