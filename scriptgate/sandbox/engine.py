@@ -13,37 +13,38 @@ How scripts run
   something else; ``await gather(a, b)`` runs calls concurrently. Calls not
   finished (or never started) when the script ends are cancelled and recorded as
   ``cancelled``; a running call's abort signal fires.
-- Any other script compiles to a plain function run in a worker thread
-  (``anyio.to_thread.run_sync``). A tool call blocks that thread while the call
-  runs on the event loop (scheduled with the loop's thread-safe call-soon, the
-  thread waits on a ``threading.Event``) and returns the value. A stateless
+- Any other script compiles to a plain function run in a greenlet on the event
+  loop's thread (no worker thread). A tool call switches back to the run's task
+  with the call, which awaits it through the bridge and switches the reply back
+  into the script, so a sync call costs what an awaited one does. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
-  call one and runs directly on the caller's thread (no thread hop).
+  call one and runs directly, without a greenlet or a task group.
 - Limits: the injected ``_tick_`` (every ``while`` iteration, every call) and the
   guarded ``_getiter_`` (every ``for`` loop and comprehension, per 256 items)
   charge steps and check the step limit, the deadline, the abort flag and the
-  call depth. A watchdog task trips the budget at the deadline (the abort signal
-  trips it at once), which replaces ``_tick_`` in the script's globals by a hook
-  that raises, cancels running tool calls and the async script, and, for a
-  thread stuck in a long C call, abandons the thread after ``THREAD_GRACE``
-  seconds (it stops at its next check). A tripped budget is final: whatever the
-  script does afterwards, the result is the limit/abort error.
-- Residual (restrictedpython-notes §8.2): a single long C-level operation (a
-  catastrophic regex, a quadratic ``set()`` of colliding hashes) cannot be
-  interrupted in-process; on the loop thread (async and tool-free scripts) it
-  delays the result until it returns. Memory is not capped in-process beyond the
-  size guards. Process isolation (``scriptgate.sandbox.process``) covers both.
+  call depth. A watchdog task trips the budget at the deadline while the script
+  waits for a tool call (the abort signal trips it at once), which replaces
+  ``_tick_`` in the script's globals by a hook that raises, cancels running tool
+  calls and the script (a sync script gets the stop thrown in at its pending
+  call). A tripped budget is final: whatever the script does afterwards, the
+  result is the limit/abort error.
+- Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
+  so a single long C-level operation (a catastrophic regex, a quadratic ``set()``
+  of colliding hashes) cannot be interrupted in-process and blocks the event
+  loop until it returns; the deadline is then reported at the next check.
+  Memory is not capped in-process beyond the size guards. Process isolation
+  (``scriptgate.sandbox.process``) covers both: use it for untrusted workloads
+  that must not stall the host's loop.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 import anyio
-import anyio.to_thread
+from greenlet import greenlet  # type: ignore[import-untyped]
 
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.sandbox._restricted import ENTRY, FILENAME, CompileFailure, compile_script
@@ -64,8 +65,8 @@ from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptErro
 
 __all__ = ["INJECTED_NAMES", "run_script"]
 
-THREAD_GRACE = 1.0
-"""Seconds a sync script's thread gets after the deadline before it is abandoned."""
+_MAX_UNWIND = 8
+"""Stops thrown into an unwinding sync script before it is left to the garbage collector."""
 
 MAX_MESSAGE = 10_000
 
@@ -226,11 +227,10 @@ class _Run:
         self.calls: list[_Call] = []
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[PendingToolCall] = []
-        self.schedule: Callable[[Callable[[], None]], object] | None = None
+        self.switch: Callable[[Any], Any] | None = None
         self.finished = False
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
-        self.thread_scope: anyio.CancelScope | None = None
         self.fresh = state is None
         self.namespace = state if state is not None else {}
 
@@ -293,7 +293,7 @@ class _Run:
         return call
 
     async def _run_call(self, call: _Call, spec: ToolSpec, *, scoped: bool = True) -> ToolReply:
-        """Run one call; ``scoped`` gives it its own cancel scope (background/thread calls)."""
+        """Run one call; ``scoped`` gives it its own cancel scope (background calls)."""
         started = time.monotonic()
         if not scoped:
             # awaited inline by the async script: the script's scope cancels it
@@ -361,50 +361,42 @@ class _Run:
 
         def call_sync(*args: Any, **kwargs: Any) -> Any:
             call = self._start_call(spec, args, kwargs)
-            return self._deliver(self._call_from_thread(call, spec))
+            switch = self.switch
+            if switch is None:
+                raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+            return self._deliver(switch((call, spec)))
 
         call_sync.__name__ = spec.identifier
         return call_sync
 
-    def _call_from_thread(self, call: _Call, spec: ToolSpec) -> ToolReply:
-        """Run a call on the event loop and block this (script) thread until it ends.
+    async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
+        """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
 
-        A thin channel (the loop's thread-safe scheduling plus a ``threading.Event``)
-        rather than ``anyio.from_thread.run``: it is several times cheaper per call.
+        A tool call switches back here with ``(call, spec)``; the call is awaited
+        in this task and its reply switched back into the script. If this task is
+        cancelled meanwhile (deadline, abort, the caller), the budget's stop is
+        thrown into the script so it unwinds (its handlers cannot swallow it).
         """
-        done = threading.Event()
-        box: list[ToolReply] = []
-
-        async def runner() -> None:
+        child = greenlet(self._main)
+        self.switch = greenlet.getcurrent().switch
+        request = child.switch(fn)
+        while not child.dead:
+            call, spec = request
             try:
-                box.append(await self._run_call(call, spec))
-            finally:
-                done.set()
-
-        def start() -> None:
-            if self.finished or self.tg is None:
-                done.set()
-                return
-            try:
-                self.tg.start_soon(runner)
+                reply = await self._run_call(call, spec, scoped=False)
             except BaseException:
-                done.set()
+                self._unwind(child)
                 raise
+            request = child.switch(reply)
+        outcome: tuple[bool, Any] = request
+        return outcome
 
-        schedule = self.schedule
-        if schedule is None:
-            raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
-        try:
-            schedule(start)
-        except Exception as exc:  # the loop is gone (an abandoned thread)
-            raise self.budget.trip("aborted", "Script stopped: the host is gone") from exc
-        while not done.wait(0.25):
-            if self.finished:
-                break
-        if not box:
-            self.budget.check()
-            raise self.budget.trip("aborted", "Script stopped: the run ended during a tool call")
-        return box[0]
+    def _unwind(self, child: greenlet) -> None:
+        stop = self.budget.stop or self.budget.trip("aborted", "Execution cancelled")
+        for _ in range(_MAX_UNWIND):
+            if child.dead:
+                return
+            child.throw(stop)
 
     def _start_pending(self, current: PendingToolCall | None = None) -> None:
         """Start, in the background, every call created and not yet awaited."""
@@ -487,6 +479,7 @@ class _Run:
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
         self.budget.hooks = None
+        self.switch = None
         if self.fresh:
             self.namespace.clear()
         self.tg = None
@@ -509,9 +502,6 @@ class _Run:
             return
         await anyio.sleep(max(0.0, deadline - time.monotonic()))
         self._stop("limit", self.budget.timeout_message())
-        await anyio.sleep(THREAD_GRACE)
-        if self.thread_scope is not None:
-            self.thread_scope.cancel()
 
     def _abort_message(self, reason: object) -> str:
         if reason is None:
@@ -519,7 +509,7 @@ class _Run:
         text = str(reason)
         return text or "Execution aborted"
 
-    def _thread_main(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
+    def _main(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         try:
             return True, fn()
         except BaseException as exc:
@@ -538,34 +528,24 @@ class _Run:
         if self.inline:
             # No tool is reachable: run on this thread; ticks enforce the deadline.
             try:
-                return self._thread_main(fn)
+                return self._main(fn)
             finally:
                 if remove is not None:
                     remove()
-        self.schedule = _thread_safe_scheduler()
         try:
             async with anyio.create_task_group() as tg:
                 self.tg = tg
                 tg.start_soon(self._watchdog)
-                if self.is_async:
-                    with anyio.CancelScope() as scope:
-                        self.script_scope = scope
-                        try:
+                with anyio.CancelScope() as scope:
+                    self.script_scope = scope
+                    try:
+                        if self.is_async:
                             outcome = (True, await fn())
-                        except BaseException as exc:
-                            outcome = (False, exc)
-                    self.script_scope = None
-                else:
-                    with anyio.CancelScope() as scope:
-                        self.thread_scope = scope
-                        try:
-                            outcome = await anyio.to_thread.run_sync(
-                                self._thread_main, fn, abandon_on_cancel=True
-                            )
-                        except anyio.get_cancelled_exc_class():
-                            self.budget.trip("limit", self.budget.timeout_message())
-                            raise
-                    self.thread_scope = None
+                        else:
+                            outcome = await self._drive(fn)
+                    except BaseException as exc:
+                        outcome = (False, exc)
+                self.script_scope = None
                 self._cancel_calls()
                 tg.cancel_scope.cancel()
         finally:
@@ -652,35 +632,6 @@ async def run_script(
         return _finish(run, ok, payload, wall())
     finally:
         run.release()
-
-
-def _thread_safe_scheduler() -> Callable[[Callable[[], None]], object] | None:
-    """``schedule(fn)`` runs ``fn()`` soon on the current event loop, from any thread.
-
-    ``fn`` runs in a copy of the caller's context (so anyio knows its backend).
-    """
-    import contextvars
-
-    import sniffio
-
-    base = contextvars.copy_context()
-    library = sniffio.current_async_library()
-    post: Callable[[Callable[[], None]], object]
-    if library == "asyncio":
-        import asyncio
-
-        post = asyncio.get_running_loop().call_soon_threadsafe
-    elif library == "trio":
-        import trio
-
-        post = trio.lowlevel.current_trio_token().run_sync_soon
-    else:  # pragma: no cover - anyio supports only these two
-        return None
-
-    def schedule(fn: Callable[[], None]) -> object:
-        return post(lambda: base.copy().run(fn))
-
-    return schedule
 
 
 def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
