@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import anyio
 
 from scriptgate.runtime.abort import AbortController, AbortError, AbortSignal
+from scriptgate.runtime.pipeline import run_tool_call
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallHook,
@@ -60,10 +61,38 @@ def json_copy(value: Any, *, what: str = "value") -> Any:
     dict keys must be ``str``. Raises :class:`NotJSONError` naming the offending
     path. Never calls a method of the value.
     """
-    return _copy(value, what, 0)
+    try:
+        return _fast_copy(value, 0)
+    except _NotPlain:
+        pass
+    return _copy(value, what, 0)  # the slow path names the offending path
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+class _NotPlain(Exception):
+    """Raised by the fast copy at the first value that needs the slow path's error message."""
+
+
+def _fast_copy(value: Any, depth: int) -> Any:
+    # Same rules as _copy without building paths; scalars are handled inline.
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotPlain
+    depth += 1
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = item if type(item) in _SCALARS else _fast_copy(item, depth)
+        return out
+    if kind is list or kind is tuple:
+        return [item if type(item) in _SCALARS else _fast_copy(item, depth) for item in value]
+    raise _NotPlain
 
 
 def _copy(value: Any, path: str, depth: int) -> Any:
@@ -210,12 +239,12 @@ class HostToolBridge:
         self.assistant_message = assistant_message
         self.context = context
         self.max_result_bytes = max_result_bytes
-        self._by_name = {t.name: t for t in self.tools}
+        self._by_name: dict[str, AgentTool] = {}
+        for t in self.tools:  # first exact name wins, as in a sequence
+            self._by_name.setdefault(t.name, t)
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Run one call through the pipeline and convert its outcome (pi §5.3)."""
-        from scriptgate.runtime.pipeline import run_tool_call
-
         try:
             args = json_copy(arguments, what="arguments")
         except NotJSONError as exc:
@@ -223,15 +252,11 @@ class HostToolBridge:
                 status="error", error=f"Invalid arguments for tool {tool_name!r}: {exc}"
             )
         controller = AbortController()
-        remove = (
-            self.signal.add_listener(lambda reason: controller.abort(reason))
-            if self.signal is not None
-            else None
-        )
+        remove = self.signal.add_listener(controller.abort) if self.signal is not None else None
         try:
             outcome = await run_tool_call(
                 ToolCall(id=call_id, name=tool_name, arguments=args),
-                tools=self.tools,
+                tools=self._by_name,
                 before_tool_call=self.before_tool_call,
                 after_tool_call=self.after_tool_call,
                 signal=controller.signal,
