@@ -445,7 +445,16 @@ class _Run:
 
     def build_namespace(self) -> dict[str, Any]:
         guards = make_guards(self.budget, print_fn=self.print_)
-        modules = make_modules(guards["__charge__"], guards["_tick_"])
+        charge = guards["__charge__"]
+        tick = guards["_tick_"]
+        built: list[Callable[[str], OpaqueNamespace | None]] = []
+
+        def modules(name: str) -> OpaqueNamespace | None:
+            # the stand-in modules are built on the run's first import
+            if not built:
+                built.append(make_modules(charge, tick))
+            return built[0](name)
+
         builtins = make_builtins(
             guards["__charge__"],
             guards["_getattr_"],
@@ -543,6 +552,12 @@ class _Run:
                             outcome = (True, await fn())
                         else:
                             outcome = await self._drive(fn)
+                            deadline = self.budget.deadline
+                            if deadline is not None and time.monotonic() > deadline:
+                                # a long C call outlived the deadline (the loop was
+                                # blocked, the watchdog could not run): a timeout,
+                                # as when the script ran in a thread
+                                self.budget.trip("limit", self.budget.timeout_message())
                     except BaseException as exc:
                         outcome = (False, exc)
                 self.script_scope = None

@@ -31,7 +31,25 @@ from scriptgate.sandbox._restricted import (
     guarded_unpack_sequence,
 )
 from scriptgate.sandbox.errors import ScriptStop
+from scriptgate.sandbox.memguard import (
+    CHECK_FROM,
+    METER_NAME,
+    MemoryMeter,
+    charge_sequence,
+    guarded_add,
+    guarded_extend,
+    guarded_iadd,
+    is_extendable,
+)
 from scriptgate.sandbox.result import Limits
+from scriptgate.sandbox.sizeguard import (
+    FLAT_TYPES,
+    check_render,
+    checked_method,
+    guarded_print,
+    safe_ascii,
+    safe_repr,
+)
 
 __all__ = [
     "MAX_INT_BITS",
@@ -100,6 +118,8 @@ class Budget:
         self.stop: ScriptStop | None = None
         self.hooks: dict[str, Any] | None = None
         """The script's globals: on a trip the tick hooks there are replaced."""
+        self.memory = MemoryMeter.create(limits.memory_bytes, self)
+        """The in-process memory budget (``None``: no limit or no ``/proc``); see memguard."""
 
     def trip(self, kind: str, message: str) -> ScriptStop:
         """Set the stop flag (first reason wins) and return the exception to raise."""
@@ -155,6 +175,8 @@ class Budget:
         function entry ticks, so the depth cannot pass the limit unseen.
         """
         self.spend(steps)
+        if self.memory is not None:
+            self.memory.poll()  # at most every few ms: reads /proc/self/statm
         limit = self.limits.max_recursion
         depth = self.script_depth()
         if depth > limit:
@@ -238,7 +260,13 @@ _PLAIN = frozenset(
 _WRITABLE = frozenset(
     {collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque}
 )
+_FAST_RECEIVERS = frozenset(
+    {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
+)
+"""Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
+_SLOW_NAMES = _DENIED_NAMES | {"extend"}
+"""Names the fast receivers' path leaves to the full guard (``extend`` is size-checked)."""
 
 
 def _refuse(what: str) -> NoReturn:
@@ -275,6 +303,8 @@ def check_value(value: Any) -> Any:
             _refuse(f"{owner.__name__}.{value.__name__}")
         if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
             _refuse("str.format on a bound method")
+    elif kind is types.MethodType or kind is types.FunctionType:
+        return checked_method(value, MAX_SEQUENCE)  # sizeguard: Counter.elements
     return value
 
 
@@ -302,6 +332,8 @@ def safe_format(value: Any, spec: str = "") -> str:
         raise TypeError("format spec must be a str")
     if format_spec_too_wide(spec):
         raise ValueError(f"format width above {MAX_FORMAT_WIDTH} refused")
+    if type(value) not in FLAT_TYPES:
+        check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
     return _builtins.format(value, spec)
 
 
@@ -333,11 +365,12 @@ def safe_str_format(
                 f"format field {field!r}: only positions and names are allowed in the sandbox"
             )
         if conversion == "r":
-            value = repr(value)
+            value = safe_repr(value)
         elif conversion == "s":
+            check_render(value, "str() of this value")
             value = str(value)
         elif conversion == "a":
-            value = ascii(value)
+            value = safe_ascii(value)
         if spec and "{" in spec:
             spec = safe_str_format(spec, args, kwargs, auto)
         piece = safe_format(value, spec or "")
@@ -377,22 +410,26 @@ def _seq_len(value: Any) -> int | None:
 
 def guarded_mul(a: Any, b: Any) -> Any:
     """``a * b`` refusing huge results (blocks ``'x' * 10**10``, ``[0] * 10**10``, repeated squaring)."""
+    if type(a) is int is type(b) and -0x7FFFFFFF < a < 0x7FFFFFFF > b > -0x7FFFFFFF:
+        return a * b  # the common case first: small ints
     ta = type(a)
     tb = type(b)
     if ta is float or tb is float:
         return a * b
     if ta is int and tb is int:
-        if -0x7FFFFFFF < a < 0x7FFFFFFF and -0x7FFFFFFF < b < 0x7FFFFFFF:
-            return a * b
         if a.bit_length() + b.bit_length() > MAX_INT_BITS:
             _too_big("an int product")
         return a * b
     length = _seq_len(a)
     if length is not None and isinstance(b, int) and length * b > MAX_SEQUENCE:
         _too_big("a repeated sequence")
+    if length is not None and isinstance(b, int) and length * b > CHECK_FROM:
+        charge_sequence(a, length * b)
     length = _seq_len(b)
     if length is not None and isinstance(a, int) and length * a > MAX_SEQUENCE:
         _too_big("a repeated sequence")
+    if length is not None and isinstance(a, int) and length * a > CHECK_FROM:
+        charge_sequence(b, length * a)
     if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
         _too_big("an int product")
     return a * b
@@ -432,6 +469,8 @@ def guarded_mod(a: Any, b: Any) -> Any:
         return a % b
     if isinstance(a, (str, bytes)):
         _check_printf(a)
+        if type(b) not in FLAT_TYPES:
+            check_render(b, "% formatting of this value")
         result = a % b
         return result
     return a % b
@@ -445,7 +484,7 @@ def _build_inplace() -> None:
 
     _INPLACE.update(
         {
-            "+=": operator.iadd,
+            "+=": guarded_iadd,
             "-=": operator.isub,
             "*=": guarded_mul,
             "/=": operator.itruediv,
@@ -607,16 +646,135 @@ class OpaqueNamespace:
 # ----------------------------------------------------------------------------- guards
 
 
-def make_guards(
-    budget: Budget,
-    *,
-    print_fn: Callable[..., None],
-) -> dict[str, Any]:
-    """The hook functions for one run, keyed by the names the compiled code uses."""
-    tick = budget.make_tick()
+# Guards that need no per-run state: built once, shared by every run (function
+# objects a script cannot modify: the write guard refuses them).
+
+
+def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
+    # test_guards_getattr_*: blocks dunder/private names, generator/frame
+    # internals (CVE-2023-37271), the str.format family (CVE-2023-41039),
+    # `mro`, any attribute of functools.partial/module objects, and checks
+    # the value it returns (no modules, frames, code, type/object…).
+    if type(name) is not str:
+        raise TypeError("attribute name must be a str")
+    if name.startswith("_"):
+        raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
+    if name in INSPECT_ATTRIBUTES:
+        raise AttributeError(
+            f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
+        )
+    kind = type(obj)
+    if kind in _FAST_RECEIVERS and name not in _SLOW_NAMES:
+        # exact builtin data types: every public attribute passes check_value
+        # (test_guards_fast_receivers_match_check_value), so skip it
+        return getattr(obj, name, *default)
+    if kind is OpaqueNamespace:
+        if default:
+            try:
+                return obj.member(name)
+            except (AttributeError, TypeError):
+                return default[0]
+        return obj.member(name)
+    if name in _STR_METHODS and isinstance(obj, str):
+        return _STR_METHODS[name](obj)
+    if name == "extend" and is_extendable(obj):
+        return guarded_extend(obj)  # x.extend(x) doubling (memguard)
+    if name in _DENIED_NAMES:
+        raise AttributeError(f'"{name}" is not available in the sandbox')
+    if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
+        raise AttributeError(
+            f"attributes of {kind.__name__} objects are not available in the sandbox"
+        )
+    value = getattr(obj, name, *default)
+    if type(value) in _PLAIN:
+        return value
+    return check_value(value)
+
+
+def _guarded_hasattr(obj: Any, name: str) -> bool:
+    try:
+        _guarded_getattr(obj, name)
+    except (AttributeError, TypeError):
+        return False
+    return True
+
+
+def _guarded_getitem(obj: Any, key: Any) -> Any:
+    # test_guards_getitem_checks_value: item access returns checked values
+    # and resolves tools["raw-name"].
+    if type(obj) is OpaqueNamespace:
+        if type(key) is not str:
+            raise TypeError("namespace keys are strings")
+        return obj.member(key)
+    value = obj[key]
+    if type(value) in _PLAIN:
+        return value
+    return check_value(value)
+
+
+def _guarded_write(obj: Any) -> Any:
+    # test_guards_write_*: item/attribute writes only on the script's own
+    # dicts and lists (every host value arrives as a JSON copy) and on
+    # instances (and classes) of classes the script defined; modules,
+    # functions, namespaces, builtins and host classes refuse.
+    kind = type(obj)
+    if kind is dict or kind is list or kind in _WRITABLE:
+        return obj
+    if getattr(kind, SCRIPT_CLASS_MARK, False):
+        return obj
+    if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
+        return obj
+    if kind is OpaqueNamespace:
+        raise TypeError(f"{obj!r} is read-only")
+    raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
+
+
+def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
+    target = _guarded_write(obj)
+    target[key] = guarded_inplace(op, _guarded_getitem(obj, key), value)
+
+
+def _guarded_aug_attr(obj: Any, name: str, op: str, value: Any) -> None:
+    target = _guarded_write(obj)
+    setattr(target, name, guarded_inplace(op, _guarded_getattr(obj, name), value))
+
+
+def _guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
+    # test_guards_apply_refuses_private_keywords: f(**{"_trusted": True}).
+    for key in kwargs:
+        if key.startswith("_"):
+            raise TypeError(f'keyword argument "{key}" is not allowed because it starts with "_"')
+    return func(*args, **kwargs)
+
+
+def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
+    # test_guards_fstring_dynamic_width: f'{1:>{10**10}}'; every f-string field
+    # (the policy wraps them all) is render-size checked (test_render_guard_fstring).
+    if conversion == 115:
+        check_render(value, "str() of this value")
+        value = str(value)
+    elif conversion == 114:
+        value = safe_repr(value)
+    elif conversion == 97:
+        value = safe_ascii(value)
+    return safe_format(value, spec)
+
+
+def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+    # Classes the script defines are recorded so `self.x = 1` works on their
+    # instances only (test_language_class_attribute_writes).
+    for base in bases:
+        if not isinstance(base, type) or id(base) in _FORBIDDEN_VALUES or base is OpaqueNamespace:
+            raise TypeError(f"cannot subclass {base!r} in the sandbox")
+    cls = type(name, bases, namespace)
+    setattr(cls, SCRIPT_CLASS_MARK, True)
+    return cls
+
+
+def _stop_types() -> tuple[type[BaseException], ...]:
     import asyncio
 
-    stop_types: tuple[type[BaseException], ...] = (
+    types_: tuple[type[BaseException], ...] = (
         ScriptStop,
         GeneratorExit,
         asyncio.CancelledError,
@@ -625,7 +783,23 @@ def make_guards(
     )
     trio = sys.modules.get("trio")
     if trio is not None:
-        stop_types = (*stop_types, trio.Cancelled)
+        types_ = (*types_, trio.Cancelled)
+    return types_
+
+
+_STOP_TYPES: list[tuple[type[BaseException], ...]] = []
+
+
+def make_guards(
+    budget: Budget,
+    *,
+    print_fn: Callable[..., None],
+) -> dict[str, Any]:
+    """The hook functions for one run, keyed by the names the compiled code uses."""
+    tick = budget.make_tick()
+    if not _STOP_TYPES or (len(_STOP_TYPES[0]) == 5 and "trio" in sys.modules):
+        _STOP_TYPES[:] = [_stop_types()]  # trio's Cancelled once trio is imported
+    stop_types = _STOP_TYPES[0]
 
     def check() -> None:
         # test_guards_bare_except_cannot_swallow_limit: a bare `except:` (or
@@ -700,144 +874,38 @@ def make_guards(
             return obj
         return _counted(obj)
 
-    def getattr_(obj: Any, name: str, *default: Any) -> Any:
-        # test_guards_getattr_*: blocks dunder/private names, generator/frame
-        # internals (CVE-2023-37271), the str.format family (CVE-2023-41039),
-        # `mro`, any attribute of functools.partial/module objects, and checks
-        # the value it returns (no modules, frames, code, type/object…).
-        if type(name) is not str:
-            raise TypeError("attribute name must be a str")
-        if name.startswith("_"):
-            raise AttributeError(
-                f'"{name}" is an invalid attribute name because it starts with "_"'
-            )
-        if name in INSPECT_ATTRIBUTES:
-            raise AttributeError(
-                f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
-            )
-        kind = type(obj)
-        if kind is OpaqueNamespace:
-            if default:
-                try:
-                    return obj.member(name)
-                except (AttributeError, TypeError):
-                    return default[0]
-            return obj.member(name)
-        if name in _STR_METHODS and isinstance(obj, str):
-            return _STR_METHODS[name](obj)
-        if name in _DENIED_NAMES:
-            raise AttributeError(f'"{name}" is not available in the sandbox')
-        if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
-            raise AttributeError(
-                f"attributes of {kind.__name__} objects are not available in the sandbox"
-            )
-        value = getattr(obj, name, *default)
-        if type(value) in _PLAIN:
-            return value
-        return check_value(value)
+    guards = dict(_STATIC_GUARDS)
+    guards["_getiter_"] = getiter
+    guards["_tick_"] = tick
+    guards["_check_"] = check
+    guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
+    guards["__charge__"] = charge  # a helper the curated builtins use
+    guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
+    return guards
 
-    def hasattr_(obj: Any, name: str) -> bool:
-        try:
-            getattr_(obj, name)
-        except (AttributeError, TypeError):
-            return False
-        return True
 
-    def getitem(obj: Any, key: Any) -> Any:
-        # test_guards_getitem_checks_value: item access returns checked values
-        # and resolves tools["raw-name"].
-        if type(obj) is OpaqueNamespace:
-            if type(key) is not str:
-                raise TypeError("namespace keys are strings")
-            return obj.member(key)
-        value = obj[key]
-        if type(value) in _PLAIN:
-            return value
-        return check_value(value)
-
-    def write(obj: Any) -> Any:
-        # test_guards_write_*: item/attribute writes only on the script's own
-        # dicts and lists (every host value arrives as a JSON copy) and on
-        # instances (and classes) of classes the script defined; modules,
-        # functions, namespaces, builtins and host classes refuse.
-        kind = type(obj)
-        if kind is dict or kind is list or kind in _WRITABLE:
-            return obj
-        if getattr(kind, SCRIPT_CLASS_MARK, False):
-            return obj
-        if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
-            return obj
-        if kind is OpaqueNamespace:
-            raise TypeError(f"{obj!r} is read-only")
-        raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
-
-    def aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
-        target = write(obj)
-        target[key] = guarded_inplace(op, getitem(obj, key), value)
-
-    def aug_attr(obj: Any, name: str, op: str, value: Any) -> None:
-        target = write(obj)
-        setattr(target, name, guarded_inplace(op, getattr_(obj, name), value))
-
-    def apply(func: Any, *args: Any, **kwargs: Any) -> Any:
-        # test_guards_apply_refuses_private_keywords: f(**{"_trusted": True}).
-        for key in kwargs:
-            if key.startswith("_"):
-                raise TypeError(
-                    f'keyword argument "{key}" is not allowed because it starts with "_"'
-                )
-        return func(*args, **kwargs)
-
-    def fmtv(value: Any, conversion: int, spec: str) -> str:
-        # test_guards_fstring_dynamic_width: f'{1:>{10**10}}'.
-        if conversion == 115:
-            value = str(value)
-        elif conversion == 114:
-            value = repr(value)
-        elif conversion == 97:
-            value = ascii(value)
-        return safe_format(value, spec)
-
-    def metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
-        # Classes the script defines are recorded so `self.x = 1` works on their
-        # instances only (test_language_class_attribute_writes).
-        for base in bases:
-            if (
-                not isinstance(base, type)
-                or id(base) in _FORBIDDEN_VALUES
-                or base is OpaqueNamespace
-            ):
-                raise TypeError(f"cannot subclass {base!r} in the sandbox")
-        cls = type(name, bases, namespace)
-        setattr(cls, SCRIPT_CLASS_MARK, True)
-        return cls
-
-    return {
-        "_getattr_": getattr_,
-        "_getitem_": getitem,
-        "_getiter_": getiter,
-        "_write_": write,
-        "_apply_": apply,
-        "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-        "_unpack_sequence_": guarded_unpack_sequence,
-        "_tick_": tick,
-        "_check_": check,
-        "_mul_": guarded_mul,
-        "_pow_": guarded_pow,
-        "_lshift_": guarded_lshift,
-        "_mod_": guarded_mod,
-        "_inplace_": guarded_inplace,
-        "_aug_item_": aug_item,
-        "_aug_attr_": aug_attr,
-        "_fmtv_": fmtv,
-        "_slice_": slice,
-        "_print_": print_fn,
-        "__metaclass__": metaclass,
-        "__name__": "__script__",
-        # helpers the curated builtins use
-        "__charge__": charge,
-        "__hasattr__": hasattr_,
-    }
+_STATIC_GUARDS: dict[str, Any] = {
+    "_getattr_": _guarded_getattr,
+    "_getitem_": _guarded_getitem,
+    "_write_": _guarded_write,
+    "_apply_": _guarded_apply,
+    "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+    "_unpack_sequence_": guarded_unpack_sequence,
+    "_mul_": guarded_mul,
+    "_add_": guarded_add,
+    "_iadd_": guarded_iadd,
+    "_pow_": guarded_pow,
+    "_lshift_": guarded_lshift,
+    "_mod_": guarded_mod,
+    "_inplace_": guarded_inplace,
+    "_aug_item_": _guarded_aug_item,
+    "_aug_attr_": _guarded_aug_attr,
+    "_fmtv_": _guarded_fmtv,
+    "_slice_": slice,
+    "__metaclass__": _script_metaclass,
+    "__name__": "__script__",
+    "__hasattr__": _guarded_hasattr,  # a helper the curated builtins use
+}
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:

@@ -330,3 +330,34 @@ def test_guards_value_check_host_c_functions() -> None:
         check_value(os.getcwd)
     with pytest.raises(TypeError):
         check_value(sys.exit)
+
+
+def test_guards_fast_receivers_match_check_value() -> None:
+    # The attribute guard returns attributes of exact builtin data types without
+    # check_value; that is only sound if check_value passes every one of them.
+    from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+
+    from scriptgate.sandbox.guards import _DENIED_NAMES, _FAST_RECEIVERS
+
+    samples: dict[type, Any] = {
+        list: [1], dict: {"a": 1}, tuple: (1,), set: {1}, frozenset: frozenset({1}), int: 3,
+        float: 1.5, bool: True, complex: 1j, type(None): None, range: range(3),
+        slice: slice(1, 2),
+    }  # fmt: skip
+    assert set(samples) == set(_FAST_RECEIVERS)
+    _, guards = _guards()
+    getattr_ = guards["_getattr_"]
+    for value in samples.values():
+        for name in dir(value):
+            if name.startswith("_") or name in _DENIED_NAMES or name in INSPECT_ATTRIBUTES:
+                continue
+            attribute = getattr(value, name)
+            assert check_value(attribute) is attribute
+            got = getattr_(value, name)
+            assert got == attribute or (callable(got) and got.__name__ == attribute.__name__)
+    for name in ("mro", "format", "__class__", "_x"):
+        with pytest.raises(AttributeError):
+            getattr_([], name)
+    with pytest.raises(AttributeError):
+        getattr_({}, "missing")
+    assert getattr_({}, "missing", 7) == 7
