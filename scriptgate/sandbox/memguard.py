@@ -1,0 +1,291 @@
+"""In-process memory accounting: the run's memory budget and the growth guards.
+
+Process isolation caps a worker's memory with ``RLIMIT_AS``; an in-process run
+shares the host's address space, so :attr:`Limits.memory_bytes` is enforced
+there by measuring instead:
+
+- :class:`MemoryMeter` bounds the growth of the host process's resident memory
+  (``/proc/self/statm``, a ``pread`` of a kept-open descriptor, a few µs) during a
+  run, relative to the value when the run first checks it. The budget's periodic
+  check polls it at most every :data:`POLL_INTERVAL` seconds, so a loop pays
+  nothing per step; the size guards charge large allocations
+  (:func:`charge_bytes`) and check *before* allocating, so a loop appending
+  megabyte strings is stopped within about one allocation of the limit. A breach
+  trips the budget: ``error.kind == "limit"``, "Script exceeded the memory limit".
+  The figure is approximate by nature: other threads of the host allocate (and
+  free) at the same time and are counted too, memory the allocator keeps after
+  a ``free`` is not given back, and concurrent runs see each other's growth.
+  Without ``/proc`` (macOS, Windows) the meter is off and only the size guards
+  apply.
+- :func:`guarded_add` / :func:`guarded_iadd` (``a + b``, ``a += b``) and
+  :func:`guarded_extend` (``list.extend``, ``deque.extend``) refuse a str, list,
+  tuple or bytes result longer than :data:`MAX_SEQUENCE`, the bound ``*``
+  already uses — this is what stops geometric growth (``s = s + s``,
+  ``x.extend(x)``), which doubles within one step, faster than any periodic
+  check could see. The length check runs only when an operand is already large.
+
+Residual: growth through operations no guard sees (``[*x, *x]``, slice
+assignment ``x[len(x):] = x``, f-string and ``%`` concatenation of large values,
+dict/set growth) is seen only by the periodic poll, so a geometric doubling
+through them can overshoot the limit between two polls; process isolation's
+``RLIMIT_AS`` is the hard cap.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import sys
+import time
+import types
+from typing import Any, NoReturn, Protocol
+
+from scriptgate.sandbox._restricted import FILENAME
+
+__all__ = [
+    "CHECK_FROM",
+    "MAX_SEQUENCE",
+    "METER_NAME",
+    "POLL_INTERVAL",
+    "MemoryMeter",
+    "charge_bytes",
+    "charge_sequence",
+    "guarded_add",
+    "guarded_extend",
+    "guarded_iadd",
+    "is_extendable",
+    "memory_available",
+    "resident_bytes",
+]
+
+MAX_SEQUENCE = 10_000_000
+"""Longest str/list/tuple/bytes a concatenation or extension may build (= ``guards.MAX_SEQUENCE``)."""
+
+CHECK_FROM = 4096
+"""Operand length from which ``+``/``+=``/``extend`` check the result's size and charge it."""
+
+POLL_INTERVAL = 0.002
+"""Seconds between two resident-memory reads by the budget's periodic check."""
+
+METER_NAME = "__memory__"
+"""The name of the run's :class:`MemoryMeter` in the script's globals (scripts cannot read it)."""
+
+_CHECK_BYTES = 1 << 20
+"""Allocations charged since the last read that trigger a read (1 MiB)."""
+
+_SEQUENCES = frozenset({str, list, tuple, bytes, bytearray})
+_EXTENDABLE = (list, collections.deque, bytearray)
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+# ----------------------------------------------------------------------------- measuring
+
+_fd: list[int] = []
+"""The open ``/proc/self/statm`` descriptor (empty: not opened yet)."""
+_unavailable: list[bool] = []
+"""Set once ``/proc/self/statm`` could not be read: the meter stays off."""
+
+
+def _reset_after_fork() -> None:
+    # "/proc/self" was resolved when the descriptor was opened: a forked child
+    # (the process pool's workers) must open its own.
+    if _fd:
+        fd = _fd.pop()
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def resident_bytes() -> int | None:
+    """The resident memory of this process in bytes, or ``None`` without ``/proc``."""
+    if _unavailable:
+        return None
+    try:
+        if not _fd:
+            _fd.append(os.open("/proc/self/statm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+        return int(os.pread(_fd[0], 128, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError, AttributeError):
+        _unavailable.append(True)
+        return None
+
+
+def memory_available() -> bool:
+    """Whether resident memory can be measured here (Linux ``/proc``)."""
+    return resident_bytes() is not None
+
+
+class _Budget(Protocol):
+    def trip(self, kind: str, message: str) -> BaseException: ...
+
+
+class MemoryMeter:
+    """The memory budget of one in-process run (see the module docstring).
+
+    ``limit`` bytes of resident-memory growth are allowed, counted from the
+    first check of the run (the run's start: the budget checks on the first
+    tick, and the size guards before the first large allocation).
+    """
+
+    __slots__ = ("_budget", "baseline", "limit", "next_poll", "peak")
+
+    def __init__(self, limit: int, budget: _Budget) -> None:
+        self.limit = limit
+        self._budget = budget
+        self.baseline: int | None = None
+        self.peak = 0
+        """The largest growth seen so far, in bytes."""
+        self.next_poll = 0.0
+
+    @classmethod
+    def create(cls, limit: int | None, budget: _Budget) -> MemoryMeter | None:
+        """A meter for ``limit`` bytes, or ``None`` (no limit, or no ``/proc``)."""
+        if limit is None or limit <= 0 or _unavailable:
+            return None
+        return cls(limit, budget)
+
+    def message(self) -> str:
+        """The text of a memory-limit stop."""
+        return (
+            f"Script exceeded the memory limit ({self.limit} bytes): the host process grew "
+            "by more than that during the run"
+        )
+
+    def check(self, extra: int = 0) -> None:
+        """Read resident memory; trip the budget if growth plus ``extra`` bytes exceeds the limit."""
+        rss = resident_bytes()
+        if rss is None:
+            return
+        baseline = self.baseline
+        if baseline is None:
+            self.baseline = rss
+            growth = 0
+        else:
+            growth = rss - baseline
+        if growth > self.peak:
+            self.peak = growth
+        if growth + extra > self.limit:
+            raise self._budget.trip("limit", self.message())
+
+    def poll(self) -> None:
+        """The periodic check: read resident memory at most every :data:`POLL_INTERVAL` s."""
+        now = time.monotonic()
+        if now >= self.next_poll:
+            self.next_poll = now + POLL_INTERVAL
+            self.check()
+
+
+_pending = [0]
+"""Bytes charged by small allocations since the last read (all runs of the process)."""
+
+
+def charge_bytes(nbytes: int) -> None:
+    """Account an allocation of about ``nbytes`` the running script is about to make.
+
+    Small allocations add up; from :data:`_CHECK_BYTES` on, the meter of the
+    script on the current stack (found through its globals) checks resident
+    memory plus this allocation against the limit before it happens.
+    """
+    pending = _pending[0] + nbytes
+    if pending < _CHECK_BYTES:
+        _pending[0] = pending
+        return
+    _pending[0] = 0
+    meter = _current_meter()
+    if meter is not None:
+        meter.check(nbytes)
+
+
+def charge_sequence(like: Any, length: int) -> None:
+    """:func:`charge_bytes` for a new sequence of ``length`` items of the kind of ``like``."""
+    charge_bytes(length * _itemsize(like))
+
+
+def _current_meter() -> MemoryMeter | None:
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            meter = frame.f_globals.get(METER_NAME)
+            return meter if type(meter) is MemoryMeter else None
+        frame = frame.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------- growth guards
+
+
+def _too_big(what: str) -> NoReturn:
+    raise MemoryError(f"{what} would be too large for the sandbox")
+
+
+def _itemsize(value: Any) -> int:
+    if isinstance(value, str):
+        return 1 if value.isascii() else 4
+    if isinstance(value, (bytes, bytearray)):
+        return 1
+    return 8
+
+
+def _check_concat(a: Any, b: Any) -> None:
+    # One operand is a large sequence: the result's length is the sum (if the
+    # other is not a sequence, the operation itself raises its TypeError).
+    length_a = len(a) if type(a) in _SEQUENCES else 0
+    length_b = len(b) if type(b) in _SEQUENCES else 0
+    total = length_a + length_b
+    if total > MAX_SEQUENCE:
+        _too_big("a concatenated sequence")
+    charge_bytes(total * _itemsize(a if length_a else b))
+
+
+def guarded_add(a: Any, b: Any) -> Any:
+    """``a + b`` refusing str/list/tuple/bytes results longer than :data:`MAX_SEQUENCE`.
+
+    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*); small operands
+    pay two type lookups.
+    """
+    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
+        type(b) in _SEQUENCES and len(b) > CHECK_FROM
+    ):
+        _check_concat(a, b)
+    return a + b
+
+
+def guarded_iadd(a: Any, b: Any) -> Any:
+    """``a += b`` (in place for lists) with the size check of :func:`guarded_add`."""
+    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
+        type(b) in _SEQUENCES and len(b) > CHECK_FROM
+    ):
+        _check_concat(a, b)
+    a += b
+    return a
+
+
+def guarded_extend(target: Any) -> Any:
+    """``target.extend`` refusing a result longer than :data:`MAX_SEQUENCE` (``x.extend(x)``).
+
+    Sized arguments are checked by length; other iterables are materialized
+    first (``extend`` consumes them whole anyway), so ``x.extend(map(f, x))``
+    is checked too.
+    """
+    method = target.extend
+
+    def extend(iterable: Any) -> None:
+        items = iterable
+        if not hasattr(items, "__len__"):
+            items = list(items)
+        added = len(items)
+        current = len(target)
+        if current + added > CHECK_FROM:
+            if current + added > MAX_SEQUENCE:
+                _too_big(f"{type(target).__name__}.extend")
+            charge_bytes(added * (1 if isinstance(target, bytearray) else 8))
+        method(items)
+
+    return extend
+
+
+def is_extendable(value: Any) -> bool:
+    """Whether ``value.extend`` must go through :func:`guarded_extend`."""
+    return isinstance(value, _EXTENDABLE)
