@@ -265,12 +265,17 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return node  # type: ignore[unreachable]  # Python allows no other targets
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
-        """f-string format specs may not ask for huge widths (``f'{1:>{10**10}}'``)."""
+        """Every f-string field goes through ``_fmtv_`` (width and render-size checks).
+
+        Constant specs asking for huge widths (``f'{1:>10000000000}'``) are refused
+        at compile time; ``f'{big_list}'`` is refused by the render-size check
+        (sizeguard) before the C formatting runs.
+        """
         node = self.node_contents_visit(node)
         spec = node.format_spec
         if spec is None:
-            return node
-        if isinstance(spec, ast.JoinedStr) and all(
+            spec = ast.Constant("")
+        elif isinstance(spec, ast.JoinedStr) and all(
             isinstance(v, ast.Constant) for v in spec.values
         ):
             text = "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant))
@@ -278,7 +283,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 self.error(
                     node, f"Format spec {text!r} asks for more than {MAX_FORMAT_WIDTH} characters."
                 )
-            return node
+                return node
+            spec = ast.Constant(text)
         call = _call("_fmtv_", [node.value, ast.Constant(node.conversion), spec], node)
         new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
         copy_locations(new, node)

@@ -3,7 +3,8 @@
 Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
 ``sorted``, ``list``…) run their argument through the run's charging wrapper, so
 ``sum(range(10**12))`` hits the step limit instead of hanging; ``pow``, ``format``
-and ``range`` are size-checked; ``getattr``/``hasattr`` are the attribute guard;
+and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
+longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
 Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.errors import ToolDenied, ToolError
-from scriptgate.sandbox.guards import MAX_RANGE, guarded_pow, safe_format
+from scriptgate.sandbox.guards import MAX_RANGE, MAX_SEQUENCE, guarded_pow, safe_format
+from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
 
 __all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 
@@ -43,8 +45,8 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 
 _PASS_THROUGH = (
     "list", "tuple", "set", "frozenset", "dict",
-    "abs", "ascii", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
-    "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "repr", "round", "str",
+    "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
+    "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
     "Ellipsis", "NotImplemented",
 )  # fmt: skip
 
@@ -68,6 +70,9 @@ def make_builtins(
         return (charge(values[0]),) if len(values) == 1 else values
 
     def sum_(iterable: Any, /, start: Any = 0) -> Any:
+        if type(start) is list or type(start) is tuple:
+            # sizeguard.sequence_sum: linear, charged, size-checked (not CPython's quadratic loop)
+            return sequence_sum(charge(iterable), start, charge, MAX_SEQUENCE)
         return _b.sum(charge(iterable), start)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
@@ -146,6 +151,9 @@ def _static() -> dict[str, Any]:
             "False": False,
             "pow": guarded_pow,
             "format": safe_format,
+            "str": SafeStr,  # str(), repr(), ascii(): render-size checked (sizeguard)
+            "repr": safe_repr,
+            "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
             "ToolError": ToolError,
             "ToolDenied": ToolDenied,

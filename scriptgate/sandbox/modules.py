@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace
+from scriptgate.sandbox.sizeguard import check_json
 
 __all__ = ["MODULE_NAMES", "make_import", "make_modules"]
 
@@ -89,6 +90,9 @@ def _json_dumps(
 ) -> str:
     if isinstance(indent, int) and indent > 64:
         raise ValueError("indent above 64 refused in the sandbox")
+    default = check_json(  # sizeguard: the text's size is checked before rendering
+        obj, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
+    )
     return json.dumps(
         obj,
         indent=indent,

@@ -1,0 +1,439 @@
+"""Size checks for single C-level operations that ignore the wall-clock timeout.
+
+Rendering a container to text (``str``, ``repr``, ``ascii``, ``format``, ``%``,
+``str.format``, f-strings, ``print``, ``json.dumps``) runs in one C call: a
+list holding the same million-item list a hundred times renders to 300 MB
+before any timeout check can run. :func:`check_render` walks the value first
+and refuses (``MemoryError``, like the other size guards) when the text would
+be longer than :data:`MAX_RENDER` characters. The walk counts every occurrence
+of a shared reference, as the renderer does, but stops as soon as the estimate
+passes the bound, so its own cost is bounded by the bound, not by the value.
+Scalars and short flat containers take an O(1) or C-speed path.
+
+Also here: :func:`sequence_sum` (``sum(lists, [])`` without the quadratic C
+loop) and :func:`checked_elements` (``Counter.elements()`` with a huge count).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn
+
+__all__ = [
+    "FLAT_TYPES",
+    "MAX_RENDER",
+    "SafeStr",
+    "check_json",
+    "check_render",
+    "checked_default",
+    "checked_elements",
+    "checked_method",
+    "guarded_print",
+    "render_size",
+    "safe_ascii",
+    "safe_repr",
+    "sequence_sum",
+    "too_large_render",
+]
+
+MAX_RENDER = 10_000_000
+"""Longest text (in characters) a single rendering of a value may produce."""
+
+_NONE = type(None)
+_FLAT = frozenset({str, int, float, bool, _NONE, complex, range, bytes})
+"""Types whose rendering is bounded by their own size (no walk needed)."""
+_SMALL = 16
+_INT_KINDS = frozenset({int, bool})
+_FLOAT_KINDS = frozenset({float})
+_STR_KINDS = frozenset({str})
+_OTHER = 40
+"""Estimated characters of a value the walk does not open (instances, dates…)."""
+_chain = itertools.chain.from_iterable
+_CHAIN = itertools.chain
+_bit_length = int.bit_length
+
+
+def too_large_render(what: str, size: int, limit: int = MAX_RENDER) -> NoReturn:
+    """Raise the refusal of a rendering estimated at ``size`` characters."""
+    raise MemoryError(
+        f"{what} would be too large for the sandbox "
+        f"(about {size} characters or more; the limit is {limit})"
+    )
+
+
+def _scalar(value: Any, kind: type, ascii_only: bool) -> int:
+    if kind is str:
+        n = len(value) + 2
+        if ascii_only and not value.isascii():
+            return n * 10
+        return n
+    if kind is int:
+        return (_bit_length(value) * 77 >> 8) + 1
+    if kind is bool:
+        return 5
+    if kind is _NONE:
+        return 4
+    if kind is float or kind is complex or kind is range:
+        return len(repr(value))
+    if kind is bytes:
+        return len(value) * 4 + 3
+    return _OTHER
+
+
+def _flat_run(items: Any, kinds: set[type], ascii_only: bool) -> int | None:
+    """C-speed estimate of a homogeneous run of scalars, or None when it has no fast path."""
+    if kinds <= _INT_KINDS:
+        if bool in kinds:
+            return len(items) * 5 + (sum(map(_bit_length, items)) * 77 >> 8)
+        return len(items) + (sum(map(_bit_length, items)) * 77 >> 8)
+    if kinds == _STR_KINDS:
+        n = sum(map(len, items)) + 2 * len(items)
+        if ascii_only and not all(map(str.isascii, items)):
+            return n * 10
+        return n
+    if kinds == _FLOAT_KINDS:
+        return sum(map(len, map(repr, items)))
+    if kinds == {_NONE}:
+        return 4 * len(items)
+    return None
+
+
+def _flat_kinds(items: Any, ascii_only: bool) -> int | None:
+    kinds = set(map(type, items))
+    if kinds <= _FLAT:
+        return _flat_run(items, kinds, ascii_only)
+    return None
+
+
+def _children(value: Any) -> tuple[Any, int, int] | None:
+    """``(items, count, overhead)`` of a container the renderers open, else None."""
+    if isinstance(value, dict):
+        n = len(value)
+        return value, 2 * n, 4 * n + 2 + (0 if type(value) is dict else 20)
+    if isinstance(value, (list, tuple, set, frozenset, collections.deque)):
+        n = len(value)
+        kind = type(value)
+        extra = 0 if kind is list or kind is tuple else 12
+        return value, n, 2 * n + 2 + extra
+    if isinstance(value, BaseException):
+        args = value.args
+        return args, len(args), 2 * len(args) + 2 + len(type(value).__name__)
+    kind = type(value)
+    if kind is type({}.keys()) or kind is type({}.values()):
+        return value, len(value), 2 * len(value) + 14
+    if kind is type({}.items()):
+        return _chain(value), 2 * len(value), 6 * len(value) + 14
+    return None
+
+
+def render_size(
+    value: Any,
+    limit: int = MAX_RENDER,
+    *,
+    ascii_only: bool = False,
+    item_extra: int = 0,
+    indent: int = 0,
+) -> int:
+    """Estimated characters of ``str``/``repr``/``json.dumps`` of ``value``.
+
+    Counts every occurrence of shared references, stops as soon as the estimate
+    passes ``limit`` (the returned number is then only known to exceed it).
+    ``item_extra`` is added per element (longer separators), and ``indent``
+    times the nesting depth plus one (a newline) for JSON indentation.
+    Runs no code of the value (no ``__repr__``/``__eq__``/``__hash__`` calls).
+    """
+    kind = type(value)
+    if kind in _FLAT:
+        return _scalar(value, kind, ascii_only)
+    opened = _children(value)
+    if opened is None:
+        return _OTHER
+    total = 0
+    # depth-first over live iterators; `active` holds the containers on the current
+    # path (a container inside itself renders as `[...]`, as repr does)
+    stack: list[Iterator[Any]] = []
+    path: list[int] = []
+    active: set[int] = set()
+
+    def enter(container: Any, opened: tuple[Any, int, int]) -> int:
+        items, count, overhead = opened
+        added = overhead + count * item_extra
+        if indent:
+            added += count * (indent * (len(stack) + 1) + 1) + indent * len(stack) + 1
+        mapping = isinstance(items, dict)
+        if count > _SMALL:
+            if mapping:
+                keys = _flat_kinds(items, ascii_only)
+                if keys is not None:
+                    values = _flat_kinds(items.values(), ascii_only)
+                    if values is not None:
+                        return added + keys + values
+            elif type(items) is not _CHAIN:
+                flat = _flat_kinds(items, ascii_only)
+                if flat is not None:
+                    return added + flat
+        stack.append(_chain(items.items()) if mapping else iter(items))
+        path.append(id(container))
+        active.add(id(container))
+        return added
+
+    total += enter(value, opened)
+    while stack:
+        if total > limit:
+            return total
+        for item in stack[-1]:
+            if total > limit:
+                return total
+            kind = type(item)
+            if kind in _FLAT:
+                total += _scalar(item, kind, ascii_only)
+                continue
+            if id(item) in active:
+                total += 5
+                continue
+            sub = _children(item)
+            if sub is None:
+                total += _OTHER
+                continue
+            total += enter(item, sub)
+            break  # descend: the new iterator is on top of the stack
+        else:
+            stack.pop()
+            active.discard(path.pop())
+    return total
+
+
+def check_render(value: Any, what: str = "the text of this value", limit: int = MAX_RENDER) -> None:
+    """Refuse (``MemoryError``) a value whose rendering would pass ``limit`` characters."""
+    if type(value) in _FLAT:
+        return
+    size = render_size(value, limit)
+    if size > limit:
+        too_large_render(what, size, limit)
+
+
+def safe_repr(obj: Any, /) -> str:
+    """``repr(obj)`` refusing a rendering longer than :data:`MAX_RENDER` characters."""
+    if type(obj) not in _FLAT:
+        check_render(obj, "repr() of this value")
+    return repr(obj)
+
+
+def safe_ascii(obj: Any, /) -> str:
+    """``ascii(obj)`` refusing a rendering longer than :data:`MAX_RENDER` characters."""
+    kind = type(obj)
+    if kind is not int and kind is not float:
+        size = render_size(obj, MAX_RENDER, ascii_only=True)
+        if size > MAX_RENDER:
+            too_large_render("ascii() of this value", size)
+    return ascii(obj)
+
+
+def check_json(
+    obj: Any,
+    *,
+    indent: int | str | None,
+    separators: tuple[str, str] | None,
+    ensure_ascii: bool,
+    default: Callable[[Any], Any] | None,
+) -> Callable[[Any], Any] | None:
+    """Refuse a ``json.dumps`` whose text would pass :data:`MAX_RENDER` characters.
+
+    Returns the ``default`` hook to use: the script's ``default`` results are
+    counted too (each may stand for a large value), so the bound holds overall.
+    """
+    width = 0
+    if type(indent) is int:
+        width = max(indent, 0)
+    elif type(indent) is str:
+        width = len(indent)
+    extra = 0
+    if separators is not None:
+        extra = sum(len(sep) for sep in separators if type(sep) is str)
+        extra = max(extra - 3, 0)
+    start = render_size(obj, MAX_RENDER, ascii_only=ensure_ascii, item_extra=extra, indent=width)
+    if start > MAX_RENDER:
+        too_large_render("json.dumps of this value", start)
+    if default is None:
+        return None
+    return checked_default(default, start, ensure_ascii)
+
+
+def checked_default(
+    default: Callable[[Any], Any], start: int, ascii_only: bool = False
+) -> Callable[[Any], Any]:
+    """A ``json.dumps`` ``default=`` hook whose results count towards the render bound."""
+    spent = [start]
+
+    def hook(obj: Any) -> Any:
+        result = default(obj)
+        spent[0] += render_size(result, MAX_RENDER, ascii_only=ascii_only)
+        if spent[0] > MAX_RENDER:
+            too_large_render("json.dumps of this value", spent[0])
+        return result
+
+    return hook
+
+
+def sequence_sum(
+    iterable: Iterable[Any],
+    start: list[Any] | tuple[Any, ...],
+    charge: Callable[[Any], Any],
+    max_length: int,
+) -> Any:
+    """``sum(iterable, start)`` for a list or tuple ``start``, in linear time.
+
+    CPython adds sequences one by one, copying the growing result each time (a
+    quadratic C loop the timeout cannot stop: ``sum([[1]] * 100000, [])``). Here
+    each item of the exact type of ``start`` extends one accumulator; ``charge``
+    (the run's charging wrapper: it spends ``len`` of a list or tuple) is applied
+    to every item and the result may not pass ``max_length``. Any other item
+    falls back to ``acc + item`` (same result, same errors as ``sum``), charged
+    by the length of ``acc``.
+    """
+    kind = type(start)
+    acc: Any = list(start)
+    exact = True  # acc is a plain list standing for a `kind` value
+    for item in iterable:
+        if exact and type(item) is kind:
+            charge(item)
+            if len(acc) + len(item) > max_length:
+                raise MemoryError("sum() of these sequences would be too large for the sandbox")
+            acc.extend(item)
+            continue
+        if exact:
+            acc = acc if kind is list else tuple(acc)
+            exact = False
+        if type(acc) is list or type(acc) is tuple:
+            charge(acc)
+        acc = acc + item
+        if isinstance(acc, (list, tuple)) and len(acc) > max_length:
+            raise MemoryError("sum() of these sequences would be too large for the sandbox")
+    if exact and kind is tuple:
+        return tuple(acc)
+    return acc
+
+
+def checked_elements(counter: collections.Counter[Any], max_length: int) -> Callable[[], Any]:
+    """``counter.elements`` refusing more than ``max_length`` elements in total.
+
+    ``Counter(a=10**18).elements()`` is a C iterator ``list()`` would consume
+    without any step or deadline check (it is no stand-in iterator that ticks).
+    """
+
+    def elements() -> Iterator[Any]:
+        total = 0
+        for count in counter.values():
+            if type(count) is int and count > 0:
+                total += count
+                if total > max_length:
+                    raise MemoryError(
+                        f"Counter.elements() of more than {max_length} items "
+                        "would be too large for the sandbox"
+                    )
+        return counter.elements()
+
+    elements.__name__ = "elements"
+    return elements
+
+
+class _StrType(type):
+    """Metaclass of :class:`SafeStr`: ``isinstance(x, str)`` keeps meaning the real ``str``."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if cls is SafeStr:
+            return isinstance(obj, str)
+        return type.__instancecheck__(cls, obj)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        if cls is SafeStr:
+            return issubclass(sub, str)
+        return type.__subclasscheck__(cls, sub)
+
+
+class SafeStr(str, metaclass=_StrType):
+    """The script's ``str``: ``str(value)`` refuses a rendering above :data:`MAX_RENDER`.
+
+    Calling it returns a real ``str``; ``isinstance(x, str)`` and
+    ``issubclass(C, str)`` behave as with the builtin; script classes may
+    subclass it (their instances are real ``str`` subclasses).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """``str(*args, **kwargs)`` after the render-size check of the object."""
+        obj = args[0] if args else kwargs.get("object", "")
+        if type(obj) not in _FLAT:
+            check_render(obj, "str() of this value")
+        if cls is SafeStr:
+            return str(*args, **kwargs)
+        return str.__new__(cls, *args, **kwargs)
+
+
+SafeStr.__name__ = "str"
+SafeStr.__qualname__ = "str"
+SafeStr.__module__ = "builtins"
+
+
+FLAT_TYPES = _FLAT
+"""Types :func:`check_render` accepts at once (their text is bounded by their size)."""
+
+_COUNTER_ELEMENTS = collections.Counter.elements
+
+
+def checked_method(value: Any, max_length: int) -> Any:
+    """``value``, or its size-checked stand-in when it is ``Counter.elements``.
+
+    Called by the attribute guard's value check on Python functions and bound
+    methods: ``c.elements`` and ``Counter.elements`` (unbound) both lead to a C
+    iterator that ``list()`` would drain without a step check.
+    """
+    kind = type(value)
+    if kind is types.MethodType:
+        if value.__func__ is _COUNTER_ELEMENTS:
+            return checked_elements(value.__self__, max_length)
+    elif value is _COUNTER_ELEMENTS:
+
+        def elements(counter: collections.Counter[Any]) -> Any:
+            if not isinstance(counter, collections.Counter):
+                raise TypeError("elements() needs a Counter")
+            return checked_elements(counter, max_length)()
+
+        return elements
+    return value
+
+
+def guarded_print(
+    print_fn: Callable[..., None],
+    output_limit: int | None,
+    trip: Callable[[str, str], BaseException],
+) -> Callable[..., None]:
+    """``print`` that estimates the text BEFORE rendering it.
+
+    Past :data:`MAX_RENDER` characters the run stops with the output limit
+    (``error.kind == "limit"``) when one is set, else the print is refused
+    (``MemoryError``); below, ``print_fn`` renders and applies the exact cap.
+    """
+
+    def print_(*objects: Any, sep: Any = " ", end: Any = "\n", **kwargs: Any) -> None:
+        for obj in objects:
+            if type(obj) not in _FLAT:
+                break
+        else:
+            if type(sep) is not str or len(sep) * len(objects) <= MAX_RENDER:
+                return print_fn(*objects, sep=sep, end=end, **kwargs)
+        extra = len(sep) if type(sep) is str else 0
+        size = render_size(objects, MAX_RENDER, item_extra=extra)
+        if size > MAX_RENDER:
+            if output_limit is not None:
+                raise trip(
+                    "limit", f"Script output exceeded the limit of {output_limit} characters"
+                )
+            too_large_render("print() of these values", size)
+        return print_fn(*objects, sep=sep, end=end, **kwargs)
+
+    return print_
