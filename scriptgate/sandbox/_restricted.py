@@ -9,7 +9,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   ``f(**{"_x": 1})`` is refused at run time by ``_apply_``);
 - turns list-shaped assignment targets (``[a, b] = x``) into tuple targets so
   they go through the guarded unpacking like tuples do;
-- routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards, and
+- routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards (``+`` and
+  ``+=`` too, unless an operand is a number literal), and
   f-string format specs through a width check (compile time for constant specs);
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
@@ -100,6 +101,13 @@ _DIGITS = re.compile(r"\d+")
 def format_spec_too_wide(spec: str) -> bool:
     """Whether a format spec asks for a width or precision above :data:`MAX_FORMAT_WIDTH`."""
     return any(len(run) > 5 or int(run) > MAX_FORMAT_WIDTH for run in _DIGITS.findall(spec))
+
+
+def _is_number(node: ast.expr) -> bool:
+    """A numeric literal: ``x + 1`` cannot concatenate, so it needs no size guard."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 def _name(id_: str, node: Any = None) -> ast.Name:
@@ -220,10 +228,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
     # -- operators --------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        """``*``, ``**``, ``<<`` and ``%`` go through size-checking guards."""
+        """``*``, ``**``, ``<<``, ``%`` and ``+`` go through size-checking guards."""
         node = self.node_contents_visit(node)
         func = _GUARDED_BINOPS.get(type(node.op))
         if func is None:
+            if type(node.op) is ast.Add and not (_is_number(node.left) or _is_number(node.right)):
+                # `s + s` doubling: the concatenation size guard (memguard.guarded_add)
+                return _call("_add_", [node.left, node.right], node)
             return node
         return _call(func, [node.left, node.right], node)
 
@@ -256,6 +267,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
                     value=_call(
                         "_inplace_", [ast.Constant(op), _name(target.id, node), value], node
                     ),
+                )
+                copy_locations(new, node)
+                ast.fix_missing_locations(new)
+                return new
+            if type(node.op) is ast.Add and not _is_number(value):
+                # `x += x` doubling: memguard.guarded_iadd (in place for lists)
+                new = ast.Assign(
+                    targets=[ast.Name(target.id, ast.Store())],
+                    value=_call("_iadd_", [_name(target.id, node), value], node),
                 )
                 copy_locations(new, node)
                 ast.fix_missing_locations(new)
