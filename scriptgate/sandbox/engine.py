@@ -32,7 +32,12 @@ How scripts run
   so a single long C-level operation (a catastrophic regex, a quadratic ``set()``
   of colliding hashes) cannot be interrupted in-process and blocks the event
   loop until it returns; the deadline is then reported at the next check.
-  Memory is not capped in-process beyond the size guards. Process isolation
+  Memory: ``Limits.memory_bytes`` bounds the growth of the host's resident
+  memory during the run (``scriptgate.sandbox.memguard``: polled every few ms by
+  the budget check, checked before each large allocation the size guards see;
+  skipped without ``/proc``). It is approximate (the host's other threads count
+  too), and growth that doubles within one step through an operation no guard
+  sees (slice assignment, ``[*x, *x]``) can overshoot it. Process isolation
   (``scriptgate.sandbox.process``) covers both: use it for untrusted workloads
   that must not stall the host's loop.
 """

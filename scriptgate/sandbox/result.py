@@ -138,8 +138,14 @@ class Limits:
     """Budgets a script runs under; a breach ends it with ``error.kind == "limit"``.
 
     ``None`` disables a limit. ``max_tool_calls_per_tool`` maps a tool name to its
-    own quota (on top of ``max_tool_calls`` overall). ``memory_bytes`` applies to
-    process isolation only (an address-space rlimit on the worker).
+    own quota (on top of ``max_tool_calls`` overall). ``memory_bytes`` is, in
+    process isolation, the worker's address-space rlimit (``RLIMIT_AS``); in-process,
+    a bound on how much the host process's resident memory may grow during the run
+    (``/proc/self/statm``, polled every few ms by the budget check and checked before
+    every large allocation the size guards see). The in-process figure is
+    approximate: other threads of the host allocate and free at the same time and
+    are counted, memory the allocator keeps is not given back, and concurrent runs
+    see each other's growth; without ``/proc`` (macOS, Windows) it is not enforced.
     """
 
     timeout: float | None = 30.0
