@@ -67,6 +67,7 @@ from scriptgate.sandbox.guards import MAX_RANGE, Budget, OpaqueNamespace, make_g
 from scriptgate.sandbox.modules import make_import, make_modules
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
+from scriptgate.sandbox.sizeguard import check_arguments, exception_text, result_too_large
 
 __all__ = ["INJECTED_NAMES", "run_script"]
 
@@ -91,7 +92,7 @@ def _error_line(exc: BaseException) -> int | None:
 
 def _message(exc: BaseException) -> str:
     try:
-        text = str(exc)
+        text = exception_text(exc, MAX_MESSAGE)  # sizeguard: no huge rendering in the host
     except BaseException:  # scripts cannot define __str__; still, nothing may escape here
         text = type(exc).__name__
     if len(text) > MAX_MESSAGE:
@@ -279,6 +280,8 @@ class _Run:
         for key in raw:
             if type(key) is str and key.startswith("_"):
                 raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
+        if type(raw) is dict and raw:
+            check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
         try:
             arguments = json_copy(raw, what="arguments")
         except NotJSONError as exc:
@@ -679,6 +682,21 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             ok=False,
             output=output,
             error=ScriptError(kind, type(exc).__name__, _message(exc), _error_line(exc)),  # type: ignore[arg-type]
+            calls=calls,
+            wall_time=wall_time,
+        )
+    cap = run.limits.max_result_bytes
+    estimate = None if cap is None else result_too_large(payload, cap)
+    if cap is not None and estimate is not None:  # sizeguard: refused before the copy
+        return ScriptResult(
+            ok=False,
+            output=output,
+            error=ScriptError(
+                "limit",
+                "LimitExceeded",
+                f"The script's value is about {estimate} bytes or more, "
+                f"more than the limit of {cap} bytes",
+            ),
             calls=calls,
             wall_time=wall_time,
         )

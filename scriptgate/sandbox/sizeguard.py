@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import reprlib
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
@@ -26,13 +27,16 @@ __all__ = [
     "FLAT_TYPES",
     "MAX_RENDER",
     "SafeStr",
+    "check_arguments",
     "check_json",
     "check_render",
     "checked_default",
     "checked_elements",
     "checked_method",
+    "exception_text",
     "guarded_print",
     "render_size",
+    "result_too_large",
     "safe_ascii",
     "safe_repr",
     "sequence_sum",
@@ -46,6 +50,7 @@ _NONE = type(None)
 _FLAT = frozenset({str, int, float, bool, _NONE, complex, range, bytes})
 """Types whose rendering is bounded by their own size (no walk needed)."""
 _SMALL = 16
+_CHUNK = 1 << 16
 _INT_KINDS = frozenset({int, bool})
 _FLOAT_KINDS = frozenset({float})
 _STR_KINDS = frozenset({str})
@@ -158,8 +163,9 @@ def render_size(
     path: list[int] = []
     active: set[int] = set()
 
-    def enter(container: Any, opened: tuple[Any, int, int]) -> int:
+    def enter(container: Any, opened: tuple[Any, int, int], base: int) -> int:
         items, count, overhead = opened
+        iterator: Iterator[Any] | None = None
         added = overhead + count * item_extra
         if indent:
             added += count * (indent * (len(stack) + 1) + 1) + indent * len(stack) + 1
@@ -171,16 +177,32 @@ def render_size(
                     values = _flat_kinds(items.values(), ascii_only)
                     if values is not None:
                         return added + keys + values
+            elif isinstance(items, (list, tuple)):
+                # C-speed pieces, so a huge flat list stops at the bound
+                start = 0
+                while start < count:
+                    flat = _flat_kinds(items[start : start + _CHUNK], ascii_only)
+                    if flat is None:
+                        iterator = itertools.islice(items, start, None)
+                        break
+                    added += flat
+                    start += _CHUNK
+                    if base + added > limit:
+                        return added
+                else:
+                    return added
             elif type(items) is not _CHAIN:
                 flat = _flat_kinds(items, ascii_only)
                 if flat is not None:
                     return added + flat
-        stack.append(_chain(items.items()) if mapping else iter(items))
+        if iterator is None:
+            iterator = _chain(items.items()) if mapping else iter(items)
+        stack.append(iterator)
         path.append(id(container))
         active.add(id(container))
         return added
 
-    total += enter(value, opened)
+    total += enter(value, opened, 0)
     while stack:
         if total > limit:
             return total
@@ -198,7 +220,7 @@ def render_size(
             if sub is None:
                 total += _OTHER
                 continue
-            total += enter(item, sub)
+            total += enter(item, sub, total)
             break  # descend: the new iterator is on top of the stack
         else:
             stack.pop()
@@ -437,3 +459,43 @@ def guarded_print(
         return print_fn(*objects, sep=sep, end=end, **kwargs)
 
     return print_
+
+
+def exception_text(exc: BaseException, max_chars: int) -> str:
+    """``str(exc)``, abbreviated without rendering it all when it would be huge.
+
+    ``raise ValueError(big_list)`` would otherwise render hundreds of megabytes
+    in the host after the script ended (no timeout applies there).
+    """
+    bound = max_chars * 4
+    if render_size(exc, bound) <= bound:
+        return str(exc)
+    short = reprlib.Repr()
+    short.maxlevel = 3
+    short.maxstring = max_chars
+    short.maxother = 200
+    args = exc.args
+    if len(args) == 1:
+        only = args[0]
+        return only[:max_chars] if type(only) is str else short.repr(only)
+    return short.repr(args)
+
+
+def result_too_large(value: Any, max_bytes: int) -> int | None:
+    """An estimate above ``2 * max_bytes`` of a value's JSON size, else None.
+
+    Lets the engine refuse a huge script value (a list holding one big list a
+    hundred times) before copying it; borderline values get the exact check.
+    """
+    if type(value) in _FLAT:
+        return None
+    bound = 2 * max_bytes + 1024
+    size = render_size(value, bound)
+    return size if size > bound else None
+
+
+def check_arguments(raw: Any) -> None:
+    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters."""
+    size = render_size(raw, MAX_RENDER)
+    if size > MAX_RENDER:
+        too_large_render("these tool-call arguments", size)
