@@ -242,6 +242,11 @@ class HostToolBridge:
         self._by_name: dict[str, AgentTool] = {}
         for t in self.tools:  # first exact name wins, as in a sequence
             self._by_name.setdefault(t.name, t)
+        # what run_tool_call resolves names in: a short list scans faster than
+        # a Mapping is recognised; a name map for many tools
+        self._lookup: list[AgentTool] | dict[str, AgentTool] = (
+            self._by_name if len(self.tools) > 8 else self.tools
+        )
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Run one call through the pipeline and convert its outcome (pi §5.3)."""
@@ -256,7 +261,7 @@ class HostToolBridge:
         try:
             outcome = await run_tool_call(
                 ToolCall(id=call_id, name=tool_name, arguments=args),
-                tools=self._by_name,
+                tools=self._lookup,
                 before_tool_call=self.before_tool_call,
                 after_tool_call=self.after_tool_call,
                 signal=controller.signal,
