@@ -1,4 +1,4 @@
-"""Every attack script — ``attacks.py`` and ``attacks_extra.py`` — in both isolation modes.
+"""Every attack script — ``attacks.py``, ``attacks_extra.py``, ``attacks_render.py`` — in both modes.
 
 In-process, every escape is rejected and every resource attack is refused or stopped
 (``error.kind == "limit"`` or a guard's refusal). In process isolation the same
@@ -38,9 +38,22 @@ def _load_extra() -> ModuleType:
     return sys.modules[name]
 
 
+def _load_render() -> ModuleType:
+    # attacks_render.py: render-size, sum() and C-consumption attacks (sizeguard)
+    spec = importlib.util.spec_from_file_location(
+        "scriptgate_tests_sandbox_attacks_render", Path(__file__).with_name("attacks_render.py")
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 extra = _load_extra()
 attacks = extra.base()
-BOTH_MODES: list[Any] = [*attacks.ATTACKS, *extra.EXTRA_ATTACKS]
+render = _load_render()
+BOTH_MODES: list[Any] = [*attacks.ATTACKS, *extra.EXTRA_ATTACKS, *render.RENDER_ATTACKS]
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.
 PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)
