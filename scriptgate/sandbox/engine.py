@@ -280,7 +280,7 @@ class _Run:
         for key in raw:
             if type(key) is str and key.startswith("_"):
                 raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
-        if type(raw) is dict and raw:
+        if type(raw) is dict and raw and not _small_flat(raw):
             check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
         try:
             arguments = json_copy(raw, what="arguments")
@@ -655,6 +655,34 @@ async def run_script(
         return _finish(run, ok, payload, wall())
     finally:
         run.release()
+
+
+_SMALL_KEYS = 16
+_SMALL_TEXT = 1_000
+
+
+def _small_flat(raw: dict[Any, Any]) -> bool:
+    """Whether ``raw`` is a few short scalars: its JSON text is far below the render cap.
+
+    At most 16 str keys of at most 1,000 characters, values ``None``/bool/float,
+    64-bit ints or str of at most 1,000 characters: under 40,000 characters, so
+    the render-size walk (sizeguard.check_arguments) can be skipped.
+    """
+    if len(raw) > _SMALL_KEYS:
+        return False
+    for key, value in raw.items():
+        if type(key) is not str or len(key) > _SMALL_TEXT:
+            return False
+        kind = type(value)
+        if kind is str:
+            if len(value) > _SMALL_TEXT:
+                return False
+        elif kind is int:
+            if not -(1 << 63) < value < 1 << 63:
+                return False
+        elif value is not None and kind is not bool and kind is not float:
+            return False
+    return True
 
 
 def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:

@@ -135,3 +135,23 @@ async def test_sync_calls_script_outliving_the_deadline_in_c_is_a_timeout() -> N
     assert result.error.kind == "limit", result.error
     assert "timed out" in result.error.message
     assert [c.status for c in result.calls] == ["ok"]
+
+
+def test_sync_calls_small_flat_arguments_are_only_provably_small_dicts() -> None:
+    from scriptgate.sandbox.engine import _small_flat
+    from scriptgate.sandbox.sizeguard import MAX_RENDER, render_size
+
+    assert _small_flat({"i": 1, "s": "x" * 1000, "f": 1.5, "b": True, "n": None})
+    for raw in (
+        {f"k{i}": 1 for i in range(17)},
+        {"s": "x" * 1001},
+        {"x" * 1001: 1},
+        {"i": 1 << 63},
+        {"l": [1]},
+        {"d": {}},
+        {1: 1},
+    ):
+        assert not _small_flat(raw), raw
+    worst = {f"{i:x<1000}": "y" * 1000 for i in range(16)}
+    assert _small_flat(worst)
+    assert render_size(worst) < MAX_RENDER // 100
