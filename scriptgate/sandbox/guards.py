@@ -43,6 +43,7 @@ from scriptgate.sandbox.memguard import (
 )
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sizeguard import (
+    CHECKED_METHOD_TYPES,
     FLAT_TYPES,
     check_render,
     checked_method,
@@ -303,8 +304,10 @@ def check_value(value: Any) -> Any:
             _refuse(f"{owner.__name__}.{value.__name__}")
         if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
             _refuse("str.format on a bound method")
-    elif kind is types.MethodType or kind is types.FunctionType:
-        return checked_method(value, MAX_SEQUENCE)  # sizeguard: Counter.elements
+        if value.__name__ == "finditer":
+            return checked_method(value, MAX_SEQUENCE)  # sizeguard: Pattern.finditer
+    elif kind in CHECKED_METHOD_TYPES:
+        return checked_method(value, MAX_SEQUENCE)  # sizeguard: Counter.elements, finditer
     return value
 
 

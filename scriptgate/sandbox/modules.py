@@ -236,6 +236,7 @@ def make_modules(
             **{name: getattr(re, name) for name in MODULE_NAMES["re"]},
             "sub": _re_sub(False),
             "subn": _re_sub(True),
+            "finditer": lazy(re.finditer),  # one match per character: ticks (attacks_render)
         },
         "datetime": lambda: {name: getattr(datetime, name) for name in MODULE_NAMES["datetime"]},
         "time": lambda: {

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import collections
 import itertools
+import re
 import reprlib
+import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
+from scriptgate.sandbox._restricted import FILENAME
+
 __all__ = [
+    "CHECKED_METHOD_TYPES",
     "FLAT_TYPES",
     "MAX_RENDER",
     "SafeStr",
@@ -405,16 +410,56 @@ FLAT_TYPES = _FLAT
 """Types :func:`check_render` accepts at once (their text is bounded by their size)."""
 
 _COUNTER_ELEMENTS = collections.Counter.elements
+_PATTERN = re.Pattern
+_C_METHOD_TYPES = (types.BuiltinMethodType, type(re.compile("").finditer))
+CHECKED_METHOD_TYPES = frozenset({types.MethodType, types.FunctionType, *_C_METHOD_TYPES})
+"""Callable types :func:`checked_method` may replace (the value check sends them there)."""
+
+
+def _script_globals() -> dict[str, Any] | None:
+    """The globals of the innermost script frame on the stack (the run's hooks live there)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            return frame.f_globals
+        frame = frame.f_back
+    return None
+
+
+def _counted_method(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` whose iterator goes through the run's chunked, budget-charging ``_getiter_``.
+
+    ``list(pattern.finditer('', big))`` drains a C iterator in one call; routed
+    through ``_getiter_`` it charges a step per item and checks the deadline and
+    the stop flag every 256 items, like every other iterator a script drains.
+    """
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
+        hooks = _script_globals()  # the calling run's (a stored method may outlive a run)
+        getiter = None if hooks is None else hooks.get("_getiter_")
+        return result if getiter is None else getiter(result)
+
+    counted.__name__ = getattr(method, "__name__", "method")
+    return counted
 
 
 def checked_method(value: Any, max_length: int) -> Any:
-    """``value``, or its size-checked stand-in when it is ``Counter.elements``.
+    """``value``, or a size-checked or budget-charged stand-in for it.
 
-    Called by the attribute guard's value check on Python functions and bound
-    methods: ``c.elements`` and ``Counter.elements`` (unbound) both lead to a C
-    iterator that ``list()`` would drain without a step check.
+    Called by the attribute guard's value check on functions and bound methods.
+    The host methods a script can reach that hand out a C iterator not bounded
+    by a container the script already holds (found by calling every public
+    method of every reachable type): ``Counter.elements`` (``c.elements`` and the
+    unbound ``Counter.elements``: its length is the sum of the counts, refused
+    above ``max_length``) and ``Pattern.finditer`` (up to one match per
+    character: charged per item).
     """
     kind = type(value)
+    if kind in _C_METHOD_TYPES:
+        if type(value.__self__) is _PATTERN and value.__name__ == "finditer":
+            return _counted_method(value)
+        return value
     if kind is types.MethodType:
         if value.__func__ is _COUNTER_ELEMENTS:
             return checked_elements(value.__self__, max_length)
