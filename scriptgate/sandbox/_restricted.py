@@ -10,7 +10,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
 - turns list-shaped assignment targets (``[a, b] = x``) into tuple targets so
   they go through the guarded unpacking like tuples do;
 - routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards (``+`` and
-  ``+=`` too, unless an operand is a number literal), and
+  ``+=`` too, unless an operand is a number literal; ``*x`` unpacking and the
+  value of a slice assignment through ``_star_``), and
   f-string format specs through a width check (compile time for constant specs);
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
@@ -237,6 +238,22 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 return _call("_add_", [node.left, node.right], node)
             return node
         return _call(func, [node.left, node.right], node)
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        """``*x`` in a display or a call goes through ``_star_`` (``[*x, *x]`` doubling)."""
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = _call("_star_", [node.value], node)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        """A slice assignment's value goes through ``_star_`` (``x[len(x):] = x`` doubling)."""
+        target = node.targets[0] if len(node.targets) == 1 else None
+        sliced = isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice)
+        new = super().visit_Assign(node)
+        if sliced and isinstance(new, ast.Assign):
+            new.value = _call("_star_", [new.value], new)
+        return new
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         """``x op= v``, ``obj[k] op= v`` and ``obj.attr op= v`` with guards."""

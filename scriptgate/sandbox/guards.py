@@ -36,9 +36,11 @@ from scriptgate.sandbox.memguard import (
     METER_NAME,
     MemoryMeter,
     charge_sequence,
+    check_field,
     guarded_add,
     guarded_extend,
     guarded_iadd,
+    guarded_star,
     is_extendable,
 )
 from scriptgate.sandbox.result import Limits
@@ -680,8 +682,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return obj.member(name)
     if name in _STR_METHODS and isinstance(obj, str):
         return _STR_METHODS[name](obj)
-    if name == "extend" and is_extendable(obj):
-        return guarded_extend(obj)  # x.extend(x) doubling (memguard)
+    if (name == "extend" or name == "extendleft") and is_extendable(obj):
+        return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
@@ -760,7 +762,10 @@ def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
         value = safe_repr(value)
     elif conversion == 97:
         value = safe_ascii(value)
-    return safe_format(value, spec)
+    text = safe_format(value, spec)
+    if len(text) > CHECK_FROM:
+        check_field(text)  # f'{s}{s}' doubling (memguard)
+    return text
 
 
 def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
@@ -897,6 +902,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_mul_": guarded_mul,
     "_add_": guarded_add,
     "_iadd_": guarded_iadd,
+    "_star_": guarded_star,
     "_pow_": guarded_pow,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,

@@ -17,17 +17,20 @@ there by measuring instead:
   a ``free`` is not given back, and concurrent runs see each other's growth.
   Without ``/proc`` (macOS, Windows) the meter is off and only the size guards
   apply.
-- :func:`guarded_add` / :func:`guarded_iadd` (``a + b``, ``a += b``) and
-  :func:`guarded_extend` (``list.extend``, ``deque.extend``) refuse a str, list,
-  tuple or bytes result longer than :data:`MAX_SEQUENCE`, the bound ``*``
-  already uses — this is what stops geometric growth (``s = s + s``,
-  ``x.extend(x)``), which doubles within one step, faster than any periodic
-  check could see. The length check runs only when an operand is already large.
+- :func:`guarded_add` / :func:`guarded_iadd` (``a + b``, ``a += b``),
+  :func:`guarded_extend` (``list.extend``, ``deque.extend``/``extendleft``) and
+  :func:`guarded_star` (``[*x, *x]``, ``f(*x)``, ``x[i:j] = v``) and
+  :func:`check_field` (``f'{s}{s}'``) refuse a str,
+  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE`, the
+  bound ``*`` already uses — this is what stops geometric growth
+  (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
+  any periodic check could see. The length check runs only when an operand is
+  already large; large results are charged to the meter.
 
-Residual: growth through operations no guard sees (``[*x, *x]``, slice
-assignment ``x[len(x):] = x``, f-string and ``%`` concatenation of large values,
-dict/set growth) is seen only by the periodic poll, so a geometric doubling
-through them can overshoot the limit between two polls; process isolation's
+Residual: the poll runs at the budget's checks (every 256 loop iterations at
+most), so a loop whose every iteration copies a large value no guard sees
+(``y.append(x[:])``, ``list(x)``, ``sorted(x)`` of a 10-million-item list) can
+allocate up to 256 such copies between two polls; process isolation's
 ``RLIMIT_AS`` is the hard cap.
 """
 
@@ -51,9 +54,11 @@ __all__ = [
     "MemoryMeter",
     "charge_bytes",
     "charge_sequence",
+    "check_field",
     "guarded_add",
     "guarded_extend",
     "guarded_iadd",
+    "guarded_star",
     "is_extendable",
     "memory_available",
     "resident_bytes",
@@ -262,14 +267,39 @@ def guarded_iadd(a: Any, b: Any) -> Any:
     return a
 
 
-def guarded_extend(target: Any) -> Any:
+def guarded_star(value: Any) -> Any:
+    """``*value`` in a display or call, and a slice assignment's value, size-checked.
+
+    Each unpacked part may hold at most :data:`MAX_SEQUENCE` items, so
+    ``x = [*x, *x]`` and ``x[len(x):] = x`` stop doubling at the bound. Unsized
+    iterables are materialized first (the unpacking consumes them whole anyway).
+    """
+    if not hasattr(value, "__len__"):
+        value = list(value)
+    length = len(value)
+    if length > CHECK_FROM:
+        if length > MAX_SEQUENCE:
+            _too_big("an unpacked sequence")
+        charge_bytes(length * 8)
+    return value
+
+
+def check_field(text: str) -> str:
+    """An f-string field's text, refused above :data:`MAX_SEQUENCE` (``f'{s}{s}'`` doubling)."""
+    if len(text) > MAX_SEQUENCE:
+        _too_big("an f-string field")
+    charge_sequence(text, len(text))
+    return text
+
+
+def guarded_extend(target: Any, name: str = "extend") -> Any:
     """``target.extend`` refusing a result longer than :data:`MAX_SEQUENCE` (``x.extend(x)``).
 
     Sized arguments are checked by length; other iterables are materialized
     first (``extend`` consumes them whole anyway), so ``x.extend(map(f, x))``
-    is checked too.
+    is checked too. ``name`` is ``"extendleft"`` for a deque's.
     """
-    method = target.extend
+    method = getattr(target, name)
 
     def extend(iterable: Any) -> None:
         items = iterable
@@ -279,7 +309,7 @@ def guarded_extend(target: Any) -> Any:
         current = len(target)
         if current + added > CHECK_FROM:
             if current + added > MAX_SEQUENCE:
-                _too_big(f"{type(target).__name__}.extend")
+                _too_big(f"{type(target).__name__}.{name}")
             charge_bytes(added * (1 if isinstance(target, bytearray) else 8))
         method(items)
 

@@ -194,6 +194,10 @@ EXTRA_ATTACKS: list[Any] = [
     _a("memory-doubling-concat", "8-memory", "s = 'x' * 1000\nwhile True:\n    s = s + s", "runtime", "too large"),
     _a("memory-doubling-iadd", "8-memory", "x = [1] * 1000\nwhile True:\n    x += x", "runtime", "too large"),
     _a("memory-list-extend-self", "8-memory", "x = [1] * 1000\nwhile True:\n    x.extend(x)", "runtime", "too large"),
+    _a("memory-deque-extendleft-self", "8-memory", "import collections\nd = collections.deque([1] * 1000)\nwhile True:\n    d.extendleft(d)", "runtime", "too large"),
+    _a("memory-star-unpack-doubling", "8-memory", "x = [1] * 1000\nwhile True:\n    x = [*x, *x]", "runtime", "too large"),
+    _a("memory-slice-assign-doubling", "8-memory", "x = [1] * 1000\nwhile True:\n    x[len(x):] = x", "runtime", "too large"),
+    _a("memory-fstring-doubling", "8-memory", "s = 'x' * 1000\nwhile True:\n    s = f'{s}{s}'", "runtime", "too large"),
     _a("result-value-huge", "8-output", "['x' * 1000000] * 100", "limit", "bytes"),
     # -- §8: output ------------------------------------------------------------------------------
     _a("print-many-args", "8-output", "print(*(['y' * 1000] * 5000))", "limit", "output"),
@@ -221,8 +225,9 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     _a("regex-catastrophic-match", "8-cpu", _CATASTROPHIC, "limit", "killed"),
     _a("regex-catastrophic-search", "8-cpu", "import re\nre.search('(x+x+)+y', 'x' * 5000)", "limit", "killed"),
     _a("regex-catastrophic-compiled", "8-cpu", "import re\np = re.compile('(a|aa)+$')\np.match('a' * 60 + 'b')", "limit", "killed"),
-    # -- §8.1: memory growth no in-process guard sees at once (RLIMIT_AS turns it into a limit):
-    # slice assignment doubles the list within one step, faster than the memory poll
-    _a("memory-slice-assign-doubling", "8-memory", "x = [1] * 1000\nwhile True:\n    x[len(x):] = x", "limit", "memory"),
+    # -- §8.1: memory growth faster than the in-process memory poll (RLIMIT_AS turns it into a
+    # limit): each iteration copies 80 MB through a slice no guard charges, and a `for` loop
+    # reaches the budget check only every 256 iterations
+    _a("memory-copy-loop", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(x[:])", "limit", "memory"),
 ]  # fmt: skip
 """Attacks only process isolation contains: crashes, C loops and real memory exhaustion."""
