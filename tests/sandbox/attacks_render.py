@@ -107,6 +107,10 @@ RENDER_ATTACKS: list[Any] = [
     _a("counter-elements-unbound", "8-memory", "import collections\nc = collections.Counter(a=10**18)\nlist(collections.Counter.elements(c))", "runtime", _TOO),
     _a("counter-elements-subclass", "8-memory", "import collections\nclass C(collections.Counter):\n    pass\nc = C(a=10**18)\nset(c.elements())", "runtime", _TOO),
     _a("counter-elements-getattr", "8-memory", "import collections\nc = collections.Counter(a=10**18)\ndict.fromkeys(getattr(c, 'elements')())", "runtime", _TOO),
+    _a("re-finditer-list", "8-memory", "import re\nlen(list(re.finditer('', 'x' * 10**7)))", "limit", "step"),
+    _a("re-pattern-finditer-list", "8-memory", "import re\np = re.compile('')\nlen(list(p.finditer('x' * 10**7)))", "limit", "step"),
+    _a("re-pattern-finditer-stored", "8-memory", "import re\nf = re.compile('').finditer\nlen(tuple(f('x' * 10**7)))", "limit", "step"),
+    _a("re-finditer-small-ok", "8-memory", "import re\np = re.compile('a')\n[m.start() for m in p.finditer('banana')] + [m.group() for m in re.finditer('n.', 'banana')]", "ok", value=[1, 3, 5, "na", "na"]),
     _a("counter-elements-small-ok", "8-memory", "import collections\nsorted(collections.Counter(a=2, b=1).elements())", "ok", value=["a", "a", "b"]),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
