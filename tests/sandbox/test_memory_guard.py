@@ -266,10 +266,28 @@ def test_memory_guard_concat_refuses_huge_results(source: str) -> None:
         "x = [1] * 1000\nwhile True:\n    x.extend(i for i in x)",
         "import collections\nd = collections.deque([1] * 1000)\nwhile True:\n    d.extend(d)",
         "x = []\nx.extend(range(10 ** 8))",
+        "import collections\nd = collections.deque([1] * 1000)\nwhile True:\n    d.extendleft(d)",
     ],
 )
 def test_memory_guard_extend_refuses_huge_results(source: str) -> None:
     _error(run(source, max_steps=10**8, memory_bytes=None), "runtime", "too large")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = [1] * 1000\nwhile True:\n    x = [*x, *x]",
+        "x = [1] * 1000\nwhile True:\n    x = (*x, *x)",
+        "x = [1] * 1000\nwhile True:\n    x = [*map(abs, x), *x]",
+        "x = [1] * 1000\nwhile True:\n    x[len(x):] = x",
+        "x = [1] * 1000\nwhile True:\n    x[:0] = [i for i in x]",
+        "s = 'x' * 1000\nwhile True:\n    s = f'{s}{s}'",
+        "s = 'x' * 1000\nwhile True:\n    s = f'{s!s}-{s:>5}'",
+        "def f(*a):\n    return a\nx = [1] * 1000\nwhile True:\n    x = f(*x, *x)",
+    ],
+)
+def test_memory_guard_unpacking_slices_fstrings_refuse_doubling(source: str) -> None:
+    _error(run(source, memory_bytes=None), "runtime", "too large")
 
 
 @pytest.mark.parametrize(
@@ -289,6 +307,19 @@ def test_memory_guard_extend_refuses_huge_results(source: str) -> None:
         ("x = [0] * 5000\nx.extend(x)\nlen(x)", 10_000),
         ("n = 0\nfor i in range(10):\n    n += i\nn", 45),
         ("n = 5\nn += -1\nn", 4),
+        ("def f(*a):\n    return len(a)\nf(*[1, 2, 3])", 3),
+        ("def f(*a):\n    return len(a)\nf(*(i for i in range(5)))", 5),
+        ("a, *b = [1, 2, 3]\nb", [2, 3]),
+        ("[*range(3), *'ab']", [0, 1, 2, "a", "b"]),
+        ("sorted({*[1, 2], *[2, 3]})", [1, 2, 3]),
+        ("x = [1, 2, 3]\nx[1:2] = [7, 8]\nx", [1, 7, 8, 3]),
+        ("x = [1, 2]\nx[:] = (i for i in range(3))\nx", [0, 1, 2]),
+        ("x = [0] * 5000\nx[len(x):] = x\nlen(x)", 10_000),
+        ("s = 'a' * 5000\nlen(f'{s}{s}')", 10_000),
+        (
+            "import collections\nd = collections.deque([1])\nd.extendleft([2, 3])\nlist(d)",
+            [3, 2, 1],
+        ),
     ],
 )
 def test_memory_guard_small_values_unchanged(source: str, value: Any) -> None:
