@@ -752,17 +752,29 @@ def _guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
     return func(*args, **kwargs)
 
 
+_CHECKED_SPECS: set[str] = set()
+"""f-string format specs that passed the width check (the fast path skips it)."""
+
+
 def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
     # test_guards_fstring_dynamic_width: f'{1:>{10**10}}'; every f-string field
     # (the policy wraps them all) is render-size checked (test_render_guard_fstring).
-    if conversion == 115:
-        check_render(value, "str() of this value")
-        value = str(value)
-    elif conversion == 114:
-        value = safe_repr(value)
-    elif conversion == 97:
-        value = safe_ascii(value)
-    text = safe_format(value, spec)
+    if type(value) in FLAT_TYPES and conversion != 97 and (not spec or spec in _CHECKED_SPECS):
+        # scalars: nothing to walk, and the spec's width was checked before
+        if conversion == 114:
+            value = repr(value)
+        text = _builtins.format(value, spec) if spec else str(value)
+    else:
+        if conversion == 115:
+            check_render(value, "str() of this value")
+            value = str(value)
+        elif conversion == 114:
+            value = safe_repr(value)
+        elif conversion == 97:
+            value = safe_ascii(value)
+        text = safe_format(value, spec)
+        if spec and len(_CHECKED_SPECS) < 4096:
+            _CHECKED_SPECS.add(spec)
     if len(text) > CHECK_FROM:
         check_field(text)  # f'{s}{s}' doubling (memguard)
     return text
