@@ -209,6 +209,10 @@ def tool_specs(tools: Sequence[AgentTool]) -> list[ToolSpec]:
 
 
 def _text_of(content: Sequence[Any]) -> str:
+    if len(content) == 1 and type(content[0]) is TextContent:
+        text = content[0].text
+        if type(text) is str:
+            return text  # the common single text block ("\n".join returns it too)
     return "\n".join(block.text for block in content if isinstance(block, TextContent))
 
 

@@ -280,12 +280,15 @@ class _Run:
         for key in raw:
             if type(key) is str and key.startswith("_"):
                 raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
-        if type(raw) is dict and raw and not _small_flat(raw):
-            check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
-        try:
-            arguments = json_copy(raw, what="arguments")
-        except NotJSONError as exc:
-            raise TypeError(f"{spec.identifier}(): {exc}") from None
+        if type(raw) is dict and _small_flat(raw):
+            arguments = dict(raw)  # exact str keys and scalar values: this is the JSON copy
+        else:
+            if type(raw) is dict and raw:
+                check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
+            try:
+                arguments = json_copy(raw, what="arguments")
+            except NotJSONError as exc:
+                raise TypeError(f"{spec.identifier}(): {exc}") from None
         limit = self.limits.max_tool_calls
         if limit is not None and len(self.calls) >= limit:
             raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
@@ -665,8 +668,9 @@ def _small_flat(raw: dict[Any, Any]) -> bool:
     """Whether ``raw`` is a few short scalars: its JSON text is far below the render cap.
 
     At most 16 str keys of at most 1,000 characters, values ``None``/bool/float,
-    64-bit ints or str of at most 1,000 characters: under 40,000 characters, so
-    the render-size walk (sizeguard.check_arguments) can be skipped.
+    64-bit ints or str of at most 1,000 characters (exact types): under 40,000
+    characters, so the render-size walk (sizeguard.check_arguments) can be
+    skipped, and a shallow copy is a JSON copy.
     """
     if len(raw) > _SMALL_KEYS:
         return False
