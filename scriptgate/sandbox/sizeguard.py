@@ -28,10 +28,12 @@ from typing import Any, NoReturn
 from scriptgate.sandbox._restricted import FILENAME
 
 __all__ = [
+    "CHARGE_FROM",
     "CHECKED_METHOD_TYPES",
     "FLAT_TYPES",
     "MAX_RENDER",
     "SafeStr",
+    "charge_render",
     "check_arguments",
     "check_json",
     "check_render",
@@ -93,8 +95,16 @@ def _scalar(value: Any, kind: type, ascii_only: bool) -> int:
     return _OTHER
 
 
-def _flat_run(items: Any, kinds: set[type], ascii_only: bool) -> int | None:
-    """C-speed estimate of a homogeneous run of scalars, or None when it has no fast path."""
+def _scalar_plain(value: Any) -> int:
+    return _scalar(value, type(value), False)
+
+
+def _scalar_ascii(value: Any) -> int:
+    return _scalar(value, type(value), True)
+
+
+def _flat_run(items: Any, kinds: set[type], ascii_only: bool) -> int:
+    """Estimate of a run of scalars: C speed when homogeneous, one small call per item if mixed."""
     if kinds <= _INT_KINDS:
         if bool in kinds:
             return len(items) * 5 + (sum(map(_bit_length, items)) * 77 >> 8)
@@ -108,7 +118,58 @@ def _flat_run(items: Any, kinds: set[type], ascii_only: bool) -> int | None:
         return sum(map(len, map(repr, items)))
     if kinds == {_NONE}:
         return 4 * len(items)
-    return None
+    # mixed scalars (record values: ints and strs…): one small call per item, no walk
+    return sum(map(_scalar_ascii if ascii_only else _scalar_plain, items))
+
+
+def _small_flat(items: Any, mapping: bool, ascii_only: bool) -> int:
+    """Summed estimate of a short container of scalars, or -1 when one item is not a scalar."""
+    total = 0
+    if mapping:
+        for key, value in items:
+            kind = type(key)
+            other = type(value)
+            if kind not in _FLAT or other not in _FLAT:
+                return -1
+            total += _scalar(key, kind, ascii_only) + _scalar(value, other, ascii_only)
+        return total
+    for item in items:
+        kind = type(item)
+        if kind not in _FLAT:
+            return -1
+        total += _scalar(item, kind, ascii_only)
+    return total
+
+
+_ROW_KINDS = frozenset({dict, list, tuple})
+
+
+def _rows_run(piece: list[Any] | tuple[Any, ...], ascii_only: bool) -> tuple[int, int] | None:
+    """``(cells, estimate)`` of a run of plain dicts (or lists/tuples) of scalars, at C speed.
+
+    Records (a list of small dicts) are the common large value; their keys and
+    values are gathered with C iterators and estimated as flat runs.
+    """
+    kinds = set(map(type, piece))
+    if not kinds <= _ROW_KINDS:
+        return None
+    if dict in kinds:
+        if len(kinds) != 1:
+            return None
+        keys = list(_chain(piece))
+        values = list(_chain(map(dict.values, piece)))
+        flat_keys = _flat_kinds(keys, ascii_only)
+        if flat_keys is None:
+            return None
+        flat_values = _flat_kinds(values, ascii_only)
+        if flat_values is None:
+            return None
+        return len(keys), flat_keys + flat_values + 4 * len(keys) + 2 * len(piece)
+    cells = list(_chain(piece))
+    flat = _flat_kinds(cells, ascii_only)
+    if flat is None:
+        return None
+    return len(cells), flat + 2 * len(cells) + 2 * len(piece)
 
 
 def _flat_kinds(items: Any, ascii_only: bool) -> int | None:
@@ -175,7 +236,12 @@ def render_size(
         if indent:
             added += count * (indent * (len(stack) + 1) + 1) + indent * len(stack) + 1
         mapping = isinstance(items, dict)
-        if count > _SMALL:
+        if count <= _SMALL:
+            # short rows (small dicts, tuples) of scalars: summed inline, no iterator pushed
+            inline = _small_flat(items.items() if mapping else items, mapping, ascii_only)
+            if inline >= 0:
+                return added + inline
+        elif count > _SMALL:
             if mapping:
                 keys = _flat_kinds(items, ascii_only)
                 if keys is not None:
@@ -186,10 +252,19 @@ def render_size(
                 # C-speed pieces, so a huge flat list stops at the bound
                 start = 0
                 while start < count:
-                    flat = _flat_kinds(items[start : start + _CHUNK], ascii_only)
+                    piece = items[start : start + _CHUNK]
+                    flat = _flat_kinds(piece, ascii_only)
                     if flat is None:
-                        iterator = itertools.islice(items, start, None)
-                        break
+                        rows = _rows_run(piece, ascii_only)
+                        if rows is None:
+                            iterator = itertools.islice(items, start, None)
+                            break
+                        cells, flat = rows
+                        if item_extra:
+                            flat += cells * item_extra
+                        if indent:
+                            depth = len(stack) + 2
+                            flat += cells * (indent * depth + 1) + len(piece) * indent * depth
                     added += flat
                     start += _CHUNK
                     if base + added > limit:
@@ -240,6 +315,27 @@ def check_render(value: Any, what: str = "the text of this value", limit: int = 
     size = render_size(value, limit)
     if size > limit:
         too_large_render(what, size, limit)
+    if size >= CHARGE_FROM:
+        charge_render(size)
+
+
+CHARGE_FROM = 1 << 16
+"""Renderings from this many characters on are charged to the step budget."""
+
+
+def charge_render(size: int) -> None:
+    """Charge a large rendering to the running script's step budget (1 step per KiB).
+
+    Each rendering is bounded by :data:`MAX_RENDER`, but a loop rendering a 3 MB
+    value per item would run ~256 items (seconds) between two periodic checks;
+    charging through the run's ``__charge__`` (found in the script's globals)
+    checks the deadline and the step limit after every large rendering.
+    """
+    hooks = _script_globals()
+    if hooks is not None:
+        charge = hooks.get("__charge__")
+        if charge is not None:
+            charge(range(size >> 10))
 
 
 def safe_repr(obj: Any, /) -> str:
@@ -256,6 +352,8 @@ def safe_ascii(obj: Any, /) -> str:
         size = render_size(obj, MAX_RENDER, ascii_only=True)
         if size > MAX_RENDER:
             too_large_render("ascii() of this value", size)
+        if size >= CHARGE_FROM:
+            charge_render(size)
     return ascii(obj)
 
 
@@ -284,6 +382,8 @@ def check_json(
     start = render_size(obj, MAX_RENDER, ascii_only=ensure_ascii, item_extra=extra, indent=width)
     if start > MAX_RENDER:
         too_large_render("json.dumps of this value", start)
+    if start >= CHARGE_FROM:
+        charge_render(start)
     if default is None:
         return None
     return checked_default(default, start, ensure_ascii)
@@ -501,6 +601,8 @@ def guarded_print(
                     "limit", f"Script output exceeded the limit of {output_limit} characters"
                 )
             too_large_render("print() of these values", size)
+        if size >= CHARGE_FROM:
+            charge_render(size)
         return print_fn(*objects, sep=sep, end=end, **kwargs)
 
     return print_

@@ -70,6 +70,11 @@ _VALUES: list[Any] = [
     [True, False] * 40,
     [None] * 100,
     ValueError("boom", [1, 2]),
+    [{"id": i, "name": f"n{i}", "ok": i % 2 == 0} for i in range(300)],
+    [(i, "a", 2.5, None) for i in range(300)],
+    [[i, str(i)] for i in range(300)],
+    [1, "two", 3.0, None, True] * 40,
+    [{"nested": [i]} for i in range(100)],
 ]
 
 
@@ -356,3 +361,27 @@ def test_render_guard_huge_exception_message_abbreviated(sandbox: Sandbox) -> No
     assert result.error.type == "ValueError"
     assert "..." in result.error.message
     assert len(result.error.message) < 20_000
+
+
+def test_render_guard_large_renderings_charge_steps() -> None:
+    # 100 renderings of ~300,000 characters: ~29,000 steps at one per KiB, so a loop
+    # of big renderings meets the step limit (and the deadline check) as it goes
+    box = Sandbox([], limits=Limits(max_steps=20_000, timeout=None))
+    try:
+        source = "x = [1] * 100000\nfor i in range(100):\n    s = {call}\n"
+        for call in ("str(x)", "repr(x)", "f'{x}'", "'%s' % (x,)", "ascii(x)"):
+            result = box.run_sync(source.format(call=call))
+            assert result.error is not None, call
+            assert result.error.kind == "limit", call
+            assert "step limit" in result.error.message
+        assert box.run_sync(source.format(call="str(x[:10])")).ok
+    finally:
+        box.close()
+
+
+def test_render_guard_json_indent_estimate_of_rows() -> None:
+    rows = [{"id": i, "tags": ["a", "b"]} for i in range(200)]
+    records = [{"id": i, "name": "x"} for i in range(200)]
+    for value in (rows, records, [[1, 2]] * 50):
+        real = len(json.dumps(value, indent=2))
+        assert real / 2 <= render_size(value, indent=2) <= 2 * real
