@@ -364,11 +364,11 @@ def test_render_guard_huge_exception_message_abbreviated(sandbox: Sandbox) -> No
 
 
 def test_render_guard_large_renderings_charge_steps() -> None:
-    # 100 renderings of ~300,000 characters: ~29,000 steps at one per KiB, so a loop
+    # 100 renderings of ~90,000 characters: ~8,700 steps at one per KiB, so a loop
     # of big renderings meets the step limit (and the deadline check) as it goes
-    box = Sandbox([], limits=Limits(max_steps=20_000, timeout=None))
+    box = Sandbox([], limits=Limits(max_steps=3_000, timeout=None))
     try:
-        source = "x = [1] * 100000\nfor i in range(100):\n    s = {call}\n"
+        source = "x = [1] * 30000\nfor i in range(100):\n    s = {call}\n"
         for call in ("str(x)", "repr(x)", "f'{x}'", "'%s' % (x,)", "ascii(x)"):
             result = box.run_sync(source.format(call=call))
             assert result.error is not None, call
