@@ -50,6 +50,8 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
+from scriptgate.sandbox.memguard import NumericNames
+
 __all__ = [
     "FILENAME",
     "INSPECT_ATTRIBUTES",
@@ -97,6 +99,18 @@ _OP_TEXT: dict[type[ast.operator], str] = {
 }
 
 _DIGITS = re.compile(r"\d+")
+
+_SCOPE_NODES = (
+    ast.Module,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def format_spec_too_wide(spec: str) -> bool:
@@ -180,6 +194,30 @@ iterators); each runs script code, so it ticks like any function."""
 class ScriptPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy plus scriptgate's additions (see the module docstring)."""
 
+    numeric: NumericNames | None = None
+    """Names proved to hold numbers, per scope (``a + b`` on them skips the size guard)."""
+    _facts: list[frozenset[str]] | None = None
+
+    def visit(self, node: ast.AST) -> Any:
+        """Track the scope (for the numeric facts) around every node that opens one."""
+        numeric = self.numeric
+        if numeric is None or not isinstance(node, _SCOPE_NODES):
+            return super().visit(node)
+        if self._facts is None:
+            self._facts = []
+        self._facts.append(numeric.scopes.get(id(node), frozenset()))
+        try:
+            return super().visit(node)
+        finally:
+            self._facts.pop()
+
+    def _proves_number(self, node: ast.expr) -> bool:
+        if _is_number(node):
+            return True
+        if self.numeric is None or not self._facts:
+            return False
+        return self.numeric.is_numeric(node, self._facts[-1])
+
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         """RestrictedPython's name check; methods may also be context-manager/iterator protocol."""
         if (
@@ -230,10 +268,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         """``*``, ``**``, ``<<``, ``%`` and ``+`` go through size-checking guards."""
+        numeric = type(node.op) is ast.Add and (
+            self._proves_number(node.left) or self._proves_number(node.right)
+        )  # decided on the operands as written, before they are rewritten
         node = self.node_contents_visit(node)
         func = _GUARDED_BINOPS.get(type(node.op))
         if func is None:
-            if type(node.op) is ast.Add and not (_is_number(node.left) or _is_number(node.right)):
+            if type(node.op) is ast.Add and not numeric:
                 # `s + s` doubling: the concatenation size guard (memguard.guarded_add)
                 return _call("_add_", [node.left, node.right], node)
             return node
@@ -277,6 +318,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return new
         if isinstance(target, ast.Name):
             self.check_name(node, target.id)
+            numeric = self._proves_number(target) or self._proves_number(node.value)
             value = self.visit(node.value)
             if type(node.op) in _GUARDED_BINOPS:
                 new = ast.Assign(
@@ -288,7 +330,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 copy_locations(new, node)
                 ast.fix_missing_locations(new)
                 return new
-            if type(node.op) is ast.Add and not _is_number(value):
+            if type(node.op) is ast.Add and not numeric:
                 # `x += x` doubling: memguard.guarded_iadd (in place for lists)
                 new = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
@@ -680,7 +722,7 @@ def _line_of(message: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
+def _compile_uncached(source: str, session: bool = False) -> CompiledScript | CompileFailure:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -709,6 +751,7 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
     used: dict[str, bool] = {}
     tree = _ListTargets().visit(tree)
     policy = ScriptPolicy(errors, warn, used)
+    policy.numeric = NumericNames(tree, session=session)
     tree = policy.visit(tree)
     if errors:
         unique = list(dict.fromkeys(errors))
@@ -734,15 +777,19 @@ def _compile_uncached(source: str) -> CompiledScript | CompileFailure:
     return CompiledScript(code=code, is_async=is_async, names=frozenset(used))
 
 
-_CACHE: OrderedDict[str, CompiledScript | CompileFailure] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, bool], CompiledScript | CompileFailure] = OrderedDict()
 _CACHE_SIZE = 256
 _CACHE_LOCK = Lock()
 
 
 def compile_script(
-    source: str, *, max_source_bytes: int | None = None
+    source: str, *, max_source_bytes: int | None = None, session: bool = False
 ) -> CompiledScript | CompileFailure:
-    """Compile a script under the policy (cached by source text); never raises."""
+    """Compile a script under the policy (cached by source text); never raises.
+
+    ``session``: the script runs in a session's globals, which may hold values of
+    earlier runs (module-level names prove nothing to the ``+`` size guard).
+    """
     if max_source_bytes is not None:
         size = len(source.encode("utf-8", "surrogatepass"))
         if size > max_source_bytes:
@@ -752,13 +799,14 @@ def compile_script(
                 f"the script is {size} bytes long, more than the limit of {max_source_bytes} bytes",
                 None,
             )
+    key = (source, session)
     with _CACHE_LOCK:
-        cached = _CACHE.get(source)
+        cached = _CACHE.get(key)
         if cached is not None:
-            _CACHE.move_to_end(source)
+            _CACHE.move_to_end(key)
             return cached
     try:
-        result = _compile_uncached(source)
+        result = _compile_uncached(source, session)
     except Exception as exc:  # a policy bug must not escape to the host
         result = CompileFailure("sandbox", type(exc).__name__, f"the policy failed: {exc}", None)
     except (
@@ -768,7 +816,7 @@ def compile_script(
             "rejected", type(exc).__name__, "the script could not be compiled", None
         )
     with _CACHE_LOCK:
-        _CACHE[source] = result
+        _CACHE[key] = result
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return result

@@ -623,7 +623,9 @@ async def run_script(
             ),
             wall_time=wall(),
         )
-    compiled = compile_script(source, max_source_bytes=limits.max_source_bytes)
+    compiled = compile_script(
+        source, max_source_bytes=limits.max_source_bytes, session=state is not None
+    )
     if isinstance(compiled, CompileFailure):
         return ScriptResult(
             ok=False,

@@ -36,6 +36,7 @@ allocate up to 256 such copies between two polls; process isolation's
 
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
 import os
@@ -44,14 +45,13 @@ import time
 import types
 from typing import Any, NoReturn, Protocol
 
-from scriptgate.sandbox._restricted import FILENAME
-
 __all__ = [
     "CHECK_FROM",
     "MAX_SEQUENCE",
     "METER_NAME",
     "POLL_INTERVAL",
     "MemoryMeter",
+    "NumericNames",
     "charge_bytes",
     "charge_sequence",
     "check_field",
@@ -209,6 +209,8 @@ def charge_sequence(like: Any, length: int) -> None:
 
 
 def _current_meter() -> MemoryMeter | None:
+    from scriptgate.sandbox._restricted import FILENAME  # memguard is imported by the policy
+
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename == FILENAME:
@@ -319,3 +321,208 @@ def guarded_extend(target: Any, name: str = "extend") -> Any:
 def is_extendable(value: Any) -> bool:
     """Whether ``value.extend`` must go through :func:`guarded_extend`."""
     return isinstance(value, _EXTENDABLE)
+
+
+# ----------------------------------------------------------------------------- compile-time facts
+
+_NUMERIC_CALLS = frozenset({"len", "int", "float", "abs", "round", "ord", "bool", "hash"})
+"""Builtins that return numbers (when the script does not rebind their names)."""
+_EITHER = (ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Pow)
+"""Operators whose result is a number (or a TypeError) if one operand is a number."""
+_BOTH = (ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+"""Operators whose result is a number only if both operands are numbers."""
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_UNKNOWN: Any = None
+_BINDERS = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+)
+
+
+class NumericNames:
+    """Which names provably hold numbers, per scope, so ``a + b`` can skip the size guard.
+
+    ``a + b`` can only build a large sequence when both operands are sequences,
+    so the policy leaves it unguarded when one operand is provably a number (or
+    the operation raises ``TypeError``): number literals, comparisons, ``len()``
+    and other number-returning builtins, arithmetic on numbers, and names whose
+    every binding in their scope is one of those (``for i in range(n)``,
+    ``total = 0`` … ``total += i * i``). A name is proved numeric by a least
+    fixpoint, so ``s = s + s`` alone proves nothing.
+
+    In a session the script's globals (and the builtins' names) may hold values
+    from earlier runs, so module-level names and builtin calls prove nothing
+    there (``session=True``); function locals cannot be read before they are
+    bound, so their facts hold in both.
+    """
+
+    def __init__(self, tree: ast.Module, *, session: bool) -> None:
+        self._session = session
+        bound: set[str] = set()
+        self._unsafe: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self._unsafe.update(node.names)
+            elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                self._unsafe.add(node.target.id)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound.add(node.rest)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+        self._builtins = frozenset() if session else _NUMERIC_CALLS - bound
+        self._range = not session and "range" not in bound
+        self.scopes: dict[int, frozenset[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, _SCOPES):
+                self.scopes[id(node)] = self._solve(node)
+
+    # -- per scope ------------------------------------------------------------
+
+    def _solve(self, scope: ast.AST) -> frozenset[str]:
+        if isinstance(scope, ast.Module) and self._session:
+            return frozenset()
+        bindings: dict[str, list[Any]] = {}
+
+        def bind(name: str, value: Any) -> None:
+            bindings.setdefault(name, []).append(value)
+
+        handled: set[int] = set()
+
+        def targets(target: ast.AST, value: Any) -> None:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    handled.add(id(sub))
+                    bind(sub.id, value if sub is target else _UNKNOWN)
+
+        outer: set[str] = set()
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = scope.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    bind(arg.arg, _UNKNOWN)
+            # defaults, decorators and annotations run in the enclosing scope, but the
+            # policy sees them with this scope's facts: names they read prove nothing
+            parts: list[Any] = [*args.defaults, *args.kw_defaults]
+            if not isinstance(scope, ast.Lambda):
+                parts += [*scope.decorator_list, scope.returns]
+                parts += [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg)]
+            for part in parts:
+                if part is not None:
+                    outer.update(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+        nodes = self._own_nodes(scope)
+        nodes.sort(key=lambda n: not isinstance(n, _BINDERS))  # binders before bare names
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    targets(target, node.value)
+            elif isinstance(node, ast.AugAssign):
+                if isinstance(node.target, ast.Name):
+                    handled.add(id(node.target))
+                    bind(node.target.id, ast.BinOp(node.target, node.op, node.value))
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    targets(node.target, node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                value = _UNKNOWN
+                if (
+                    isinstance(node, ast.For)
+                    and self._range
+                    and isinstance(node.iter, ast.Call)
+                    and isinstance(node.iter.func, ast.Name)
+                    and node.iter.func.id == "range"
+                ):
+                    value = ast.Constant(0)  # range() yields ints
+                targets(node.target, value)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        targets(item.optional_vars, _UNKNOWN)
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and id(node) not in handled
+            ):
+                bind(node.id, _UNKNOWN)  # any other binding (except-as, match…) proves nothing
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, _UNKNOWN)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bind((alias.asname or alias.name).split(".")[0], _UNKNOWN)
+        numeric: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in bindings.items():
+                if name in numeric or name in self._unsafe or name in outer:
+                    continue
+                if all(v is not _UNKNOWN and self.is_numeric(v, numeric) for v in values):
+                    numeric.add(name)
+                    changed = True
+        return frozenset(numeric)
+
+    @staticmethod
+    def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+        # the scope's nodes without those of nested scopes (their names are bound
+        # there); nested definitions' own names are bound here
+        found: list[ast.AST] = []
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            found.append(node)
+            if isinstance(node, _NESTED):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stack.extend(node.decorator_list)
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        return found
+
+    def is_numeric(self, node: Any, names: frozenset[str] | set[str]) -> bool:
+        """Whether ``node`` evaluates to a number (or raises) given the numeric ``names``."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float, complex, bool)
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.Not) or self.is_numeric(node.operand, names)
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, _EITHER):
+                return self.is_numeric(node.left, names) or self.is_numeric(node.right, names)
+            if isinstance(node.op, _BOTH):
+                return self.is_numeric(node.left, names) and self.is_numeric(node.right, names)
+            if isinstance(node.op, ast.Mod):
+                return self.is_numeric(node.left, names)
+            return False
+        if isinstance(node, ast.Compare):
+            return True
+        if isinstance(node, ast.BoolOp):
+            return all(self.is_numeric(v, names) for v in node.values)
+        if isinstance(node, ast.IfExp):
+            return self.is_numeric(node.body, names) and self.is_numeric(node.orelse, names)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return node.func.id in self._builtins
+        return False

@@ -340,3 +340,99 @@ def test_memory_guard_small_values_unchanged(source: str, value: Any) -> None:
 )
 def test_memory_guard_errors_are_python_s(source: str, message: str) -> None:
     _error(run(source), "runtime", message)
+
+
+# ----------------------------------------------------------------------------- numeric facts
+
+BIG = "'x' * 6000000"  # two of them make more than MAX_SEQUENCE
+
+
+def _guard_names(source: str, *, session: bool = False) -> set[str]:
+    from scriptgate.sandbox._restricted import CompiledScript, compile_script
+
+    compiled = compile_script(source, session=session)
+    assert isinstance(compiled, CompiledScript), compiled
+    names: set[str] = set()
+    stack = [compiled.code]
+    while stack:
+        code = stack.pop()
+        names.update(n for n in code.co_names if n in ("_add_", "_iadd_"))
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return names
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "total = 0\nfor i in range(10):\n    total += i * i\ntotal",
+        "t = 0\nfor i in range(10):\n    t = t + i",
+        "n = len('abc') + 1\nm = n + n",
+        "def f(x):\n    k = 0\n    while k < x:\n        k = k + 1\n    return k",
+        "x = 2.5\ny = -x + x",
+        "a = 1 if True else 2\nb = a + a",
+    ],
+)
+def test_memory_guard_numeric_names_skip_the_guard(source: str) -> None:
+    assert _guard_names(source) == set()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "s = s + s",  # read before any binding: a session's value
+        "s = 1\ns = s + s\ns = 'x'",
+        "def f(n):\n    return n + n",
+        "x = [1]\ny = x + x",
+        "for i in items:\n    y = i + i",
+    ],
+)
+def test_memory_guard_unproved_names_keep_the_guard(source: str) -> None:
+    assert _guard_names(source)
+
+
+def test_memory_guard_session_scripts_prove_nothing_at_module_level() -> None:
+    source = "total = 0\nfor i in range(10):\n    total += i"
+    assert _guard_names(source) == set()
+    assert _guard_names(source, session=True) == {"_iadd_"}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a shadowed range / len yields strings
+        f"def range(n):\n    return [{BIG}] * n\nfor i in range(1):\n    y = i + i",
+        f"def len(x):\n    return {BIG}\ny = len(1) + len(2)",
+        # a global rebound by a function
+        f"x = 0\ndef f():\n    global x\n    x = {BIG}\nf()\ny = x + x",
+        # a default argument reads the enclosing scope's name
+        f"b = {BIG}\ndef f(a=b + b):\n    b = 0\n    return a\nf()",
+        # a walrus in a comprehension binds the enclosing scope's name
+        f"n = 0\n[(n := {BIG}) for i in range(1)]\ny = n + n",
+        f"for i, j in [({BIG}, 1)]:\n    y = i + i",
+        f"[i + i for i in [{BIG}]]",
+        f"class A:\n    v = {BIG}\n    w = v + v",
+    ],
+)
+def test_memory_guard_numeric_facts_are_sound(source: str) -> None:
+    _error(run(source, memory_bytes=None), "runtime", "too large")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (f"t = {BIG}", "t = t + t\nt = 0"),
+        (f"def len(x):\n    return {BIG}", "y = len(1) + len(1)"),
+        (
+            f"def range(n):\n    return [{BIG}] * n",
+            "def f():\n    for i in range(1):\n        return i + i\nf()",
+        ),
+    ],
+)
+def test_memory_guard_session_values_keep_the_guard(first: str, second: str) -> None:
+    sandbox = Sandbox([], limits=Limits(memory_bytes=None))
+    try:
+        session = sandbox.session()
+        assert session.run_sync(first).ok
+        _error(session.run_sync(second), "runtime", "too large")
+    finally:
+        sandbox.close()
