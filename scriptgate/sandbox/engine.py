@@ -16,7 +16,9 @@ How scripts run
 - Any other script compiles to a plain function run in a greenlet on the event
   loop's thread (no worker thread). A tool call switches back to the run's task
   with the call, which awaits it through the bridge and switches the reply back
-  into the script, so a sync call costs what an awaited one does. A stateless
+  into the script, so a sync call costs what an awaited one does. Every
+  ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
+  other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
   call one and runs directly, without a greenlet or a task group.
 - Limits: the injected ``_tick_`` (every ``while`` iteration, every call) and the
@@ -49,6 +51,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from greenlet import greenlet  # type: ignore[import-untyped]
 
 from scriptgate.runtime.abort import AbortSignal
@@ -70,6 +73,9 @@ from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptErro
 from scriptgate.sandbox.sizeguard import check_arguments, exception_text, result_too_large
 
 __all__ = ["INJECTED_NAMES", "run_script"]
+
+_PAUSE = object()
+"""What a sync script's greenlet switches out with to let the event loop run."""
 
 _MAX_UNWIND = 8
 """Stops thrown into an unwinding sync script before it is left to the garbage collector."""
@@ -390,8 +396,17 @@ class _Run:
         """
         child = greenlet(self._main)
         self.switch = greenlet.getcurrent().switch
+        self.budget.pause = self._pause
         request = child.switch(fn)
         while not child.dead:
+            if request is _PAUSE:
+                try:
+                    await anyio.lowlevel.checkpoint()
+                except BaseException:
+                    self._unwind(child)
+                    raise
+                request = child.switch(None)
+                continue
             call, spec = request
             try:
                 reply = await self._run_call(call, spec, scoped=False)
@@ -401,6 +416,14 @@ class _Run:
             request = child.switch(reply)
         outcome: tuple[bool, Any] = request
         return outcome
+
+    def _pause(self) -> None:
+        # called by the budget check in the script's greenlet: one loop turn, then
+        # a stop that arrived meanwhile (an abort) is raised at once
+        switch = self.switch
+        if switch is not None:
+            switch(_PAUSE)
+            self.budget.check()
 
     def _unwind(self, child: greenlet) -> None:
         stop = self.budget.stop or self.budget.trip("aborted", "Execution cancelled")
@@ -499,6 +522,7 @@ class _Run:
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
         self.budget.hooks = None
+        self.budget.pause = None
         self.switch = None
         if self.fresh:
             self.namespace.clear()

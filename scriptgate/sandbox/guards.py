@@ -75,6 +75,8 @@ MAX_RANGE = 100_000_000
 """Longest ``range`` a script may create."""
 
 _TICK_CHUNK = 256
+PAUSE_INTERVAL = 0.01
+"""Seconds a sync script runs before a budget check lets the event loop run."""
 _SMALL = 1024
 _chain_from_iterable = itertools.chain.from_iterable
 _CO_OPTIMIZED = 0x1
@@ -118,6 +120,9 @@ class Budget:
         self.used = 0
         self.started = time.monotonic()
         self.deadline = None if limits.timeout is None else self.started + limits.timeout
+        self.pause: Callable[[], None] | None = None
+        """Set by the engine for sync scripts in a greenlet: lets the event loop run."""
+        self.next_pause = self.started + PAUSE_INTERVAL
         self.stop: ScriptStop | None = None
         self.hooks: dict[str, Any] | None = None
         """The script's globals: on a trip the tick hooks there are replaced."""
@@ -180,6 +185,12 @@ class Budget:
         self.spend(steps)
         if self.memory is not None:
             self.memory.poll()  # at most every few ms: reads /proc/self/statm
+        pause = self.pause
+        if pause is not None and time.monotonic() >= self.next_pause:
+            # a sync script on the loop's thread gives the loop a turn every
+            # PAUSE_INTERVAL s (aborts, other runs, the watchdog); see engine
+            pause()
+            self.next_pause = time.monotonic() + PAUSE_INTERVAL
         limit = self.limits.max_recursion
         depth = self.script_depth()
         if depth > limit:

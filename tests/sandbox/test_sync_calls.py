@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from scriptgate.runtime.tool import AgentTool
@@ -155,3 +156,35 @@ def test_sync_calls_small_flat_arguments_are_only_provably_small_dicts() -> None
     worst = {f"{i:x<1000}": "y" * 1000 for i in range(16)}
     assert _small_flat(worst)
     assert render_size(worst) < MAX_RENDER // 100
+
+
+@pytest.mark.anyio
+async def test_sync_calls_busy_script_lets_the_loop_run_an_abort() -> None:
+    # The script computes forever after its first call; the abort comes from
+    # another task of the same loop, which runs only because the script's budget
+    # checks give the loop a turn.
+    from scriptgate.runtime.abort import AbortController
+
+    controller = AbortController()
+    entered = anyio.Event()
+
+    async def ready(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        entered.set()
+        return AgentToolResult.text("go")
+
+    sandbox = Sandbox([_tool("ready", ready)], limits=Limits(timeout=30, max_steps=None))
+    box: dict[str, Any] = {}
+
+    async def run() -> None:
+        box["result"] = await sandbox.run(
+            "ready()\nn = 0\nwhile True:\n    n += 1", signal=controller.signal
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await entered.wait()
+        await anyio.lowlevel.checkpoint()
+        controller.abort(RuntimeError("user pressed stop"))
+    result = box["result"]
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("aborted", "user pressed stop")
