@@ -142,6 +142,7 @@ def _small_flat(items: Any, mapping: bool, ascii_only: bool) -> int:
 
 
 _ROW_KINDS = frozenset({dict, list, tuple})
+_MAX_CELLS = 4 * _CHUNK
 
 
 def _rows_run(piece: list[Any] | tuple[Any, ...], ascii_only: bool) -> tuple[int, int] | None:
@@ -151,8 +152,8 @@ def _rows_run(piece: list[Any] | tuple[Any, ...], ascii_only: bool) -> tuple[int
     values are gathered with C iterators and estimated as flat runs.
     """
     kinds = set(map(type, piece))
-    if not kinds <= _ROW_KINDS:
-        return None
+    if not kinds <= _ROW_KINDS or sum(map(len, piece)) > _MAX_CELLS:
+        return None  # big rows: the walk opens them one by one and stops at the bound
     if dict in kinds:
         if len(kinds) != 1:
             return None

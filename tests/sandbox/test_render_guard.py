@@ -98,6 +98,13 @@ def test_render_guard_stops_past_the_bound() -> None:
     assert 10_000 < size < 10_000_000
 
 
+def test_render_guard_big_rows_are_walked_not_gathered() -> None:
+    # a list of big lists must not be flattened into one list of every cell first
+    shared = [1] * 1_000_000
+    size = render_size([shared] * 100, 10_000)
+    assert 10_000 < size < 10_000_000
+
+
 def test_render_guard_huge_flat_list_stops_in_pieces() -> None:
     # the separators are counted up front (4,000,002), the items piece by piece:
     # the walk stops after the first piece instead of reading all 2,000,000
