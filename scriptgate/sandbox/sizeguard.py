@@ -8,10 +8,35 @@ and refuses (``MemoryError``, like the other size guards) when the text would
 be longer than :data:`MAX_RENDER` characters. The walk counts every occurrence
 of a shared reference, as the renderer does, but stops as soon as the estimate
 passes the bound, so its own cost is bounded by the bound, not by the value.
-Scalars and short flat containers take an O(1) or C-speed path.
+Scalars and short flat containers take an O(1) or C-speed path; it runs no
+code of the value. Renderings of :data:`CHARGE_FROM` characters or more are
+charged to the step budget (1 step per KiB), so a loop of big renderings meets
+the deadline check after each one instead of every 256 items.
 
-Also here: :func:`sequence_sum` (``sum(lists, [])`` without the quadratic C
-loop) and :func:`checked_elements` (``Counter.elements()`` with a huge count).
+The host side uses the same walk: a huge script value is refused before it is
+copied (:func:`result_too_large`), tool-call arguments above the bound are
+refused (:func:`check_arguments`), and a huge exception message is abbreviated
+instead of rendered (:func:`exception_text`).
+
+Also here:
+
+- :func:`sequence_sum`: ``sum(lists, [])`` in linear time, charged per item and
+  size-checked (CPython's loop copies the growing list each time: quadratic,
+  and one C call).
+- C iterators drained in C (``list()``, ``sorted()``, ``''.join()``…): every
+  stand-in iterator already ticks and every builtin iterator is bounded by a
+  container the script holds; calling every public method of every type a
+  script can reach finds two host methods that hand out other C iterators:
+  ``Counter.elements()`` (length = the sum of the counts: refused above
+  ``MAX_SEQUENCE`` by :func:`checked_elements`) and ``Pattern.finditer`` /
+  ``re.finditer`` (one match per character: drained through the run's chunked,
+  budget-charging ``_getiter_``). :func:`checked_method` is where the value
+  check swaps them.
+
+Residual (not refused here; process isolation contains it): C-level
+*comparisons* of large containers (``big_list_of_lists.count(other)``,
+``==``, ``in``, ``sort``) are one C call costing up to the product of two
+sizes.
 """
 
 from __future__ import annotations
