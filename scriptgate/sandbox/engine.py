@@ -38,8 +38,10 @@ How scripts run
   memory during the run (``scriptgate.sandbox.memguard``: polled every few ms by
   the budget check, checked before each large allocation the size guards see;
   skipped without ``/proc``). It is approximate (the host's other threads count
-  too), and growth that doubles within one step through an operation no guard
-  sees (slice assignment, ``[*x, *x]``) can overshoot it. Process isolation
+  too), and the budget check runs every 256 loop iterations at most, so a loop
+  whose every iteration copies a large value no guard charges (``y.append(x[:])``
+  with a 10-million-item ``x``) can overshoot it by up to 256 such copies.
+  Process isolation
   (``scriptgate.sandbox.process``) covers both: use it for untrusted workloads
   that must not stall the host's loop.
 """
