@@ -26,9 +26,13 @@ there by measuring instead:
   (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
   any periodic check could see. The length check runs only when an operand is
   already large; large results are charged to the meter.
+- :class:`NumericNames` (compile time) proves operands numeric — literals,
+  ``range`` loop variables, ``len()``, arithmetic on numbers, names only ever
+  bound to those — so ``total += i * i`` and ``t = t + i`` compile to a plain
+  ``+`` without the guard call.
 
-Residual: the poll runs at the budget's checks (every 256 loop iterations at
-most), so a loop whose every iteration copies a large value no guard sees
+Residual: the poll runs at the budget's checks (at most 256 loop iterations
+apart), so a loop whose every iteration copies a large value no guard sees
 (``y.append(x[:])``, ``list(x)``, ``sorted(x)`` of a 10-million-item list) can
 allocate up to 256 such copies between two polls; process isolation's
 ``RLIMIT_AS`` is the hard cap.
