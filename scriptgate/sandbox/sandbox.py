@@ -254,7 +254,10 @@ class SandboxSession:
         return result
 
     def reset(self) -> None:
-        """Forget every global (process isolation: starts a new worker-side session)."""
+        """Forget every global (process isolation: the session's pinned worker is discarded)."""
+        runner = self.sandbox._runner
+        if runner is not None:
+            runner.drop_session(self._key)
         self._state = {}
         self._key = _next_session_key()
 

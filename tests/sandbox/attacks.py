@@ -3,7 +3,7 @@
 Every entry names the category of restrictedpython-notes §6-8 it belongs to and the
 ``error.kind`` the sandbox must produce (``"ok"`` when the script may run but must
 not gain anything: then ``value`` is the expected result). Process isolation reuses
-this list (``tests/sandbox/test_process_attacks.py``), so the scripts only rely on
+this list (``tests/sandbox/test_attack_suite.py``), so the scripts only rely on
 the tools of :func:`attack_tools` and on :data:`ATTACK_LIMITS`.
 """
 

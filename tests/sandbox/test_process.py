@@ -26,6 +26,7 @@ from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.process import ProcessRunner
 from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Sandbox
 
 LIMITS = Limits(timeout=10.0, memory_bytes=512 << 20)
 
@@ -557,3 +558,19 @@ async def test_process_worker_that_cannot_start_is_a_sandbox_error(
 def test_process_runner_rejects_a_negative_pool_size() -> None:
     with pytest.raises(ConfigurationError):
         ProcessRunner(LIMITS, pool_size=-1)
+
+
+@pytest.mark.anyio
+async def test_process_sandbox_session_reset_releases_its_pinned_worker() -> None:
+    async with Sandbox([], limits=LIMITS, isolation="process") as sandbox:
+        session = sandbox.session()
+        assert (await session.run("x = 1")).ok
+        runner = sandbox._runner
+        assert runner is not None
+        pinned = set(runner.worker_pids())
+        session.reset()
+        assert not (await session.run("x")).ok  # the globals are gone
+        for _ in range(3):  # resets do not accumulate pinned workers
+            assert (await session.run("y = 2")).ok
+            session.reset()
+        assert len(runner.worker_pids()) <= max(len(pinned), 2)
