@@ -805,9 +805,11 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
 def _stop_types() -> tuple[type[BaseException], ...]:
     import asyncio
 
+    # GeneratorExit is deliberately absent: it is how close() (and a `break` out
+    # of a for loop over a generator) runs the generator's `finally` blocks, which
+    # must run as in Python (test_language_generator_finally_runs_on_close).
     types_: tuple[type[BaseException], ...] = (
         ScriptStop,
-        GeneratorExit,
         asyncio.CancelledError,
         KeyboardInterrupt,
         SystemExit,
@@ -828,7 +830,8 @@ def make_guards(
 ) -> dict[str, Any]:
     """The hook functions for one run, keyed by the names the compiled code uses."""
     tick = budget.make_tick()
-    if not _STOP_TYPES or (len(_STOP_TYPES[0]) == 5 and "trio" in sys.modules):
+    trio = sys.modules.get("trio")
+    if not _STOP_TYPES or (trio is not None and trio.Cancelled not in _STOP_TYPES[0]):
         _STOP_TYPES[:] = [_stop_types()]  # trio's Cancelled once trio is imported
     stop_types = _STOP_TYPES[0]
 

@@ -197,3 +197,45 @@ def test_language_exported_name_lists() -> None:
         "statistics",
         "random",
     } <= set(MODULE_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param(
+            "log = []\ndef g():\n    try:\n        yield 1\n    finally:\n        log.append('fin')\n"
+            "x = g()\nnext(x)\nx.close()\nlog",
+            ["fin"],
+            id="close",
+        ),
+        pytest.param(
+            "log = []\ndef g():\n    try:\n        yield 1\n        yield 2\n    finally:\n"
+            "        log.append('fin')\nfor v in g():\n    break\nlog",
+            ["fin"],
+            id="break",
+        ),
+        pytest.param(
+            "log = []\ndef g():\n    try:\n        yield 1\n    except GeneratorExit:\n"
+            "        log.append('exit')\n        raise\nx = g()\nnext(x)\nx.close()\nlog",
+            None,
+            id="generator-exit-is-not-a-builtin",
+        ),
+    ],
+)
+def test_language_generator_finally_runs_on_close(source: str, expected: Any) -> None:
+    if expected is None:  # GeneratorExit is not among the builtins a script can name
+        result = anyio.run(_run, source)
+        assert result.error is not None
+        assert result.error.type == "NameError"
+        return
+    assert value(source) == expected
+
+
+def test_language_limit_in_generator_finally_is_not_swallowed() -> None:
+    source = (
+        "def g():\n    try:\n        yield 1\n    finally:\n        while True:\n            pass\n"
+        "x = g()\nnext(x)\nx.close()\n'unreachable'"
+    )
+    result = anyio.run(_run, source)
+    assert result.error is not None
+    assert result.error.kind == "limit"
