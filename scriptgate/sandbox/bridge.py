@@ -56,10 +56,15 @@ class NotJSONError(TypeError):
 def json_copy(value: Any, *, what: str = "value") -> Any:
     """A deep copy of ``value`` made only of ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``.
 
-    Exact types only (subclasses of ``str``, ``dict``… are refused, so a script
-    cannot smuggle an object with overridden methods), ``tuple`` becomes ``list``,
-    dict keys must be ``str``. Raises :class:`NotJSONError` naming the offending
-    path. Never calls a method of the value.
+    Scalars must be of the exact types (a ``str`` subclass is refused, so a script
+    cannot smuggle an object with overridden methods). Containers may be
+    subclasses — ``Counter``, ``OrderedDict``, ``defaultdict``, namedtuples, a
+    script's own ``dict`` subclass — because they are read through the base
+    type's own C methods (``dict.items(v)``, ``tuple.__iter__(v)``), never the
+    value's, and copied into plain ``dict``/``list`` objects, as ``json.dumps``
+    would render them. ``tuple`` becomes ``list``, dict keys must be ``str``.
+    Raises :class:`NotJSONError` naming the offending path. Never calls a method
+    of the value.
     """
     try:
         return _fast_copy(value, 0)
@@ -92,7 +97,25 @@ def _fast_copy(value: Any, depth: int) -> Any:
         return out
     if kind is list or kind is tuple:
         return [item if type(item) in _SCALARS else _fast_copy(item, depth) for item in value]
+    base = _container_base(value)
+    if base is dict:
+        out = {}
+        for key, item in dict.items(value):
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = _fast_copy(item, depth)
+        return out
+    if base is not None:
+        return [_fast_copy(item, depth) for item in base.__iter__(value)]
     raise _NotPlain
+
+
+def _container_base(value: Any) -> type[Any] | None:
+    """``dict``, ``list`` or ``tuple`` when ``value`` is an instance of a subclass of one."""
+    for base in (dict, list, tuple):
+        if isinstance(value, base):
+            return base
+    return None
 
 
 def _copy(value: Any, path: str, depth: int) -> Any:
@@ -114,6 +137,11 @@ def _copy(value: Any, path: str, depth: int) -> Any:
         return out
     if kind is list or kind is tuple:
         return [_copy(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
+    base = _container_base(value)
+    if base is dict:
+        return _copy(dict(dict.items(value)), path, depth)
+    if base is not None:
+        return _copy(list(base.__iter__(value)), path, depth)
     raise NotJSONError(f"{path} is a {kind.__name__}, which is not JSON data")
 
 

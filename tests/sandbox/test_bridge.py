@@ -197,3 +197,41 @@ async def test_bridge_unknown_tool_is_an_error_reply() -> None:
     assert reply.status == "error"
     assert reply.error is not None
     assert "nope" in reply.error
+
+
+class _Dict(dict[str, Any]):
+    def items(self) -> Any:  # never called by the copy
+        raise AssertionError("the copy must not call the value's own methods")
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the copy must not call the value's own methods")
+
+
+class _Tuple(tuple[Any, ...]):
+    def __iter__(self) -> Any:
+        raise AssertionError("the copy must not call the value's own methods")
+
+
+def test_bridge_json_copy_reads_container_subclasses_through_their_base_type() -> None:
+    import collections
+
+    point = collections.namedtuple("point", "x y")
+    value = {
+        "counter": collections.Counter("aab"),
+        "ordered": collections.OrderedDict(b=1, a=2),
+        "default": collections.defaultdict(list, k=[1]),
+        "named": point(1, 2),
+        "custom": _Dict(z=_Tuple((1, "s"))),
+    }
+    copied = json_copy(value)
+    assert copied == {
+        "counter": {"a": 2, "b": 1},
+        "ordered": {"b": 1, "a": 2},
+        "default": {"k": [1]},
+        "named": [1, 2],
+        "custom": {"z": [1, "s"]},
+    }
+    assert type(copied["counter"]) is dict
+    assert type(copied["named"]) is list
+    with pytest.raises(NotJSONError, match="key of type int"):
+        json_copy({"c": collections.Counter([1, 1])})
