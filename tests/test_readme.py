@@ -52,3 +52,19 @@ def test_readme_main_job_runs_as_documented() -> None:
     assert proc.returncode == 0, proc.stderr
     assert '"decision": "deny"' in proc.stderr  # the audit trail shows the denied write
     assert '"report_written": false' in proc.stdout
+
+
+def test_readme_lists_exactly_the_curated_builtins_and_modules() -> None:
+    from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
+    from scriptgate.sandbox.modules import MODULE_NAMES
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    builtins_block = re.search(r"\*\*Builtins\*\*: `([^`]*)`", readme, re.S)
+    assert builtins_block is not None
+    listed = set(builtins_block.group(1).split())
+    functions = {name for name in SAFE_BUILTIN_NAMES if name[0].islower()}
+    assert listed == functions
+    imports_block = re.search(r"\*\*Imports\*\*.*?only.*?:\n(.*?)\(the exact", readme, re.S)
+    assert imports_block is not None
+    modules = set(re.findall(r"`(\w+)`", imports_block.group(1)))
+    assert modules == set(MODULE_NAMES)
