@@ -1164,6 +1164,23 @@ def _eval_props(
         out.update(k for k in x if k in node.properties)
     for match, _ in node.pattern_props:
         out.update(k for k in x if match(k))
+    subs = _applied_subschemas(node, x)
+    subs.extend(n for k, n in node.dep_schemas if k in x)
+    for s in subs:
+        got = _eval_props(s, x, depth + 1)
+        if got is True:
+            return True
+        if got is not False:
+            out |= got
+    return out
+
+
+def _applied_subschemas(node: _Node, x: Any) -> list[_Node]:
+    """The in-place applicators of ``node`` that apply to ``x`` (for ``unevaluated*``).
+
+    ``allOf`` members, the union branches ``x`` matches, the taken ``if``/``then``
+    or ``else``, and the ``$ref``/``$dynamicRef`` targets.
+    """
     subs: list[_Node] = []
     if node.all_of:
         subs.extend(node.all_of)
@@ -1177,18 +1194,11 @@ def _eval_props(
                 subs.append(node.then)
         elif node.else_ is not None:
             subs.append(node.else_)
-    subs.extend(n for k, n in node.dep_schemas if k in x)
     if node.ref is not None:
         subs.append(node.ref)
     if node.dyn_ref is not None:
         subs.append(node.dyn_ref)
-    for s in subs:
-        got = _eval_props(s, x, depth + 1)
-        if got is True:
-            return True
-        if got is not False:
-            out |= got
-    return out
+    return subs
 
 
 def _eval_items(
@@ -1207,24 +1217,7 @@ def _eval_items(
         out.update(range(min(len(x), len(node.prefix))))
     if node.contains is not None:
         out.update(i for i, item in enumerate(x) if node.contains.v(item))
-    subs: list[_Node] = []
-    if node.all_of:
-        subs.extend(node.all_of)
-    for union in (node.any_of, node.one_of):
-        if union:
-            subs.extend(b for b in union if b.v(x))
-    if node.if_ is not None:
-        if node.if_.v(x):
-            subs.append(node.if_)
-            if node.then is not None:
-                subs.append(node.then)
-        elif node.else_ is not None:
-            subs.append(node.else_)
-    if node.ref is not None:
-        subs.append(node.ref)
-    if node.dyn_ref is not None:
-        subs.append(node.dyn_ref)
-    for s in subs:
+    for s in _applied_subschemas(node, x):
         got = _eval_items(s, x, depth + 1)
         if got is True:
             return True
