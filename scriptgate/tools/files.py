@@ -765,6 +765,22 @@ def _diff(old: str, new: str) -> tuple[str, int | None]:
     return diff, first
 
 
+def _listing_result(
+    lines: list[str], empty: str, noun: str, limit: int, truncated: bool, structured: Any
+) -> AgentToolResult:
+    """A find/grep result: the lines (or ``empty``) and pi's limit note when cut."""
+    if not lines:
+        text = empty
+    else:
+        text = "\n".join(lines)
+        if truncated:
+            text += (
+                f"\n\n[{limit} {noun} limit reached. Use limit={limit * 2} for more, "
+                "or refine pattern]"
+            )
+    return AgentToolResult(content=(TextContent(text),), structured_content=structured)
+
+
 def file_tools(
     root: str | os.PathLike[str],
     *,
@@ -1129,18 +1145,13 @@ def file_tools(
                     truncated = True
                     break
                 files.append(_display(real_root, real))
-        if not files:
-            text = "No files found matching pattern"
-        else:
-            text = "\n".join(files)
-            if truncated:
-                text += (
-                    f"\n\n[{limit} results limit reached. Use limit={limit * 2} for more, "
-                    "or refine pattern]"
-                )
-        return AgentToolResult(
-            content=(TextContent(text),),
-            structured_content={"files": files, "truncated": truncated},
+        return _listing_result(
+            files,
+            "No files found matching pattern",
+            "results",
+            limit,
+            truncated,
+            {"files": files, "truncated": truncated},
         )
 
     async def find_execute(
@@ -1246,18 +1257,13 @@ def file_tools(
             ):
                 truncated = True
                 break
-        if not matches:
-            text = "No matches found"
-        else:
-            text = "\n".join(out_lines)
-            if truncated:
-                text += (
-                    f"\n\n[{limit} matches limit reached. Use limit={limit * 2} for more, "
-                    "or refine pattern]"
-                )
-        return AgentToolResult(
-            content=(TextContent(text),),
-            structured_content={"matches": matches, "truncated": truncated},
+        return _listing_result(
+            out_lines if matches else [],
+            "No matches found",
+            "matches",
+            limit,
+            truncated,
+            {"matches": matches, "truncated": truncated},
         )
 
     async def grep_execute(
