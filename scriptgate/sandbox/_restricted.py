@@ -13,6 +13,15 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   ``+=`` too, unless an operand is a number literal; ``*x`` unpacking and the
   value of a slice assignment through ``_star_``), and
   f-string format specs through a width check (compile time for constant specs);
+- compiles the hot guards' common case inline, so everyday code runs at close
+  to plain Python speed: ``+`` and ``*`` on small numbers, item reads (the
+  value check is one type test) and attribute reads on exact builtin data types
+  test their operands in the compiled code and call the full guard only for
+  everything else; where the operands prove a guard useless (``+`` with a
+  number or of two short values, ``*`` of two range items or small literals,
+  ``%`` on a number, ``str()`` of a number), the plain operator is compiled.
+  Operands are bound to temporaries ``_t<n>_`` with ``:=`` except where Python
+  or sharing forbids it (:class:`_FastSites`), where the guard call stays;
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
   (capture names checked like variables, class-pattern keyword attributes checked
@@ -37,6 +46,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import copy
 import re
 import warnings
 from collections import OrderedDict
@@ -100,6 +110,13 @@ _OP_TEXT: dict[type[ast.operator], str] = {
 
 _DIGITS = re.compile(r"\d+")
 
+TEMP_PREFIX = "_t"
+"""Names ``_t<n>_`` are the inline fast paths' temporaries (scripts cannot name them)."""
+_SMALL_INT = 1 << 31
+"""Int literals below this magnitude count as bounded for ``*``."""
+_SHORT_LITERAL = 4096
+"""String literals up to this length count as short for ``+``."""
+
 _SCOPE_NODES = (
     ast.Module,
     ast.FunctionDef,
@@ -161,6 +178,110 @@ def _slice_to_expr(node: ast.expr) -> ast.expr:
     return node
 
 
+_DUPLICABLE_NODES = 24
+_NOT_DUPLICABLE = (
+    ast.IfExp,
+    ast.NamedExpr,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+)
+
+
+def _duplicable(node: ast.expr) -> bool:
+    """Whether an operand may be written twice in the code (it is still evaluated once)."""
+    for count, sub in enumerate(ast.walk(node)):
+        if count >= _DUPLICABLE_NODES or isinstance(sub, _NOT_DUPLICABLE):
+            return False
+    return True
+
+
+class _FastSites(ast.NodeVisitor):
+    """The expressions where an inline fast path may not bind a temporary (``unsafe``).
+
+    The fast paths bind operands with ``:=``. Python refuses that in the
+    iterables of a comprehension and in comprehensions of a class body; in a
+    class body it would bind class attributes; and inside a generator expression
+    the temporaries would live in the enclosing function, shared by every
+    generator object made from it, which could interleave. Those places keep
+    plain guard calls. Function and lambda bodies start clean; decorators,
+    defaults and annotations belong to the enclosing scope.
+    """
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.unsafe: set[int] = set()
+        self._bad = False
+        self._in_iterable = False  # Python refuses `:=` even in a lambda there
+        self.visit(tree)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        if self._bad:
+            self.unsafe.add(id(node))
+        super().generic_visit(node)
+
+    def _visit_as(self, bad: bool, nodes: list[Any]) -> None:
+        saved = self._bad
+        self._bad = bad
+        for item in nodes:
+            if isinstance(item, ast.AST):
+                self.visit(item)
+        self._bad = saved
+
+    def _outer_parts(self, args: ast.arguments) -> list[Any]:
+        parts: list[Any] = [*args.defaults, *args.kw_defaults]
+        parts += [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg)]
+        return parts
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._visit_as(
+            self._bad, [*node.decorator_list, *self._outer_parts(node.args), node.returns]
+        )
+        self._visit_as(False, list(node.body))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        if self._bad:
+            self.unsafe.add(id(node))
+        self._visit_as(self._bad, self._outer_parts(node.args))
+        self._visit_as(self._in_iterable, [node.body])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        outer = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        self._visit_as(self._bad, outer)
+        self._visit_as(True, list(node.body))
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp) -> None:
+        if self._bad:
+            self.unsafe.add(id(node))
+        for generator in node.generators:
+            self._iterable(generator.iter)
+            self._visit_as(self._bad, [generator.target, *generator.ifs])
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        self._visit_as(self._bad, parts)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        if self._bad:
+            self.unsafe.add(id(node))
+        for generator in node.generators:
+            self._iterable(generator.iter)
+            self._visit_as(True, [generator.target, *generator.ifs])
+        self._visit_as(True, [node.elt])
+
+    def _iterable(self, node: ast.expr) -> None:
+        saved = self._in_iterable
+        self._in_iterable = True
+        self._visit_as(True, [node])
+        self._in_iterable = saved
+
+
 class _ListTargets(ast.NodeTransformer):
     """``[a, b] = x`` → ``(a, b) = x`` so RestrictedPython's guarded unpacking applies."""
 
@@ -196,7 +317,10 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     numeric: NumericNames | None = None
     """Names proved to hold numbers, per scope (``a + b`` on them skips the size guard)."""
-    _facts: list[frozenset[str]] | None = None
+    fast: _FastSites | None = None
+    """Where the inline fast paths may bind temporaries (see :class:`_FastSites`)."""
+    _facts: list[tuple[frozenset[str], frozenset[str]]] | None = None
+    _temps = 0
 
     def visit(self, node: ast.AST) -> Any:
         """Track the scope (for the numeric facts) around every node that opens one."""
@@ -205,7 +329,14 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return super().visit(node)
         if self._facts is None:
             self._facts = []
-        self._facts.append(numeric.scopes.get(id(node), frozenset()))
+        key = id(node)
+        if key in numeric.scopes:
+            facts = (numeric.scopes[key], numeric.ranges[key])
+        elif self._facts:
+            facts = numeric.comprehension(node, *self._facts[-1])
+        else:
+            facts = (frozenset(), frozenset())
+        self._facts.append(facts)
         try:
             return super().visit(node)
         finally:
@@ -216,7 +347,148 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return True
         if self.numeric is None or not self._facts:
             return False
-        return self.numeric.is_numeric(node, self._facts[-1])
+        return self.numeric.is_numeric(node, self._facts[-1][0])
+
+    def _bounded_number(self, node: ast.expr) -> bool:
+        """A number no larger than values the guards allowed: ``x * y`` on two cannot blow up.
+
+        Small int and float literals, range items (``for i in range(n)``) and ``len(...)``.
+        """
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            node = node.operand
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, float):
+                return True
+            return isinstance(value, int) and abs(value) < _SMALL_INT  # bool is an int
+        if isinstance(node, ast.Name):
+            return bool(self._facts) and node.id in self._facts[-1][1]  # type: ignore[index]
+        return self._builtin_call(node, "len") is not None
+
+    def _builtin_call(self, node: ast.expr, name: str) -> ast.expr | None:
+        """The argument of ``name(arg)`` when ``name`` provably is the builtin, else None."""
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+            and len(node.args) == 1
+            and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)
+            and self.numeric is not None
+            and self.numeric.is_builtin(name)
+        ):
+            return node.args[0]
+        return None
+
+    def _short(self, node: ast.expr) -> bool:
+        """A value whose size is bounded by the source: ``a + b`` on two needs no size guard.
+
+        Numbers, short string/bytes literals, ``str()``/``repr()`` of a number.
+        """
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            return len(node.value) <= _SHORT_LITERAL
+        if self._proves_number(node):
+            return True
+        for name in ("str", "repr"):
+            arg = self._builtin_call(node, name)
+            if arg is not None:
+                return self._proves_number(arg)
+        return False
+
+    # -- inline fast paths ------------------------------------------------------
+
+    def _can_bind(self, node: ast.AST) -> bool:
+        return self.fast is not None and id(node) not in self.fast.unsafe
+
+    def _temp(self, node: ast.AST) -> str:
+        self._temps += 1
+        return f"{TEMP_PREFIX}{self._temps}_"
+
+    def _operand(self, value: ast.expr, node: ast.AST, reuse: bool) -> tuple[ast.expr, ast.expr]:
+        """(the expression that evaluates ``value`` once, the expression that reads it again)."""
+        if reuse and isinstance(value, (ast.Name, ast.Constant)):
+            return value, value
+        name = self._temp(node)
+        bind = ast.NamedExpr(target=ast.Name(name, ast.Store()), value=value)
+        return bind, ast.Name(name, ast.Load())
+
+    def _inline_add(self, node: ast.BinOp) -> ast.expr:
+        """``a + b`` → ``a + b if type(a) in (int, float) else _add_(a, b)``.
+
+        With a number on the left, ``+`` adds numbers or raises ``TypeError``:
+        no sequence can grow. ``b`` is
+        written in both branches (one runs) when it is small and holds no fast
+        path of its own, so nesting cannot multiply the code; otherwise both
+        operands go to temporaries and the test is ``type(a) is type(b) in …``.
+        """
+        if _duplicable(node.right):
+            a_bind, a = self._operand(node.left, node, reuse=True)
+            test = ast.Compare(
+                left=_call("_type_", [a_bind], node),
+                ops=[ast.In()],
+                comparators=[_name("_numfast_", node)],
+            )
+            fast = ast.BinOp(left=a, op=ast.Add(), right=node.right)
+            slow = _call("_add_", [a, copy.deepcopy(node.right)], node)
+            return self._ifexp(test, fast, slow, node)
+        right_pure = isinstance(node.right, (ast.Name, ast.Constant))
+        a_bind, a = self._operand(node.left, node, reuse=right_pure)
+        b_bind, b = self._operand(node.right, node, reuse=True)
+        test = ast.Compare(
+            left=_call("_type_", [a_bind], node),
+            ops=[ast.Is(), ast.In()],
+            comparators=[_call("_type_", [b_bind], node), _name("_numfast_", node)],
+        )
+        return self._ifexp(
+            test, ast.BinOp(left=a, op=ast.Add(), right=b), _call("_add_", [a, b], node), node
+        )
+
+    def _inline_mul(self, node: ast.BinOp) -> ast.expr:
+        """``a * b`` → ``a * b if both are ints within ±2**31 else _mul_(a, b)``."""
+        a_bind, a = self._operand(node.left, node, reuse=False)
+        b_bind, b = self._operand(node.right, node, reuse=False)
+        same_int = ast.Compare(
+            left=_call("_type_", [a_bind], node),
+            ops=[ast.Is(), ast.Is()],
+            comparators=[_call("_type_", [b_bind], node), _name("_int_", node)],
+        )
+        small = ast.Compare(
+            left=_name("_imin_", node),
+            ops=[ast.Lt(), ast.Lt(), ast.Gt(), ast.Gt()],
+            comparators=[a, _name("_imax_", node), b, _name("_imin_", node)],
+        )
+        test = ast.BoolOp(op=ast.And(), values=[same_int, small])
+        return self._ifexp(
+            test, ast.BinOp(left=a, op=ast.Mult(), right=b), _call("_mul_", [a, b], node), node
+        )
+
+    def _inline_checked(self, get: ast.expr, node: ast.AST) -> ast.expr:
+        """``v := <get>`` then ``v if type(v) in _plain_ else _checkv_(v)``: the value check inline."""
+        bind, value = self._operand(get, node, reuse=False)
+        test = ast.Compare(
+            left=_call("_type_", [bind], node), ops=[ast.In()], comparators=[_name("_plain_", node)]
+        )
+        return self._ifexp(test, value, _call("_checkv_", [value], node), node)
+
+    def _inline_getattr(self, call: ast.Call, node: ast.AST) -> ast.expr:
+        """``_getattr_(o, 'name')`` → ``o.name if type(o) in _fastrecv_ else _getattr_(o, 'name')``."""
+        obj, attr = call.args
+        assert isinstance(attr, ast.Constant)
+        assert isinstance(attr.value, str)
+        bind, value = self._operand(obj, node, reuse=True)
+        test = ast.Compare(
+            left=_call("_type_", [bind], node),
+            ops=[ast.In()],
+            comparators=[_name("_fastrecv_", node)],
+        )
+        fast = ast.Attribute(value=value, attr=attr.value, ctx=ast.Load())
+        return self._ifexp(test, fast, _call("_getattr_", [value, attr], node), node)
+
+    @staticmethod
+    def _ifexp(test: ast.expr, body: ast.expr, orelse: ast.expr, node: ast.AST) -> ast.expr:
+        new = ast.IfExp(test=test, body=body, orelse=orelse)
+        copy_locations(new, cast(ast.expr, node))
+        return ast.fix_missing_locations(new)
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         """RestrictedPython's name check; methods may also be context-manager/iterator protocol."""
@@ -243,14 +515,23 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """No per-scope collectors: ``print`` is one function per run."""
 
     def visit_Call(self, node: ast.Call) -> Any:
-        """Refuse keyword arguments whose names start with ``_`` (private tool parameters)."""
+        """Refuse keyword arguments whose names start with ``_`` (private tool parameters).
+
+        ``str(<number>)`` calls the real ``str`` (the render-size check of the
+        script's ``str`` has nothing to check on a number).
+        """
         for keyword in node.keywords:
             if keyword.arg is not None and keyword.arg.startswith("_"):
                 self.error(
                     node,
                     f'Keyword argument "{keyword.arg}" is not allowed because it starts with "_".',
                 )
-        return super().visit_Call(node)
+        arg = self._builtin_call(node, "str")
+        number = arg is not None and self._proves_number(arg)
+        new = super().visit_Call(node)
+        if number and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
+            new.func = _name("_str_", new.func)
+        return new
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
         """Allow ``nonlocal`` (RestrictedPython refuses it); names are checked."""
@@ -267,18 +548,70 @@ class ScriptPolicy(RestrictingNodeTransformer):
     # -- operators --------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        """``*``, ``**``, ``<<``, ``%`` and ``+`` go through size-checking guards."""
-        numeric = type(node.op) is ast.Add and (
-            self._proves_number(node.left) or self._proves_number(node.right)
-        )  # decided on the operands as written, before they are rewritten
+        """``*``, ``**``, ``<<``, ``%`` and ``+`` go through size-checking guards.
+
+        Unless the operands prove the guard useless (decided on the operands as
+        written, before they are rewritten): ``+`` with a number, or of two short
+        values; ``*`` of two bounded numbers; ``%`` on a number. Elsewhere ``+``
+        and ``*`` test for the common small-number case inline and call the guard
+        only for everything else.
+        """
+        op = type(node.op)
+        plain = False
+        if op is ast.Add:
+            plain = (
+                self._proves_number(node.left)
+                or self._proves_number(node.right)
+                or (self._short(node.left) and self._short(node.right))
+            )
+        elif op is ast.Mult:
+            plain = self._bounded_number(node.left) and self._bounded_number(node.right)
+        elif op is ast.Mod:
+            plain = self._proves_number(node.left)
+        inline = not plain and self._can_bind(node)
         node = self.node_contents_visit(node)
-        func = _GUARDED_BINOPS.get(type(node.op))
+        if plain:
+            return node
+        if op is ast.Add:
+            if inline:
+                return self._inline_add(node)
+            # `s + s` doubling: the concatenation size guard (memguard.guarded_add)
+            return _call("_add_", [node.left, node.right], node)
+        if op is ast.Mult and inline:
+            return self._inline_mul(node)
+        func = _GUARDED_BINOPS.get(op)
         if func is None:
-            if type(node.op) is ast.Add and not numeric:
-                # `s + s` doubling: the concatenation size guard (memguard.guarded_add)
-                return _call("_add_", [node.left, node.right], node)
             return node
         return _call(func, [node.left, node.right], node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        """``o[k]`` reads through ``_getitem_``, its value check inline (slices keep the guard)."""
+        inline = isinstance(node.ctx, ast.Load) and self._can_bind(node)
+        new = super().visit_Subscript(node)
+        if not inline or not (isinstance(new, ast.Call) and len(new.args) == 2):
+            return new
+        obj, key = new.args
+        if isinstance(key, ast.Slice) or (
+            isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts)
+        ):
+            return new
+        get = ast.Subscript(value=obj, slice=key, ctx=ast.Load())
+        copy_locations(get, node)
+        return self._inline_checked(get, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        """``o.name`` reads through ``_getattr_``, inline for exact builtin data types."""
+        from scriptgate.sandbox.guards import FAST_RECEIVER_SLOW_NAMES  # import cycle
+
+        inline = (
+            isinstance(node.ctx, ast.Load)
+            and node.attr not in FAST_RECEIVER_SLOW_NAMES
+            and self._can_bind(node)
+        )
+        new = super().visit_Attribute(node)
+        if not inline or not (isinstance(new, ast.Call) and len(new.args) == 2):
+            return new
+        return self._inline_getattr(new, node)
 
     def visit_Starred(self, node: ast.Starred) -> Any:
         """``*x`` in a display or a call goes through ``_star_`` (``[*x, *x]`` doubling)."""
@@ -584,8 +917,9 @@ class _TopLevel(ast.NodeVisitor):
             self.bind(node.id)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        if isinstance(node.target, ast.Name):
-            self.names.setdefault(node.target.id, None)  # binds outside comprehensions too
+        if isinstance(node.target, ast.Name) and not node.target.id.startswith(TEMP_PREFIX):
+            # binds outside comprehensions too; the fast paths' temporaries stay local
+            self.names.setdefault(node.target.id, None)
         self.visit(node.value)
 
     def _comprehension(self, node: ast.AST) -> None:
@@ -752,6 +1086,7 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
     tree = _ListTargets().visit(tree)
     policy = ScriptPolicy(errors, warn, used)
     policy.numeric = NumericNames(tree, session=session)
+    policy.fast = _FastSites(tree)
     tree = policy.visit(tree)
     if errors:
         unique = list(dict.fromkeys(errors))

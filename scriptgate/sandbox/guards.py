@@ -281,6 +281,8 @@ _FAST_RECEIVERS = frozenset(
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
 _SLOW_NAMES = _DENIED_NAMES | {"extend"}
 """Names the fast receivers' path leaves to the full guard (``extend`` is size-checked)."""
+FAST_RECEIVER_SLOW_NAMES = _SLOW_NAMES
+"""The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these."""
 
 
 def _refuse(what: str) -> NoReturn:
@@ -635,6 +637,12 @@ class OpaqueNamespace:
     def __delattr__(self, name: str) -> NoReturn:
         raise TypeError(f"{self._name} is read-only")
 
+    def __getitem__(self, name: object) -> Any:
+        """``tools["raw-name"]``: the member by its key (the compiled item read lands here)."""
+        if type(name) is not str:
+            raise TypeError("namespace keys are strings")
+        return self.member(name)
+
     def member(self, name: str) -> Any:
         """The member ``name`` or the namespace's missing-member error."""
         try:
@@ -718,11 +726,7 @@ def _guarded_hasattr(obj: Any, name: str) -> bool:
 def _guarded_getitem(obj: Any, key: Any) -> Any:
     # test_guards_getitem_checks_value: item access returns checked values
     # and resolves tools["raw-name"].
-    if type(obj) is OpaqueNamespace:
-        if type(key) is not str:
-            raise TypeError("namespace keys are strings")
-        return obj.member(key)
-    value = obj[key]
+    value = obj[key]  # OpaqueNamespace.__getitem__ resolves tools["raw-name"]
     if type(value) in _PLAIN:
         return value
     return check_value(value)
@@ -937,6 +941,16 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_aug_attr_": _guarded_aug_attr,
     "_fmtv_": _guarded_fmtv,
     "_slice_": slice,
+    # the inline fast paths of the compiled code (_restricted.ScriptPolicy._inline_*)
+    "_type_": type,
+    "_int_": int,
+    "_imin_": -(1 << 31),
+    "_imax_": 1 << 31,
+    "_numfast_": frozenset({int, float}),
+    "_plain_": _PLAIN,
+    "_fastrecv_": _FAST_RECEIVERS,
+    "_checkv_": check_value,
+    "_str_": str,
     "__metaclass__": _script_metaclass,
     "__name__": "__script__",
     "__hasattr__": _guarded_hasattr,  # a helper the curated builtins use

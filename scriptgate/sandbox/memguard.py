@@ -347,6 +347,9 @@ _NESTED = (
     ast.GeneratorExp,
 )
 _UNKNOWN: Any = None
+_RANGE_ITEM = ast.Constant(0)
+"""The binding of a ``for`` target over ``range(...)``: an int no larger than the range's bounds."""
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BINDERS = (
     ast.Assign,
     ast.AugAssign,
@@ -373,6 +376,11 @@ class NumericNames:
     from earlier runs, so module-level names and builtin calls prove nothing
     there (``session=True``); function locals cannot be read before they are
     bound, so their facts hold in both.
+
+    It also knows which names are *range items*: bound only as the target of
+    ``for`` loops and comprehensions over ``range(...)``. They hold ints no
+    larger than values the guards already allowed, so ``i * i`` on them cannot
+    start a repeated-squaring blow-up and needs no guard (``ranges``).
     """
 
     def __init__(self, tree: ast.Module, *, session: bool) -> None:
@@ -398,18 +406,60 @@ class NumericNames:
                 bound.add(node.rest)
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 bound.add(node.name)
+        self._bound = frozenset(bound)
         self._builtins = frozenset() if session else _NUMERIC_CALLS - bound
         self._range = not session and "range" not in bound
         self.scopes: dict[int, frozenset[str]] = {}
+        self.ranges: dict[int, frozenset[str]] = {}
+        """Per scope, the names bound only as items of ``range(...)`` loops."""
         for node in ast.walk(tree):
             if isinstance(node, _SCOPES):
-                self.scopes[id(node)] = self._solve(node)
+                self.scopes[id(node)], self.ranges[id(node)] = self._solve(node)
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether ``name`` provably means the builtin: the script never binds it (not a session)."""
+        return not self._session and name not in self._bound
+
+    def comprehension(
+        self, node: ast.AST, numeric: frozenset[str], ranges: frozenset[str]
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """The facts inside a comprehension, given those of the enclosing scope.
+
+        Names the comprehension binds shadow the enclosing ones; a target over
+        ``range(...)`` is a range item, unless the first iterable (evaluated in
+        the enclosing scope) reads the same name.
+        """
+        if not isinstance(node, _COMPREHENSIONS):
+            return frozenset(), frozenset()
+        targets: set[str] = set()
+        items: set[str] = set()
+        for generator in node.generators:
+            names = {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+            targets |= names
+            if (
+                self._range
+                and not generator.is_async
+                and isinstance(generator.target, ast.Name)
+                and self._is_range(generator.iter)
+            ):
+                items.add(generator.target.id)
+        outer_reads = {n.id for n in ast.walk(node.generators[0].iter) if isinstance(n, ast.Name)}
+        items = items - outer_reads - self._unsafe
+        return (numeric - targets) | items, (ranges - targets) | items
+
+    @staticmethod
+    def _is_range(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "range"
+        )
 
     # -- per scope ------------------------------------------------------------
 
-    def _solve(self, scope: ast.AST) -> frozenset[str]:
+    def _solve(self, scope: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         if isinstance(scope, ast.Module) and self._session:
-            return frozenset()
+            return frozenset(), frozenset()
         bindings: dict[str, list[Any]] = {}
 
         def bind(name: str, value: Any) -> None:
@@ -453,14 +503,8 @@ class NumericNames:
                     targets(node.target, node.value)
             elif isinstance(node, (ast.For, ast.AsyncFor)):
                 value = _UNKNOWN
-                if (
-                    isinstance(node, ast.For)
-                    and self._range
-                    and isinstance(node.iter, ast.Call)
-                    and isinstance(node.iter.func, ast.Name)
-                    and node.iter.func.id == "range"
-                ):
-                    value = ast.Constant(0)  # range() yields ints
+                if isinstance(node, ast.For) and self._range and self._is_range(node.iter):
+                    value = _RANGE_ITEM  # range() yields ints
                 targets(node.target, value)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
@@ -487,7 +531,12 @@ class NumericNames:
                 if all(v is not _UNKNOWN and self.is_numeric(v, numeric) for v in values):
                     numeric.add(name)
                     changed = True
-        return frozenset(numeric)
+        ranges = frozenset(
+            name
+            for name, values in bindings.items()
+            if name in numeric and all(v is _RANGE_ITEM for v in values)
+        )
+        return frozenset(numeric), ranges
 
     @staticmethod
     def _own_nodes(scope: ast.AST) -> list[ast.AST]:
