@@ -292,7 +292,8 @@ class _Run:
             arguments = dict(raw)  # exact str keys and scalar values: this is the JSON copy
         else:
             if type(raw) is dict and raw:
-                check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
+                # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
+                check_arguments(raw, self.budget.trip)
             try:
                 arguments = json_copy(raw, what="arguments")
             except NotJSONError as exc:
@@ -725,8 +726,12 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
     output = "".join(run.output)
     calls = tuple(call.record() for call in run.calls)
     stop = run.budget.stop
+    if stop is None and not ok and isinstance(payload, ScriptStop):
+        stop = payload  # a stop raised with no run in reach (errors.size_stop): still a limit
     if stop is not None:
-        line = _error_line(payload) if isinstance(payload, BaseException) else None
+        line = stop.line
+        if line is None and isinstance(payload, BaseException):
+            line = _error_line(payload)
         type_name = "AbortError" if stop.kind == "aborted" else "LimitExceeded"
         return ScriptResult(
             ok=False,

@@ -49,6 +49,8 @@ import time
 import types
 from typing import Any, NoReturn, Protocol
 
+from scriptgate.sandbox.errors import refuse_size
+
 __all__ = [
     "CHECK_FROM",
     "MAX_SEQUENCE",
@@ -228,7 +230,7 @@ def _current_meter() -> MemoryMeter | None:
 
 
 def _too_big(what: str) -> NoReturn:
-    raise MemoryError(f"{what} would be too large for the sandbox")
+    refuse_size(f"{what} would be too large for the sandbox")  # a limit: ends the script
 
 
 def _itemsize(value: Any) -> int:

@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from scriptgate.sandbox._restricted import FILENAME
+from scriptgate.sandbox.errors import Trip, refuse_size
 
 __all__ = [
     "CHARGE_FROM",
@@ -93,11 +94,18 @@ _CHAIN = itertools.chain
 _bit_length = int.bit_length
 
 
-def too_large_render(what: str, size: int, limit: int = MAX_RENDER) -> NoReturn:
-    """Raise the refusal of a rendering estimated at ``size`` characters."""
-    raise MemoryError(
+def too_large_render(
+    what: str, size: int, limit: int = MAX_RENDER, trip: Trip | None = None
+) -> NoReturn:
+    """Refuse a rendering estimated at ``size`` characters: a limit that ends the script.
+
+    ``trip`` is the run's ``Budget.trip`` if the caller has it (else
+    :func:`~scriptgate.sandbox.errors.refuse_size` finds the run on the stack).
+    """
+    refuse_size(
         f"{what} would be too large for the sandbox "
-        f"(about {size} characters or more; the limit is {limit})"
+        f"(about {size} characters or more; the limit is {limit})",
+        trip,
     )
 
 
@@ -454,7 +462,7 @@ def sequence_sum(
         if exact and type(item) is kind:
             charge(item)
             if len(acc) + len(item) > max_length:
-                raise MemoryError("sum() of these sequences would be too large for the sandbox")
+                refuse_size("sum() of these sequences would be too large for the sandbox")
             acc.extend(item)
             continue
         if exact:
@@ -464,7 +472,7 @@ def sequence_sum(
             charge(acc)
         acc = acc + item
         if isinstance(acc, (list, tuple)) and len(acc) > max_length:
-            raise MemoryError("sum() of these sequences would be too large for the sandbox")
+            refuse_size("sum() of these sequences would be too large for the sandbox")
     if exact and kind is tuple:
         return tuple(acc)
     return acc
@@ -483,7 +491,7 @@ def checked_elements(counter: collections.Counter[Any], max_length: int) -> Call
             if type(count) is int and count > 0:
                 total += count
                 if total > max_length:
-                    raise MemoryError(
+                    refuse_size(
                         f"Counter.elements() of more than {max_length} items "
                         "would be too large for the sandbox"
                     )
@@ -667,8 +675,12 @@ def result_too_large(value: Any, max_bytes: int) -> int | None:
     return size if size > bound else None
 
 
-def check_arguments(raw: Any) -> None:
-    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters."""
+def check_arguments(raw: Any, trip: Trip | None = None) -> None:
+    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters.
+
+    Building such arguments is a resource attack like any other oversized value:
+    the refusal is a limit that ends the script (``trip``: the run's ``Budget.trip``).
+    """
     size = render_size(raw, MAX_RENDER)
     if size > MAX_RENDER:
-        too_large_render("these tool-call arguments", size)
+        too_large_render("these tool-call arguments", size, MAX_RENDER, trip)
