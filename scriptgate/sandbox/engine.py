@@ -30,6 +30,13 @@ How scripts run
   calls and the script (a sync script gets the stop thrown in at its pending
   call). A tripped budget is final: whatever the script does afterwards, the
   result is the limit/abort error.
+- Size refusals are limits: a guard refusing an operation whose result would be
+  too large (``'x' * 10**12``, ``1 << 10**11``, a 300 MB rendering, ``range(10**18)``,
+  tool-call arguments over the render bound, …) trips the budget through
+  :func:`scriptgate.sandbox.errors.refuse_size`, so the result is
+  ``ScriptError("limit", "LimitExceeded", <the guard's message>, <its line>)``
+  whatever the script's ``except``/``finally`` blocks do. A real ``MemoryError``
+  (an allocation that failed) is an ordinary ``runtime`` error in-process.
 - Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
   so a single long C-level operation (a catastrophic regex, a quadratic ``set()``
   of colliding hashes) cannot be interrupted in-process and blocks the event

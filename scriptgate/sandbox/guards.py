@@ -4,7 +4,10 @@ Each guard says which escape it blocks and which test proves it (tests live in
 ``tests/sandbox/test_guards.py``; attack scripts in ``tests/sandbox/attacks.py``).
 
 Guards are built per run by :func:`make_guards` around a :class:`Budget`, so no
-mutable state is shared between runs.
+mutable state is shared between runs. Size refusals (``'x' * 10**12``, huge
+ints, widths, ``str`` methods…) go through
+:func:`scriptgate.sandbox.errors.refuse_size`: they trip the run's budget (bound
+in the script's globals as ``STOP_NAME``), so they are final ``"limit"`` errors.
 """
 
 from __future__ import annotations

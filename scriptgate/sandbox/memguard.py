@@ -21,7 +21,8 @@ there by measuring instead:
   :func:`guarded_extend` (``list.extend``, ``deque.extend``/``extendleft``) and
   :func:`guarded_star` (``[*x, *x]``, ``f(*x)``, ``x[i:j] = v``) and
   :func:`check_field` (``f'{s}{s}'``) refuse a str,
-  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE`, the
+  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE` (a
+  size limit that ends the script: ``scriptgate.sandbox.errors.refuse_size``), the
   bound ``*`` already uses — this is what stops geometric growth
   (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
   any periodic check could see. The length check runs only when an operand is

@@ -4,8 +4,9 @@ Rendering a container to text (``str``, ``repr``, ``ascii``, ``format``, ``%``,
 ``str.format``, f-strings, ``print``, ``json.dumps``) runs in one C call: a
 list holding the same million-item list a hundred times renders to 300 MB
 before any timeout check can run. :func:`check_render` walks the value first
-and refuses (``MemoryError``, like the other size guards) when the text would
-be longer than :data:`MAX_RENDER` characters. The walk counts every occurrence
+and refuses (like the other size guards: a limit that ends the script, see
+:func:`scriptgate.sandbox.errors.refuse_size`) when the text would be longer
+than :data:`MAX_RENDER` characters. The walk counts every occurrence
 of a shared reference, as the renderer does, but stops as soon as the estimate
 passes the bound, so its own cost is bounded by the bound, not by the value.
 Scalars and short flat containers take an O(1) or C-speed path; it runs no
@@ -343,7 +344,7 @@ def render_size(
 
 
 def check_render(value: Any, what: str = "the text of this value", limit: int = MAX_RENDER) -> None:
-    """Refuse (``MemoryError``) a value whose rendering would pass ``limit`` characters."""
+    """Refuse (a size limit: ends the script) a value whose rendering would pass ``limit`` characters."""
     if type(value) in _FLAT:
         return
     size = render_size(value, limit)
@@ -616,8 +617,8 @@ def guarded_print(
     """``print`` that estimates the text BEFORE rendering it.
 
     Past :data:`MAX_RENDER` characters the run stops with the output limit
-    (``error.kind == "limit"``) when one is set, else the print is refused
-    (``MemoryError``); below, ``print_fn`` renders and applies the exact cap.
+    (``error.kind == "limit"``) when one is set, else the print is refused (a
+    size limit, also ``"limit"``); below, ``print_fn`` renders and applies the exact cap.
     """
 
     def print_(*objects: Any, sep: Any = " ", end: Any = "\n", **kwargs: Any) -> None:
