@@ -18,8 +18,8 @@ would be too large for the sandbox (``'x' * 10**12``, ``1 << 10**11``, ``str()``
 of a 300 MB rendering, ``range(10**18)``, a format width of ``10**10``…) ends the
 script through :func:`refuse_size` with ``error.kind == "limit"`` and
 ``error.type == "LimitExceeded"`` (the type of every other limit), keeping its
-message (``"'x' * n would be too large for the sandbox"``-style texts models
-read). The refusal trips the running script's budget, found through the
+message (texts models read, such as ``"a repeated sequence would be too large for
+the sandbox"``) and the line of the refused operation. The refusal trips the running script's budget, found through the
 globals of the innermost script frame on the stack (:data:`STOP_NAME`), so it is
 final like any other limit: ``except MemoryError``, ``except Exception``, a
 bare ``except:`` or ``finally: return`` cannot swallow it, and nothing the
