@@ -18,7 +18,7 @@ import builtins as _b
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox.errors import ToolDenied, ToolError
+from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards import MAX_RANGE, MAX_SEQUENCE, guarded_pow, safe_format
 from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
 
@@ -113,7 +113,7 @@ def make_builtins(
         # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
         result = _b.range(*args)
         if _b.len(result) > max_range:
-            raise ValueError(
+            refuse_size(
                 f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
             )
         return result

@@ -30,6 +30,13 @@ How scripts run
   calls and the script (a sync script gets the stop thrown in at its pending
   call). A tripped budget is final: whatever the script does afterwards, the
   result is the limit/abort error.
+- Size refusals are limits: a guard refusing an operation whose result would be
+  too large (``'x' * 10**12``, ``1 << 10**11``, a 300 MB rendering, ``range(10**18)``,
+  tool-call arguments over the render bound, …) trips the budget through
+  :func:`scriptgate.sandbox.errors.refuse_size`, so the result is
+  ``ScriptError("limit", "LimitExceeded", <the guard's message>, <its line>)``
+  whatever the script's ``except``/``finally`` blocks do. A real ``MemoryError``
+  (an allocation that failed) is an ordinary ``runtime`` error in-process.
 - Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
   so a single long C-level operation (a catastrophic regex, a quadratic ``set()``
   of colliding hashes) cannot be interrupted in-process and blocks the event
@@ -292,7 +299,8 @@ class _Run:
             arguments = dict(raw)  # exact str keys and scalar values: this is the JSON copy
         else:
             if type(raw) is dict and raw:
-                check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
+                # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
+                check_arguments(raw, self.budget.trip)
             try:
                 arguments = json_copy(raw, what="arguments")
             except NotJSONError as exc:
@@ -725,8 +733,12 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
     output = "".join(run.output)
     calls = tuple(call.record() for call in run.calls)
     stop = run.budget.stop
+    if stop is None and not ok and isinstance(payload, ScriptStop):
+        stop = payload  # a stop raised with no run in reach (errors.size_stop): still a limit
     if stop is not None:
-        line = _error_line(payload) if isinstance(payload, BaseException) else None
+        line = stop.line
+        if line is None and isinstance(payload, BaseException):
+            line = _error_line(payload)
         type_name = "AbortError" if stop.kind == "aborted" else "LimitExceeded"
         return ScriptResult(
             ok=False,

@@ -4,7 +4,10 @@ Each guard says which escape it blocks and which test proves it (tests live in
 ``tests/sandbox/test_guards.py``; attack scripts in ``tests/sandbox/attacks.py``).
 
 Guards are built per run by :func:`make_guards` around a :class:`Budget`, so no
-mutable state is shared between runs.
+mutable state is shared between runs. Size refusals (``'x' * 10**12``, huge
+ints, widths, ``str`` methods…) go through
+:func:`scriptgate.sandbox.errors.refuse_size`: they trip the run's budget (bound
+in the script's globals as ``STOP_NAME``), so they are final ``"limit"`` errors.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from scriptgate.sandbox._restricted import (
     guarded_iter_unpack_sequence,
     guarded_unpack_sequence,
 )
-from scriptgate.sandbox.errors import ScriptStop
+from scriptgate.sandbox.errors import STOP_NAME, ScriptStop, refuse_size
 from scriptgate.sandbox.memguard import (
     CHECK_FROM,
     METER_NAME,
@@ -341,7 +344,7 @@ def _check_printf(template: str | bytes) -> None:
             if part == "*":
                 raise ValueError("'*' widths in % formatting are not supported in the sandbox")
             if part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH):
-                raise ValueError(f"% format width above {MAX_FORMAT_WIDTH} refused")
+                refuse_size(f"% format width above {MAX_FORMAT_WIDTH} refused")
 
 
 def safe_format(value: Any, spec: str = "") -> str:
@@ -349,7 +352,7 @@ def safe_format(value: Any, spec: str = "") -> str:
     if type(spec) is not str:
         raise TypeError("format spec must be a str")
     if format_spec_too_wide(spec):
-        raise ValueError(f"format width above {MAX_FORMAT_WIDTH} refused")
+        refuse_size(f"format width above {MAX_FORMAT_WIDTH} refused")
     if type(value) not in FLAT_TYPES:
         check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
     return _builtins.format(value, spec)
@@ -394,7 +397,7 @@ def safe_str_format(
         piece = safe_format(value, spec or "")
         total += len(piece)
         if total > MAX_SEQUENCE:
-            raise MemoryError(f"formatted string longer than {MAX_SEQUENCE} characters")
+            refuse_size(f"formatted string longer than {MAX_SEQUENCE} characters")
         out.append(piece)
     return "".join(out)
 
@@ -417,7 +420,7 @@ def _bound_str_format_map(template: str) -> Callable[[dict[str, Any]], str]:
 
 
 def _too_big(what: str) -> NoReturn:
-    raise MemoryError(f"{what} would be too large for the sandbox")
+    refuse_size(f"{what} would be too large for the sandbox")  # a limit: ends the script
 
 
 def _seq_len(value: Any) -> int | None:
@@ -918,6 +921,7 @@ def make_guards(
     guards["_check_"] = check
     guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
     guards["__charge__"] = charge  # a helper the curated builtins use
+    guards[STOP_NAME] = budget.trip  # found by errors.refuse_size through the globals
     guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
     return guards
 

@@ -21,7 +21,8 @@ there by measuring instead:
   :func:`guarded_extend` (``list.extend``, ``deque.extend``/``extendleft``) and
   :func:`guarded_star` (``[*x, *x]``, ``f(*x)``, ``x[i:j] = v``) and
   :func:`check_field` (``f'{s}{s}'``) refuse a str,
-  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE`, the
+  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE` (a
+  size limit that ends the script: ``scriptgate.sandbox.errors.refuse_size``), the
   bound ``*`` already uses — this is what stops geometric growth
   (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
   any periodic check could see. The length check runs only when an operand is
@@ -48,6 +49,8 @@ import sys
 import time
 import types
 from typing import Any, NoReturn, Protocol
+
+from scriptgate.sandbox.errors import refuse_size
 
 __all__ = [
     "CHECK_FROM",
@@ -228,7 +231,7 @@ def _current_meter() -> MemoryMeter | None:
 
 
 def _too_big(what: str) -> NoReturn:
-    raise MemoryError(f"{what} would be too large for the sandbox")
+    refuse_size(f"{what} would be too large for the sandbox")  # a limit: ends the script
 
 
 def _itemsize(value: Any) -> int:

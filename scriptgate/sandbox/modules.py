@@ -27,6 +27,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from scriptgate.sandbox.errors import refuse_size
 from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace
 from scriptgate.sandbox.sizeguard import check_json
 
@@ -89,7 +90,7 @@ def _json_dumps(
     default: Callable[[Any], Any] | None = None,
 ) -> str:
     if isinstance(indent, int) and indent > 64:
-        raise ValueError("indent above 64 refused in the sandbox")
+        refuse_size("indent above 64 refused in the sandbox")
     default = check_json(  # sizeguard: the text's size is checked before rendering
         obj, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
     )
@@ -111,7 +112,7 @@ def _capped(fn: Callable[..., Any], limit: int, name: str) -> Callable[..., Any]
     def wrapper(*args: Any) -> Any:
         for arg in args:
             if isinstance(arg, int) and abs(arg) > limit:
-                raise ValueError(f"math.{name} argument above {limit} refused in the sandbox")
+                refuse_size(f"math.{name} argument above {limit} refused in the sandbox")
         return fn(*args)
 
     wrapper.__name__ = name
@@ -126,7 +127,7 @@ def _re_sub(counting: bool) -> Callable[..., Any]:
             and len(repl) > 1
             and (len(string_) + 1) * len(repl) > MAX_SEQUENCE
         ):
-            raise MemoryError("re.sub result would be too large for the sandbox")
+            refuse_size("re.sub result would be too large for the sandbox")
         fn = re.subn if counting else re.sub
         return fn(pattern, repl, string_, count=count, flags=flags)
 
@@ -194,7 +195,7 @@ def make_modules(
         for pool in pools:
             size *= max(len(pool), 1)
         if repeat > 64:
-            raise ValueError("itertools.product repeat above 64 refused in the sandbox")
+            refuse_size("itertools.product repeat above 64 refused in the sandbox")
         return ticking(itertools.product(*pools, repeat=repeat))
 
     rngs: list[random.Random] = []
@@ -208,7 +209,7 @@ def make_modules(
         population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
     ) -> list[Any]:
         if k > MAX_SEQUENCE:
-            raise MemoryError("random.choices k too large for the sandbox")
+            refuse_size("random.choices k too large for the sandbox")
         return rng().choices(charge(population), weights, cum_weights=cum_weights, k=k)
 
     def sample(population: Any, k: int, *, counts: Any = None) -> list[Any]:

@@ -1018,8 +1018,9 @@ class ProcessRunner:
 
     def _memory_error_to_limit(self, result: ScriptResult) -> ScriptResult:
         error = result.error
-        # Only a bare MemoryError is the address-space limit; the guards' own refusals
-        # ("... would be too large for the sandbox") stay what they are in-process.
+        # Only a bare MemoryError is the address-space limit. The guards' own size
+        # refusals ("... would be too large for the sandbox") are already limits
+        # (LimitExceeded) from the worker's engine, exactly as in-process.
         if error is None or error.type != "MemoryError" or error.message.strip():
             return result
         limit = self.limits.memory_bytes

@@ -4,8 +4,9 @@ Rendering a container to text (``str``, ``repr``, ``ascii``, ``format``, ``%``,
 ``str.format``, f-strings, ``print``, ``json.dumps``) runs in one C call: a
 list holding the same million-item list a hundred times renders to 300 MB
 before any timeout check can run. :func:`check_render` walks the value first
-and refuses (``MemoryError``, like the other size guards) when the text would
-be longer than :data:`MAX_RENDER` characters. The walk counts every occurrence
+and refuses (like the other size guards: a limit that ends the script, see
+:func:`scriptgate.sandbox.errors.refuse_size`) when the text would be longer
+than :data:`MAX_RENDER` characters. The walk counts every occurrence
 of a shared reference, as the renderer does, but stops as soon as the estimate
 passes the bound, so its own cost is bounded by the bound, not by the value.
 Scalars and short flat containers take an O(1) or C-speed path; it runs no
@@ -51,6 +52,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from scriptgate.sandbox._restricted import FILENAME
+from scriptgate.sandbox.errors import Trip, refuse_size
 
 __all__ = [
     "CHARGE_FROM",
@@ -93,11 +95,18 @@ _CHAIN = itertools.chain
 _bit_length = int.bit_length
 
 
-def too_large_render(what: str, size: int, limit: int = MAX_RENDER) -> NoReturn:
-    """Raise the refusal of a rendering estimated at ``size`` characters."""
-    raise MemoryError(
+def too_large_render(
+    what: str, size: int, limit: int = MAX_RENDER, trip: Trip | None = None
+) -> NoReturn:
+    """Refuse a rendering estimated at ``size`` characters: a limit that ends the script.
+
+    ``trip`` is the run's ``Budget.trip`` if the caller has it (else
+    :func:`~scriptgate.sandbox.errors.refuse_size` finds the run on the stack).
+    """
+    refuse_size(
         f"{what} would be too large for the sandbox "
-        f"(about {size} characters or more; the limit is {limit})"
+        f"(about {size} characters or more; the limit is {limit})",
+        trip,
     )
 
 
@@ -335,7 +344,7 @@ def render_size(
 
 
 def check_render(value: Any, what: str = "the text of this value", limit: int = MAX_RENDER) -> None:
-    """Refuse (``MemoryError``) a value whose rendering would pass ``limit`` characters."""
+    """Refuse (a size limit: ends the script) a value whose rendering would pass ``limit`` characters."""
     if type(value) in _FLAT:
         return
     size = render_size(value, limit)
@@ -454,7 +463,7 @@ def sequence_sum(
         if exact and type(item) is kind:
             charge(item)
             if len(acc) + len(item) > max_length:
-                raise MemoryError("sum() of these sequences would be too large for the sandbox")
+                refuse_size("sum() of these sequences would be too large for the sandbox")
             acc.extend(item)
             continue
         if exact:
@@ -464,7 +473,7 @@ def sequence_sum(
             charge(acc)
         acc = acc + item
         if isinstance(acc, (list, tuple)) and len(acc) > max_length:
-            raise MemoryError("sum() of these sequences would be too large for the sandbox")
+            refuse_size("sum() of these sequences would be too large for the sandbox")
     if exact and kind is tuple:
         return tuple(acc)
     return acc
@@ -483,7 +492,7 @@ def checked_elements(counter: collections.Counter[Any], max_length: int) -> Call
             if type(count) is int and count > 0:
                 total += count
                 if total > max_length:
-                    raise MemoryError(
+                    refuse_size(
                         f"Counter.elements() of more than {max_length} items "
                         "would be too large for the sandbox"
                     )
@@ -608,8 +617,8 @@ def guarded_print(
     """``print`` that estimates the text BEFORE rendering it.
 
     Past :data:`MAX_RENDER` characters the run stops with the output limit
-    (``error.kind == "limit"``) when one is set, else the print is refused
-    (``MemoryError``); below, ``print_fn`` renders and applies the exact cap.
+    (``error.kind == "limit"``) when one is set, else the print is refused (a
+    size limit, also ``"limit"``); below, ``print_fn`` renders and applies the exact cap.
     """
 
     def print_(*objects: Any, sep: Any = " ", end: Any = "\n", **kwargs: Any) -> None:
@@ -667,8 +676,12 @@ def result_too_large(value: Any, max_bytes: int) -> int | None:
     return size if size > bound else None
 
 
-def check_arguments(raw: Any) -> None:
-    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters."""
+def check_arguments(raw: Any, trip: Trip | None = None) -> None:
+    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters.
+
+    Building such arguments is a resource attack like any other oversized value:
+    the refusal is a limit that ends the script (``trip``: the run's ``Budget.trip``).
+    """
     size = render_size(raw, MAX_RENDER)
     if size > MAX_RENDER:
-        too_large_render("these tool-call arguments", size)
+        too_large_render("these tool-call arguments", size, MAX_RENDER, trip)

@@ -229,6 +229,7 @@ def test_fast_paths_session_globals_prove_nothing() -> None:
 def test_fast_paths_concatenation_doubling_still_refused(source: str) -> None:
     result = run(source)
     assert result.error is not None
+    assert result.error.kind == "limit"
     assert "too large" in result.error.message
 
 
@@ -245,6 +246,7 @@ def test_fast_paths_concatenation_doubling_still_refused(source: str) -> None:
 def test_fast_paths_repetition_and_squaring_still_refused(source: str) -> None:
     result = run(source)
     assert result.error is not None
+    assert result.error.kind == "limit"
     assert "too large" in result.error.message
 
 
@@ -268,6 +270,7 @@ def test_fast_paths_attribute_read_keeps_the_guard_for_slow_names() -> None:
     assert tree  # the fast path itself is exercised by the SAME_AS_PYTHON cases
     result = run("x = [0] * 6000000\nx.extend(x)\nx.extend(x)")
     assert result.error is not None
+    assert result.error.kind == "limit"
     assert "too large" in result.error.message
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.errors import ScriptStop
 from scriptgate.sandbox.guards import (
     Budget,
     OpaqueNamespace,
@@ -134,12 +135,12 @@ def test_guards_mul_refuses_huge_sequences_and_ints() -> None:
     assert guarded_mul(3, 4) == 12
     assert guarded_mul("ab", 3) == "ababab"
     assert guarded_mul(2.5, 2) == 5.0
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         guarded_mul("x", 10**10)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         guarded_mul(10**10, [0])
     big = 1 << 600_000
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         guarded_mul(big, big)
 
 
@@ -147,10 +148,10 @@ def test_guards_pow_and_shift_refuse_huge_ints() -> None:
     assert guarded_pow(2, 10) == 1024
     assert guarded_pow(7, 10**9, 13) == pow(7, 10**9, 13)
     assert guarded_pow(1, 10**12) == 1
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         guarded_pow(10, 10**9)
     assert guarded_lshift(1, 10) == 1024
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         guarded_lshift(1, 10**11)
 
 
@@ -159,7 +160,7 @@ def test_guards_mod_refuses_printf_widths() -> None:
     assert guarded_mod(7, 3) == 1
     with pytest.raises(ValueError):
         guarded_mod("%*d", (10**10, 1))
-    with pytest.raises(ValueError):
+    with pytest.raises(ScriptStop, match="width above"):
         guarded_mod("%99999999d", 1)
 
 
@@ -169,7 +170,7 @@ def test_guards_safe_format_refuses_traversal_and_widths() -> None:
         safe_str_format("{0.__class__}", (1,), {})
     with pytest.raises(ValueError, match="only positions and names"):
         safe_str_format("{0[0]}", ([1],), {})
-    with pytest.raises(ValueError):
+    with pytest.raises(ScriptStop, match="width above"):
         safe_format(1, ">100000000")
     assert safe_format(3.14159, ".2f") == "3.14"
 

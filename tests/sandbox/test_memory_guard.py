@@ -255,7 +255,7 @@ def test_memory_guard_meter_not_reachable_from_scripts() -> None:
 )
 def test_memory_guard_concat_refuses_huge_results(source: str) -> None:
     # memory_bytes=None: the size guard alone (the memory budget may otherwise come first)
-    _error(run(source, max_steps=100_000, memory_bytes=None), "runtime", "too large")
+    _error(run(source, max_steps=100_000, memory_bytes=None), "limit", "too large")
 
 
 @pytest.mark.parametrize(
@@ -270,7 +270,7 @@ def test_memory_guard_concat_refuses_huge_results(source: str) -> None:
     ],
 )
 def test_memory_guard_extend_refuses_huge_results(source: str) -> None:
-    _error(run(source, max_steps=10**8, memory_bytes=None), "runtime", "too large")
+    _error(run(source, max_steps=10**8, memory_bytes=None), "limit", "too large")
 
 
 @pytest.mark.parametrize(
@@ -287,7 +287,7 @@ def test_memory_guard_extend_refuses_huge_results(source: str) -> None:
     ],
 )
 def test_memory_guard_unpacking_slices_fstrings_refuse_doubling(source: str) -> None:
-    _error(run(source, memory_bytes=None), "runtime", "too large")
+    _error(run(source, memory_bytes=None), "limit", "too large")
 
 
 @pytest.mark.parametrize(
@@ -414,7 +414,7 @@ def test_memory_guard_session_scripts_prove_nothing_at_module_level() -> None:
     ],
 )
 def test_memory_guard_numeric_facts_are_sound(source: str) -> None:
-    _error(run(source, memory_bytes=None), "runtime", "too large")
+    _error(run(source, memory_bytes=None), "limit", "too large")
 
 
 @pytest.mark.parametrize(
@@ -433,6 +433,6 @@ def test_memory_guard_session_values_keep_the_guard(first: str, second: str) -> 
     try:
         session = sandbox.session()
         assert session.run_sync(first).ok
-        _error(session.run_sync(second), "runtime", "too large")
+        _error(session.run_sync(second), "limit", "too large")
     finally:
         sandbox.close()

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from scriptgate.sandbox.errors import ScriptStop
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 from scriptgate.sandbox.sizeguard import (
@@ -150,7 +151,7 @@ def test_render_guard_ascii_counts_escapes() -> None:
 
 
 def test_render_guard_check_refuses_with_a_clear_message() -> None:
-    with pytest.raises(MemoryError, match="too large for the sandbox"):
+    with pytest.raises(ScriptStop, match="too large for the sandbox"):
         check_render([_SHARED] * 20, "str() of this value")
     check_render(_SHARED[:5])
     check_render("x" * 20_000_000)  # a str is already built: str() of it copies nothing
@@ -159,9 +160,9 @@ def test_render_guard_check_refuses_with_a_clear_message() -> None:
 def test_render_guard_repr_and_ascii_wrappers() -> None:
     assert safe_repr([1, "a"]) == "[1, 'a']"
     assert safe_ascii(["é"]) == "['\\xe9']"
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         safe_repr([_SHARED] * 20)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         safe_ascii("\U0001f600" * 2_000_000)
 
 
@@ -189,9 +190,9 @@ def test_render_guard_safe_str_behaves_like_str() -> None:
     assert isinstance(value, SafeStr)
     assert isinstance(value, str)
     assert not isinstance("x", Sub)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         SafeStr([_SHARED] * 20)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         Sub([_SHARED] * 20)
 
 
@@ -228,7 +229,7 @@ def test_render_guard_sequence_sum_matches_builtin_sum() -> None:
     with pytest.raises(TypeError) as theirs:
         sum([[1], (2,)], [])  # type: ignore[type-var]  # noqa: RUF017
     assert str(ours.value) == str(theirs.value)
-    with pytest.raises(MemoryError, match="too large"):
+    with pytest.raises(ScriptStop, match="too large"):
         sequence_sum([[1] * 60] * 2, [], charge, 100)
 
 
@@ -244,14 +245,14 @@ def test_render_guard_sum_in_script(sandbox: Sandbox) -> None:
 def test_render_guard_counter_elements() -> None:
     small = collections.Counter(a=2, b=1, c=0, d=-1)
     assert sorted(checked_elements(small, 10)()) == ["a", "a", "b"]
-    with pytest.raises(MemoryError, match="too large"):
+    with pytest.raises(ScriptStop, match="too large"):
         checked_elements(collections.Counter(a=10**18), 10)()
     unbound = checked_method(collections.Counter.elements, 10)
     assert sorted(unbound(small)) == ["a", "a", "b"]
     with pytest.raises(TypeError):
         unbound({"a": 1})
     bound = checked_method(collections.Counter(a=11).elements, 10)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         bound()
     assert checked_method(len, 10) is len
 
@@ -262,9 +263,9 @@ def test_render_guard_counter_elements() -> None:
 def test_render_guard_check_json_options() -> None:
     assert check_json([1], indent=None, separators=None, ensure_ascii=True, default=None) is None
     nested = [[[1] * 100] * 100] * 30
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         check_json(nested, indent=64, separators=None, ensure_ascii=True, default=None)
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         check_json(
             [[1] * 1000] * 100, indent=None, separators=(",", ":" * 200), ensure_ascii=True,
             default=None,
@@ -277,7 +278,7 @@ def test_render_guard_check_json_options() -> None:
         default=lambda o: _SHARED,
     )  # fmt: skip
     assert amplify is not None
-    with pytest.raises(MemoryError):
+    with pytest.raises(ScriptStop):
         json.dumps([object()] * 100, default=amplify)
 
 
@@ -322,7 +323,7 @@ def test_render_guard_fstring_every_field_is_checked(sandbox: Sandbox) -> None:
     for field in ("{z}", "{z!r}", "{z!s}", "{z!a}", "{z:}", "{z!s:>5}"):
         result = _run(sandbox, prefix + f"len(f'{field}')")
         assert result.error is not None, field
-        assert (result.error.kind, result.error.type) == ("runtime", "MemoryError"), field
+        assert (result.error.kind, result.error.type) == ("limit", "LimitExceeded"), field
         assert "too large" in result.error.message
 
 
@@ -343,7 +344,7 @@ def test_render_guard_print_without_output_cap_refuses() -> None:
     finally:
         box.close()
     assert result.error is not None
-    assert (result.error.kind, result.error.type) == ("runtime", "MemoryError")
+    assert (result.error.kind, result.error.type) == ("limit", "LimitExceeded")
 
 
 def test_render_guard_json_dumps_in_script(sandbox: Sandbox) -> None:
