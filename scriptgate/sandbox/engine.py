@@ -65,6 +65,7 @@ from scriptgate.sandbox.bridge import (
     ToolSpec,
     json_copy,
     json_size,
+    slot_setters,
 )
 from scriptgate.sandbox.builtins import make_builtins
 from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
@@ -124,7 +125,7 @@ def _missing_tool(names: Sequence[str]) -> Callable[[str], Exception]:
 
 
 class _Call:
-    __slots__ = ("arguments", "duration_ms", "error", "id", "reply", "scope", "status", "tool")
+    __slots__ = ("arguments", "duration_ms", "error", "id", "scope", "status", "tool")
 
     def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
         self.id = call_id
@@ -133,18 +134,29 @@ class _Call:
         self.status: CallStatus | None = None
         self.duration_ms: int | None = None
         self.error: str | None = None
-        self.reply: ToolReply | None = None
         self.scope: anyio.CancelScope | None = None
 
     def record(self) -> CallRecord:
-        return CallRecord(
-            id=self.id,
-            tool=self.tool,
-            arguments=self.arguments,
-            status=self.status or "cancelled",
-            duration_ms=self.duration_ms,
-            error=self.error,
-        )
+        """This call's :class:`CallRecord` (built as ``bridge.slot_setters`` says)."""
+        record: CallRecord = _new(CallRecord)
+        _SET_RECORD_ID(record, self.id)
+        _SET_RECORD_TOOL(record, self.tool)
+        _SET_RECORD_ARGUMENTS(record, self.arguments)
+        _SET_RECORD_STATUS(record, self.status or "cancelled")
+        _SET_RECORD_DURATION(record, self.duration_ms)
+        _SET_RECORD_ERROR(record, self.error)
+        return record
+
+
+_new = object.__new__
+(
+    _SET_RECORD_ID,
+    _SET_RECORD_TOOL,
+    _SET_RECORD_ARGUMENTS,
+    _SET_RECORD_STATUS,
+    _SET_RECORD_DURATION,
+    _SET_RECORD_ERROR,
+) = slot_setters(CallRecord)
 
 
 class PendingToolCall:
@@ -180,16 +192,14 @@ class PendingToolCall:
             self._done.set()
 
     def __await__(self) -> Generator[Any, None, Any]:
-        return self._wait().__await__()
-
-    async def _wait(self) -> Any:
+        # a generator, not ``async def``: one coroutine object less per awaited call
         run = self._run
         if not self._started:
             self._started = True
             run._start_pending(self)
-            self._reply = await run._run_call(self._call, self._spec, scoped=False)
+            self._reply = yield from run._await_call(self._call).__await__()
         elif self._reply is None and self._done is not None:
-            await self._done.wait()
+            yield from self._done.wait().__await__()
         reply = self._reply
         if reply is None:
             run.budget.check()
@@ -239,6 +249,8 @@ class _Run:
         self.output: list[str] = []
         self.output_chars = 0
         self.calls: list[_Call] = []
+        self.max_calls = limits.max_tool_calls
+        self.quotas = limits.max_tool_calls_per_tool
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[PendingToolCall] = []
         self.switch: Callable[[Any], Any] | None = None
@@ -276,56 +288,70 @@ class _Run:
     # -- tool calls -------------------------------------------------------------
 
     def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
-        self.budget.check()
+        stop = self.budget.stop
+        if stop is not None:
+            raise stop
         if args:
             if len(args) != 1 or kwargs or type(args[0]) is not dict:
                 raise TypeError(
                     f"{spec.identifier}() takes keyword arguments, or a single dict of arguments"
                 )
             raw = args[0]
+            # the script's own dict: copied (exact str keys and scalar values: a
+            # shallow copy is the JSON copy)
+            arguments = dict(raw) if _small_flat(raw) else self._copy_arguments(spec, raw)
         else:
-            raw = kwargs
+            # CPython builds a new dict for ``**kwargs`` on every call: the script
+            # holds no reference to it, so a flat one is already our own JSON copy
+            arguments = kwargs if _small_flat(kwargs) else self._copy_arguments(spec, kwargs)
+        calls = self.calls
+        limit = self.max_calls
+        if limit is not None and len(calls) >= limit:
+            raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
+        name = spec.name
+        if self.quotas:
+            per_tool = self.quotas.get(name)
+            count = self.per_tool.get(name, 0)
+            if per_tool is not None and count >= per_tool:
+                raise self.budget.trip(
+                    "limit", f'Script exceeded the limit of {per_tool} calls to tool "{name}"'
+                )
+            self.per_tool[name] = count + 1
+        call = _Call(f"{self.prefix}/{len(calls) + 1}", name, arguments)
+        calls.append(call)
+        return call
+
+    @staticmethod
+    def _copy_arguments(spec: ToolSpec, raw: dict[Any, Any]) -> Any:
+        """The JSON copy of arguments that are not a few flat scalars (or are refused)."""
         for key in raw:
             if type(key) is str and key.startswith("_"):
                 raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
-        if type(raw) is dict and _small_flat(raw):
-            arguments = dict(raw)  # exact str keys and scalar values: this is the JSON copy
-        else:
-            if type(raw) is dict and raw:
-                check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
-            try:
-                arguments = json_copy(raw, what="arguments")
-            except NotJSONError as exc:
-                raise TypeError(f"{spec.identifier}(): {exc}") from None
-        limit = self.limits.max_tool_calls
-        if limit is not None and len(self.calls) >= limit:
-            raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
-        per_tool = self.limits.max_tool_calls_per_tool.get(spec.name)
-        count = self.per_tool.get(spec.name, 0)
-        if per_tool is not None and count >= per_tool:
-            raise self.budget.trip(
-                "limit", f'Script exceeded the limit of {per_tool} calls to tool "{spec.name}"'
-            )
-        self.per_tool[spec.name] = count + 1
-        call = _Call(f"{self.prefix}/{len(self.calls) + 1}", spec.name, arguments)
-        self.calls.append(call)
-        return call
+        if raw:
+            check_arguments(raw)  # sizeguard: no 100M-item copy in one C-speed call
+        try:
+            return json_copy(raw, what="arguments")
+        except NotJSONError as exc:
+            raise TypeError(f"{spec.identifier}(): {exc}") from None
 
-    async def _run_call(self, call: _Call, spec: ToolSpec, *, scoped: bool = True) -> ToolReply:
-        """Run one call; ``scoped`` gives it its own cancel scope (background calls)."""
+    async def _await_call(self, call: _Call) -> ToolReply:
+        """Run one call awaited inline by the async script (its scope cancels it)."""
         started = time.monotonic()
-        if not scoped:
-            # awaited inline by the async script: the script's scope cancels it
-            try:
-                reply = await self.bridge.call(call.id, spec.name, call.arguments)
-            except anyio.get_cancelled_exc_class():
-                self._cancelled(call, started)
-                raise
-            except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = ToolReply(
-                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
-                )
-            return self._completed(call, reply)
+        try:
+            reply = await self.bridge.call(call.id, call.tool, call.arguments)
+        except anyio.get_cancelled_exc_class():
+            self._cancelled(call, started)
+            raise
+        except Exception as exc:  # a broken bridge: the script sees a ToolError
+            reply = _bridge_failure(exc)
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        return reply
+
+    async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
+        """Run one call in the background, in its own cancel scope."""
+        started = time.monotonic()
         with anyio.CancelScope() as scope:
             call.scope = scope
             if self.budget.stop is not None:
@@ -333,20 +359,15 @@ class _Run:
             try:
                 reply = await self.bridge.call(call.id, spec.name, call.arguments)
             except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = ToolReply(
-                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
-                )
+                reply = _bridge_failure(exc)
             call.scope = None
             return self._completed(call, reply)
         call.scope = None
         self._cancelled(call, started)
-        reply = ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
-        call.reply = reply
-        return reply
+        return ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
 
     @staticmethod
     def _completed(call: _Call, reply: ToolReply) -> ToolReply:
-        call.reply = reply
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
@@ -378,12 +399,22 @@ class _Run:
             call_async.__name__ = spec.identifier
             return call_async
 
+        budget = self.budget
+
         def call_sync(*args: Any, **kwargs: Any) -> Any:
             call = self._start_call(spec, args, kwargs)
             switch = self.switch
             if switch is None:
-                raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
-            return self._deliver(switch((call, spec)))
+                raise budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+            reply: ToolReply = switch(call)
+            # _deliver, inline
+            if budget.stop is not None:
+                raise budget.stop
+            if reply.error is None:
+                return reply.value
+            if reply.status == "blocked":
+                raise ToolDenied(reply.error)
+            raise ToolError(reply.error)
 
         call_sync.__name__ = spec.identifier
         return call_sync
@@ -391,7 +422,7 @@ class _Run:
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
 
-        A tool call switches back here with ``(call, spec)``; the call is awaited
+        A tool call switches back here with its ``_Call``; the call is awaited
         in this task and its reply switched back into the script. If this task is
         cancelled meanwhile (deadline, abort, the caller), the budget's stop is
         thrown into the script so it unwinds (its handlers cannot swallow it).
@@ -399,6 +430,8 @@ class _Run:
         child = greenlet(self._main)
         self.switch = greenlet.getcurrent().switch
         self.budget.pause = self._pause
+        bridge_call = self.bridge.call
+        monotonic = time.monotonic
         request = child.switch(fn)
         while not child.dead:
             if request is _PAUSE:
@@ -409,12 +442,23 @@ class _Run:
                     raise
                 request = child.switch(None)
                 continue
-            call, spec = request
+            # _await_call, inline (one coroutine less per call)
+            call: _Call = request
+            started = monotonic()
             try:
-                reply = await self._run_call(call, spec, scoped=False)
+                reply = await bridge_call(call.id, call.tool, call.arguments)
+            except anyio.get_cancelled_exc_class():
+                self._cancelled(call, started)
+                self._unwind(child)
+                raise
+            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                reply = _bridge_failure(exc)
             except BaseException:
                 self._unwind(child)
                 raise
+            call.status = reply.status
+            call.duration_ms = reply.duration_ms
+            call.error = reply.error
             request = child.switch(reply)
         outcome: tuple[bool, Any] = request
         return outcome
@@ -436,7 +480,11 @@ class _Run:
 
     def _start_pending(self, current: PendingToolCall | None = None) -> None:
         """Start, in the background, every call created and not yet awaited."""
-        waiting, self.unstarted = self.unstarted, []
+        waiting = self.unstarted
+        if len(waiting) == 1 and waiting[0] is current:
+            waiting.clear()  # the common ``await tool(...)``: nothing else to start
+            return
+        self.unstarted = []
         for pending in waiting:
             if pending is not current:
                 pending._start()
@@ -695,15 +743,16 @@ _SMALL_TEXT = 1_000
 def _small_flat(raw: dict[Any, Any]) -> bool:
     """Whether ``raw`` is a few short scalars: its JSON text is far below the render cap.
 
-    At most 16 str keys of at most 1,000 characters, values ``None``/bool/float,
-    64-bit ints or str of at most 1,000 characters (exact types): under 40,000
-    characters, so the render-size walk (sizeguard.check_arguments) can be
-    skipped, and a shallow copy is a JSON copy.
+    At most 16 str keys of at most 1,000 characters, none starting with ``_``
+    (those are refused, with a message, by the slow path), values
+    ``None``/bool/float, 64-bit ints or str of at most 1,000 characters (exact
+    types): under 40,000 characters, so the render-size walk
+    (sizeguard.check_arguments) can be skipped, and a shallow copy is a JSON copy.
     """
     if len(raw) > _SMALL_KEYS:
         return False
     for key, value in raw.items():
-        if type(key) is not str or len(key) > _SMALL_TEXT:
+        if type(key) is not str or len(key) > _SMALL_TEXT or key[:1] == "_":
             return False
         kind = type(value)
         if kind is str:
@@ -717,13 +766,17 @@ def _small_flat(raw: dict[Any, Any]) -> bool:
     return True
 
 
+def _bridge_failure(exc: Exception) -> ToolReply:
+    return ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
+
+
 def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
     return frozenset({"tools", "gather", *(spec.identifier for spec in tools)})
 
 
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
     output = "".join(run.output)
-    calls = tuple(call.record() for call in run.calls)
+    calls = tuple([call.record() for call in run.calls])
     stop = run.budget.stop
     if stop is not None:
         line = _error_line(payload) if isinstance(payload, BaseException) else None
