@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import anyio
 
 from scriptgate.runtime.abort import AbortController, AbortError, AbortSignal
-from scriptgate.runtime.pipeline import run_tool_call
+from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallHook,
@@ -151,6 +151,45 @@ def _copy(value: Any, path: str, depth: int) -> Any:
     if base is not None:
         return _copy(list(base.__iter__(value)), path, depth)
     raise NotJSONError(f"{path} is a {kind.__name__}, which is not JSON data")
+
+
+_SMALL_KEYS = 16
+_SMALL_TEXT = 1_000
+SMALL_FLAT_BYTES = _SMALL_KEYS * (2 * (6 * _SMALL_TEXT + 2) + 2) + 2
+"""Most UTF-8 bytes of the compact JSON text of a :func:`small_flat` dict.
+
+Per entry: a key and a str value of at most 1,000 characters, each at most 6
+bytes a character (``\\u00XX`` escapes) plus quotes, a colon and a comma (a
+number is at most 24 characters).
+"""
+
+
+def small_flat(raw: dict[Any, Any]) -> bool:
+    """Whether the dict ``raw`` is a few short scalars: a shallow copy is its JSON copy.
+
+    At most 16 str keys of at most 1,000 characters, none starting with ``_``
+    (argument names that are refused, with a message, by the slow path; a result
+    with such a key just takes the slow path), values ``None``/bool/float, 64-bit
+    ints or str of at most 1,000 characters (exact types). Its JSON text is then
+    at most :data:`SMALL_FLAT_BYTES` bytes (under 40,000 characters), so the
+    render-size walk (``sizeguard.check_arguments``) and the result-size
+    measure (:func:`json_size`) can be skipped.
+    """
+    if len(raw) > _SMALL_KEYS:
+        return False
+    for key, value in raw.items():
+        if type(key) is not str or len(key) > _SMALL_TEXT or key[:1] == "_":
+            return False
+        kind = type(value)
+        if kind is str:
+            if len(value) > _SMALL_TEXT:
+                return False
+        elif kind is int:
+            if not -(1 << 63) < value < 1 << 63:
+                return False
+        elif value is not None and kind is not bool and kind is not float:
+            return False
+    return True
 
 
 def slot_setters(cls: type[Any]) -> list[Callable[[Any, Any], None]]:
@@ -328,6 +367,10 @@ class HostToolBridge:
         self._lookup: list[AgentTool] | dict[str, AgentTool] = (
             self._by_name if len(self.tools) > 8 else self.tools
         )
+        self._structured = frozenset(
+            name for name, t in self._by_name.items() if t.output_schema is not None
+        )
+        """Tools whose structured content is the script's value (the others give text)."""
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Run one call through the pipeline and convert its outcome (pi §5.3)."""
@@ -362,19 +405,28 @@ class HostToolBridge:
     def convert(self, tool_name: str, outcome: Any, *, cancelled: bool = False) -> ToolReply:
         """Turn a ``ToolCallOutcome`` into the :class:`ToolReply` the script sees."""
         result = outcome.result
+        duration = outcome.duration_ms
+        cap = self.max_result_bytes
+        if (
+            not cancelled
+            and type(outcome) is ToolCallOutcome
+            and outcome.is_error is False
+            and not outcome.blocked
+            and tool_name not in self._structured
+        ):
+            # the common case: the text of a call that succeeded
+            content = result.content
+            if len(content) == 1 and type(content[0]) is TextContent:
+                text = content[0].text
+                if type(text) is str and (cap is None or len(text) * 4 <= cap):
+                    return _reply("ok", text, None, duration)
         is_error = bool(outcome.is_error)
         blocked = bool(getattr(outcome, "blocked", False))
-        duration = outcome.duration_ms
         status: CallStatus = (
             "cancelled" if cancelled else "blocked" if blocked else "error" if is_error else "ok"
         )
-        tool = self._by_name.get(tool_name)
         try:
-            if (
-                tool is not None
-                and tool.output_schema is not None
-                and result.structured_content is not None
-            ):
+            if tool_name in self._structured and result.structured_content is not None:
                 value = json_copy(result.structured_content, what="structured_content")
             elif is_error or cancelled:
                 text = _text_of(result.content)
@@ -382,22 +434,21 @@ class HostToolBridge:
             else:
                 value = _text_of(result.content)
         except NotJSONError as exc:
-            return ToolReply(
-                status="error",
-                error=f'Tool "{tool_name}" returned data that is not JSON: {exc}',
-                duration_ms=duration,
+            return _reply(
+                "error", None, f'Tool "{tool_name}" returned data that is not JSON: {exc}', duration
             )
-        if self.max_result_bytes is not None and (
-            type(value) is not str or len(value) * 4 > self.max_result_bytes
+        if (
+            cap is not None
+            and not (type(value) is str and len(value) * 4 <= cap)
+            and not (cap >= SMALL_FLAT_BYTES and type(value) is dict and small_flat(value))
         ):
             size = json_size(value)
-            if size > self.max_result_bytes:
-                return ToolReply(
-                    status="error",
-                    error=(
-                        f'Tool "{tool_name}" returned {size} bytes, more than the limit of '
-                        f"{self.max_result_bytes} bytes for a script"
-                    ),
-                    duration_ms=duration,
+            if size > cap:
+                return _reply(
+                    "error",
+                    None,
+                    f'Tool "{tool_name}" returned {size} bytes, more than the limit of '
+                    f"{cap} bytes for a script",
+                    duration,
                 )
         return _reply(status, value, None, duration)

@@ -14,9 +14,12 @@ How scripts run
   finished (or never started) when the script ends are cancelled and recorded as
   ``cancelled``; a running call's abort signal fires.
 - Any other script compiles to a plain function run in a greenlet on the event
-  loop's thread (no worker thread). A tool call switches back to the run's task
-  with the call, which awaits it through the bridge and switches the reply back
-  into the script, so a sync call costs what an awaited one does. Every
+  loop's thread (no worker thread). A tool call steps the bridge's coroutine in
+  the script's greenlet (in the run task's contextvars context); a call that
+  never waits needs no switch at all, and whenever it does wait, what it yields
+  is passed to the run's task, which yields it to the event loop and switches
+  the loop's answer (or cancellation) back, so a sync call costs what an
+  awaited one does. Every
   ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
@@ -66,6 +69,7 @@ from scriptgate.sandbox.bridge import (
     json_copy,
     json_size,
     slot_setters,
+    small_flat,
 )
 from scriptgate.sandbox.builtins import make_builtins
 from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
@@ -79,6 +83,27 @@ __all__ = ["INJECTED_NAMES", "run_script"]
 
 _PAUSE = object()
 """What a sync script's greenlet switches out with to let the event loop run."""
+
+_SUSPEND = object()
+"""Tags ``(_SUSPEND, yielded)``: a tool call's coroutine, run in the script's
+greenlet, yielded ``yielded`` to the event loop; the run's task yields it for it."""
+
+_RAISE = object()
+"""Tags ``(_RAISE, exc)``: a tool call's coroutine raised ``exc`` (a cancellation…),
+which the run's task raises after unwinding the script."""
+
+
+class _Yield:
+    """Awaiting it yields ``value`` to the event loop (a coroutine's own yield, passed up)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return (yield self.value)
+
 
 _MAX_UNWIND = 8
 """Stops thrown into an unwinding sync script before it is left to the garbage collector."""
@@ -254,6 +279,11 @@ class _Run:
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[PendingToolCall] = []
         self.switch: Callable[[Any], Any] | None = None
+        self.child: Any = None
+        """The sync script's greenlet (``_drive``)."""
+        self.task_context: Any = None
+        """The contextvars context of the run's task: tool calls run in it."""
+        self.cancelled_exc: type[BaseException] = BaseException
         self.finished = False
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
@@ -299,11 +329,11 @@ class _Run:
             raw = args[0]
             # the script's own dict: copied (exact str keys and scalar values: a
             # shallow copy is the JSON copy)
-            arguments = dict(raw) if _small_flat(raw) else self._copy_arguments(spec, raw)
+            arguments = dict(raw) if small_flat(raw) else self._copy_arguments(spec, raw)
         else:
             # CPython builds a new dict for ``**kwargs`` on every call: the script
             # holds no reference to it, so a flat one is already our own JSON copy
-            arguments = kwargs if _small_flat(kwargs) else self._copy_arguments(spec, kwargs)
+            arguments = kwargs if small_flat(kwargs) else self._copy_arguments(spec, kwargs)
         calls = self.calls
         limit = self.max_calls
         if limit is not None and len(calls) >= limit:
@@ -403,10 +433,7 @@ class _Run:
 
         def call_sync(*args: Any, **kwargs: Any) -> Any:
             call = self._start_call(spec, args, kwargs)
-            switch = self.switch
-            if switch is None:
-                raise budget.trip("aborted", "Script stopped: no event loop to run tool calls")
-            reply: ToolReply = switch(call)
+            reply = self._call_from_script(call)
             # _deliver, inline
             if budget.stop is not None:
                 raise budget.stop
@@ -419,19 +446,68 @@ class _Run:
         call_sync.__name__ = spec.identifier
         return call_sync
 
+    def _call_from_script(self, call: _Call) -> ToolReply:
+        """Run ``call`` from the sync script's greenlet, without leaving it if it never waits.
+
+        The bridge's coroutine is stepped here, in the run task's contextvars
+        context (the script keeps its own, empty one). A call that completes
+        without waiting (an async tool that does not suspend, sync hooks) costs
+        no greenlet switch; each time it does suspend, what it yields goes to the
+        run's task (``_drive``), which yields it to the event loop and switches
+        back what the loop sends or throws, so the coroutine always runs in this
+        greenlet (code in it that remembers its greenlet keeps working).
+        """
+        switch = self.switch
+        if switch is None:
+            raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+        me = self.child
+        task_context = self.task_context
+        started = time.monotonic()
+        coro = self.bridge.call(call.id, call.tool, call.arguments)
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            own_context = me.gr_context
+            me.gr_context = task_context
+            try:
+                yielded = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as stop:
+                me.gr_context = own_context
+                reply: ToolReply = stop.value
+                break
+            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                me.gr_context = own_context
+                reply = _bridge_failure(exc)
+                break
+            except BaseException as exc:  # a cancellation: the run's task raises it
+                me.gr_context = own_context
+                if isinstance(exc, self.cancelled_exc):
+                    self._cancelled(call, started)
+                switch((_RAISE, exc))
+                raise  # not reached: the task throws the run's stop into the script
+            me.gr_context = own_context
+            value, error = switch((_SUSPEND, yielded))
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        return reply
+
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
 
-        A tool call switches back here with its ``_Call``; the call is awaited
-        in this task and its reply switched back into the script. If this task is
-        cancelled meanwhile (deadline, abort, the caller), the budget's stop is
+        Tool calls run in the script's greenlet (:meth:`_call_from_script`);
+        when one waits, the greenlet switches back here with what it yields,
+        which this task yields to the event loop, switching the answer back. If
+        this task is cancelled meanwhile (deadline, abort, the caller), the
+        cancellation is thrown into the waiting call, then the budget's stop is
         thrown into the script so it unwinds (its handlers cannot swallow it).
         """
         child = greenlet(self._main)
+        self.child = child
+        self.task_context = greenlet.getcurrent().gr_context
+        self.cancelled_exc = anyio.get_cancelled_exc_class()
         self.switch = greenlet.getcurrent().switch
         self.budget.pause = self._pause
-        bridge_call = self.bridge.call
-        monotonic = time.monotonic
         request = child.switch(fn)
         while not child.dead:
             if request is _PAUSE:
@@ -442,24 +518,17 @@ class _Run:
                     raise
                 request = child.switch(None)
                 continue
-            # _await_call, inline (one coroutine less per call)
-            call: _Call = request
-            started = monotonic()
-            try:
-                reply = await bridge_call(call.id, call.tool, call.arguments)
-            except anyio.get_cancelled_exc_class():
-                self._cancelled(call, started)
-                self._unwind(child)
-                raise
-            except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = _bridge_failure(exc)
-            except BaseException:
-                self._unwind(child)
-                raise
-            call.status = reply.status
-            call.duration_ms = reply.duration_ms
-            call.error = reply.error
-            request = child.switch(reply)
+            tag, payload = request
+            if tag is _SUSPEND:
+                try:
+                    sent = await _Yield(payload)
+                except BaseException as exc:
+                    request = child.switch(None, exc)
+                else:
+                    request = child.switch(sent, None)
+                continue
+            self._unwind(child)
+            raise payload
         outcome: tuple[bool, Any] = request
         return outcome
 
@@ -574,6 +643,8 @@ class _Run:
         self.budget.hooks = None
         self.budget.pause = None
         self.switch = None
+        self.child = None
+        self.task_context = None
         if self.fresh:
             self.namespace.clear()
         self.tg = None
@@ -734,36 +805,6 @@ async def run_script(
         return _finish(run, ok, payload, wall())
     finally:
         run.release()
-
-
-_SMALL_KEYS = 16
-_SMALL_TEXT = 1_000
-
-
-def _small_flat(raw: dict[Any, Any]) -> bool:
-    """Whether ``raw`` is a few short scalars: its JSON text is far below the render cap.
-
-    At most 16 str keys of at most 1,000 characters, none starting with ``_``
-    (those are refused, with a message, by the slow path), values
-    ``None``/bool/float, 64-bit ints or str of at most 1,000 characters (exact
-    types): under 40,000 characters, so the render-size walk
-    (sizeguard.check_arguments) can be skipped, and a shallow copy is a JSON copy.
-    """
-    if len(raw) > _SMALL_KEYS:
-        return False
-    for key, value in raw.items():
-        if type(key) is not str or len(key) > _SMALL_TEXT or key[:1] == "_":
-            return False
-        kind = type(value)
-        if kind is str:
-            if len(value) > _SMALL_TEXT:
-                return False
-        elif kind is int:
-            if not -(1 << 63) < value < 1 << 63:
-                return False
-        elif value is not None and kind is not bool and kind is not float:
-            return False
-    return True
 
 
 def _bridge_failure(exc: Exception) -> ToolReply:
