@@ -389,7 +389,6 @@ class HostToolBridge:
                 before_tool_call=self.before_tool_call,
                 after_tool_call=self.after_tool_call,
                 signal=controller.signal,
-                on_update=None,
                 assistant_message=self.assistant_message,
                 context=self.context,
             )
