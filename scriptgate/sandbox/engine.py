@@ -19,7 +19,10 @@ How scripts run
   never waits needs no switch at all, and whenever it does wait, what it yields
   is passed to the run's task, which yields it to the event loop and switches
   the loop's answer (or cancellation) back, so a sync call costs what an
-  awaited one does. Every
+  awaited one does. The tool (and the pipeline's validation and hooks) then
+  runs on top of the script's stack: a call from a script N calls deep has N
+  frames less of Python's recursion limit (at most ``max_recursion``, 200 by
+  default, of the usual 1,000). Every
   ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
