@@ -14,15 +14,16 @@ says. Only JSON copies cross in either direction (:func:`json_copy`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 
 from scriptgate.runtime.abort import AbortController, AbortError, AbortSignal
-from scriptgate.runtime.pipeline import run_tool_call
+from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallHook,
@@ -67,6 +68,13 @@ def json_copy(value: Any, *, what: str = "value") -> Any:
     of the value.
     """
     try:
+        if type(value) is dict:  # tool arguments, records: _fast_copy's dict branch, inline
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _NotPlain
+                out[key] = item if type(item) in _SCALARS else _fast_copy(item, 1)
+            return out
         return _fast_copy(value, 0)
     except _NotPlain:
         pass
@@ -145,6 +153,58 @@ def _copy(value: Any, path: str, depth: int) -> Any:
     raise NotJSONError(f"{path} is a {kind.__name__}, which is not JSON data")
 
 
+_SMALL_KEYS = 16
+_SMALL_TEXT = 1_000
+SMALL_FLAT_BYTES = _SMALL_KEYS * (2 * (6 * _SMALL_TEXT + 2) + 2) + 2
+"""Most UTF-8 bytes of the compact JSON text of a :func:`small_flat` dict.
+
+Per entry: a key and a str value of at most 1,000 characters, each at most 6
+bytes a character (``\\u00XX`` escapes) plus quotes, a colon and a comma (a
+number is at most 24 characters).
+"""
+
+
+def small_flat(raw: dict[Any, Any]) -> bool:
+    """Whether the dict ``raw`` is a few short scalars: a shallow copy is its JSON copy.
+
+    At most 16 str keys of at most 1,000 characters, none starting with ``_``
+    (argument names that are refused, with a message, by the slow path; a result
+    with such a key just takes the slow path), values ``None``/bool/float, 64-bit
+    ints or str of at most 1,000 characters (exact types). Its JSON text is then
+    at most :data:`SMALL_FLAT_BYTES` bytes (under 40,000 characters), so the
+    render-size walk (``sizeguard.check_arguments``) and the result-size
+    measure (:func:`json_size`) can be skipped.
+    """
+    if len(raw) > _SMALL_KEYS:
+        return False
+    for key, value in raw.items():
+        if type(key) is not str or len(key) > _SMALL_TEXT or key[:1] == "_":
+            return False
+        kind = type(value)
+        if kind is str:
+            if len(value) > _SMALL_TEXT:
+                return False
+        elif kind is int:
+            if not -(1 << 63) < value < 1 << 63:
+                return False
+        elif value is not None and kind is not bool and kind is not float:
+            return False
+    return True
+
+
+def slot_setters(cls: type[Any]) -> list[Callable[[Any, Any], None]]:
+    """The ``__set__`` of each slot of the frozen slots dataclass ``cls``, in field order.
+
+    A frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__`` (about 0.25 µs a field); the records built once per
+    tool call (:class:`ToolReply`, ``ToolCall``, ``CallRecord``) are made on the
+    hot path with ``object.__new__`` and these setters instead: the same object
+    for a third of the cost. Only for classes without ``__post_init__``.
+    """
+    assert "__post_init__" not in cls.__dict__, cls
+    return [cls.__dict__[f.name].__set__ for f in dataclasses.fields(cls)]
+
+
 def json_size(value: Any) -> int:
     """Bytes of the compact UTF-8 JSON encoding of ``value`` (a :func:`json_copy` result)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
@@ -215,6 +275,34 @@ class ToolReply:
         )
 
 
+_new = object.__new__
+_SET_REPLY_STATUS, _SET_REPLY_VALUE, _SET_REPLY_ERROR, _SET_REPLY_DURATION = slot_setters(ToolReply)
+_SET_CALL_ID, _SET_CALL_NAME, _SET_CALL_ARGUMENTS, _SET_CALL_ARGUMENTS_ERROR, _SET_CALL_TYPE = (
+    slot_setters(ToolCall)
+)
+
+
+def _reply(status: CallStatus, value: Any, error: str | None, duration_ms: int | None) -> ToolReply:
+    """``ToolReply(status, value, error, duration_ms)``, built as :func:`slot_setters` says."""
+    reply: ToolReply = _new(ToolReply)
+    _SET_REPLY_STATUS(reply, status)
+    _SET_REPLY_VALUE(reply, value)
+    _SET_REPLY_ERROR(reply, error)
+    _SET_REPLY_DURATION(reply, duration_ms)
+    return reply
+
+
+def _tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCall:
+    """``ToolCall(id=call_id, name=name, arguments=arguments)``, built as :func:`slot_setters` says."""
+    call: ToolCall = _new(ToolCall)
+    _SET_CALL_ID(call, call_id)
+    _SET_CALL_NAME(call, name)
+    _SET_CALL_ARGUMENTS(call, arguments)
+    _SET_CALL_ARGUMENTS_ERROR(call, None)
+    _SET_CALL_TYPE(call, "toolCall")
+    return call
+
+
 class ToolBridge(Protocol):
     """How the engine calls a tool: one awaitable call per tool call."""
 
@@ -279,6 +367,10 @@ class HostToolBridge:
         self._lookup: list[AgentTool] | dict[str, AgentTool] = (
             self._by_name if len(self.tools) > 8 else self.tools
         )
+        self._structured = frozenset(
+            name for name, t in self._by_name.items() if t.output_schema is not None
+        )
+        """Tools whose structured content is the script's value (the others give text)."""
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Run one call through the pipeline and convert its outcome (pi §5.3)."""
@@ -292,12 +384,11 @@ class HostToolBridge:
         remove = self.signal.add_listener(controller.abort) if self.signal is not None else None
         try:
             outcome = await run_tool_call(
-                ToolCall(id=call_id, name=tool_name, arguments=args),
+                _tool_call(call_id, tool_name, args),
                 tools=self._lookup,
                 before_tool_call=self.before_tool_call,
                 after_tool_call=self.after_tool_call,
                 signal=controller.signal,
-                on_update=None,
                 assistant_message=self.assistant_message,
                 context=self.context,
             )
@@ -313,44 +404,50 @@ class HostToolBridge:
     def convert(self, tool_name: str, outcome: Any, *, cancelled: bool = False) -> ToolReply:
         """Turn a ``ToolCallOutcome`` into the :class:`ToolReply` the script sees."""
         result = outcome.result
+        duration = outcome.duration_ms
+        cap = self.max_result_bytes
+        if (
+            not cancelled
+            and type(outcome) is ToolCallOutcome
+            and outcome.is_error is False
+            and not outcome.blocked
+            and tool_name not in self._structured
+        ):
+            # the common case: the text of a call that succeeded
+            content = result.content
+            if len(content) == 1 and type(content[0]) is TextContent:
+                text = content[0].text
+                if type(text) is str and (cap is None or len(text) * 4 <= cap):
+                    return _reply("ok", text, None, duration)
         is_error = bool(outcome.is_error)
         blocked = bool(getattr(outcome, "blocked", False))
-        duration = outcome.duration_ms
         status: CallStatus = (
             "cancelled" if cancelled else "blocked" if blocked else "error" if is_error else "ok"
         )
-        tool = self._by_name.get(tool_name)
         try:
-            if (
-                tool is not None
-                and tool.output_schema is not None
-                and result.structured_content is not None
-            ):
+            if tool_name in self._structured and result.structured_content is not None:
                 value = json_copy(result.structured_content, what="structured_content")
             elif is_error or cancelled:
                 text = _text_of(result.content)
-                return ToolReply(
-                    status=status, error=text or f'Tool "{tool_name}" failed', duration_ms=duration
-                )
+                return _reply(status, None, text or f'Tool "{tool_name}" failed', duration)
             else:
                 value = _text_of(result.content)
         except NotJSONError as exc:
-            return ToolReply(
-                status="error",
-                error=f'Tool "{tool_name}" returned data that is not JSON: {exc}',
-                duration_ms=duration,
+            return _reply(
+                "error", None, f'Tool "{tool_name}" returned data that is not JSON: {exc}', duration
             )
-        if self.max_result_bytes is not None and (
-            type(value) is not str or len(value) * 4 > self.max_result_bytes
+        if (
+            cap is not None
+            and not (type(value) is str and len(value) * 4 <= cap)
+            and not (cap >= SMALL_FLAT_BYTES and type(value) is dict and small_flat(value))
         ):
             size = json_size(value)
-            if size > self.max_result_bytes:
-                return ToolReply(
-                    status="error",
-                    error=(
-                        f'Tool "{tool_name}" returned {size} bytes, more than the limit of '
-                        f"{self.max_result_bytes} bytes for a script"
-                    ),
-                    duration_ms=duration,
+            if size > cap:
+                return _reply(
+                    "error",
+                    None,
+                    f'Tool "{tool_name}" returned {size} bytes, more than the limit of '
+                    f"{cap} bytes for a script",
+                    duration,
                 )
-        return ToolReply(status=status, value=value, duration_ms=duration)
+        return _reply(status, value, None, duration)

@@ -14,9 +14,15 @@ How scripts run
   finished (or never started) when the script ends are cancelled and recorded as
   ``cancelled``; a running call's abort signal fires.
 - Any other script compiles to a plain function run in a greenlet on the event
-  loop's thread (no worker thread). A tool call switches back to the run's task
-  with the call, which awaits it through the bridge and switches the reply back
-  into the script, so a sync call costs what an awaited one does. Every
+  loop's thread (no worker thread). A tool call steps the bridge's coroutine in
+  the script's greenlet (in the run task's contextvars context); a call that
+  never waits needs no switch at all, and whenever it does wait, what it yields
+  is passed to the run's task, which yields it to the event loop and switches
+  the loop's answer (or cancellation) back, so a sync call costs what an
+  awaited one does. The tool (and the pipeline's validation and hooks) then
+  runs on top of the script's stack: a call from a script N calls deep has N
+  frames less of Python's recursion limit (at most ``max_recursion``, 200 by
+  default, of the usual 1,000). Every
   ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
@@ -72,6 +78,8 @@ from scriptgate.sandbox.bridge import (
     ToolSpec,
     json_copy,
     json_size,
+    slot_setters,
+    small_flat,
 )
 from scriptgate.sandbox.builtins import make_builtins
 from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
@@ -85,6 +93,27 @@ __all__ = ["INJECTED_NAMES", "run_script"]
 
 _PAUSE = object()
 """What a sync script's greenlet switches out with to let the event loop run."""
+
+_SUSPEND = object()
+"""Tags ``(_SUSPEND, yielded)``: a tool call's coroutine, run in the script's
+greenlet, yielded ``yielded`` to the event loop; the run's task yields it for it."""
+
+_RAISE = object()
+"""Tags ``(_RAISE, exc)``: a tool call's coroutine raised ``exc`` (a cancellation…),
+which the run's task raises after unwinding the script."""
+
+
+class _Yield:
+    """Awaiting it yields ``value`` to the event loop (a coroutine's own yield, passed up)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return (yield self.value)
+
 
 _MAX_UNWIND = 8
 """Stops thrown into an unwinding sync script before it is left to the garbage collector."""
@@ -131,7 +160,7 @@ def _missing_tool(names: Sequence[str]) -> Callable[[str], Exception]:
 
 
 class _Call:
-    __slots__ = ("arguments", "duration_ms", "error", "id", "reply", "scope", "status", "tool")
+    __slots__ = ("arguments", "duration_ms", "error", "id", "scope", "status", "tool")
 
     def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
         self.id = call_id
@@ -140,18 +169,29 @@ class _Call:
         self.status: CallStatus | None = None
         self.duration_ms: int | None = None
         self.error: str | None = None
-        self.reply: ToolReply | None = None
         self.scope: anyio.CancelScope | None = None
 
     def record(self) -> CallRecord:
-        return CallRecord(
-            id=self.id,
-            tool=self.tool,
-            arguments=self.arguments,
-            status=self.status or "cancelled",
-            duration_ms=self.duration_ms,
-            error=self.error,
-        )
+        """This call's :class:`CallRecord` (built as ``bridge.slot_setters`` says)."""
+        record: CallRecord = _new(CallRecord)
+        _SET_RECORD_ID(record, self.id)
+        _SET_RECORD_TOOL(record, self.tool)
+        _SET_RECORD_ARGUMENTS(record, self.arguments)
+        _SET_RECORD_STATUS(record, self.status or "cancelled")
+        _SET_RECORD_DURATION(record, self.duration_ms)
+        _SET_RECORD_ERROR(record, self.error)
+        return record
+
+
+_new = object.__new__
+(
+    _SET_RECORD_ID,
+    _SET_RECORD_TOOL,
+    _SET_RECORD_ARGUMENTS,
+    _SET_RECORD_STATUS,
+    _SET_RECORD_DURATION,
+    _SET_RECORD_ERROR,
+) = slot_setters(CallRecord)
 
 
 class PendingToolCall:
@@ -187,16 +227,14 @@ class PendingToolCall:
             self._done.set()
 
     def __await__(self) -> Generator[Any, None, Any]:
-        return self._wait().__await__()
-
-    async def _wait(self) -> Any:
+        # a generator, not ``async def``: one coroutine object less per awaited call
         run = self._run
         if not self._started:
             self._started = True
             run._start_pending(self)
-            self._reply = await run._run_call(self._call, self._spec, scoped=False)
+            self._reply = yield from run._await_call(self._call).__await__()
         elif self._reply is None and self._done is not None:
-            await self._done.wait()
+            yield from self._done.wait().__await__()
         reply = self._reply
         if reply is None:
             run.budget.check()
@@ -246,9 +284,16 @@ class _Run:
         self.output: list[str] = []
         self.output_chars = 0
         self.calls: list[_Call] = []
+        self.max_calls = limits.max_tool_calls
+        self.quotas = limits.max_tool_calls_per_tool
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[PendingToolCall] = []
         self.switch: Callable[[Any], Any] | None = None
+        self.child: Any = None
+        """The sync script's greenlet (``_drive``)."""
+        self.task_context: Any = None
+        """The contextvars context of the run's task: tool calls run in it."""
+        self.cancelled_exc: type[BaseException] = BaseException
         self.finished = False
         self.tg: Any = None
         self.script_scope: anyio.CancelScope | None = None
@@ -283,57 +328,70 @@ class _Run:
     # -- tool calls -------------------------------------------------------------
 
     def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
-        self.budget.check()
+        stop = self.budget.stop
+        if stop is not None:
+            raise stop
         if args:
             if len(args) != 1 or kwargs or type(args[0]) is not dict:
                 raise TypeError(
                     f"{spec.identifier}() takes keyword arguments, or a single dict of arguments"
                 )
             raw = args[0]
+            # the script's own dict: copied (exact str keys and scalar values: a
+            # shallow copy is the JSON copy)
+            arguments = dict(raw) if small_flat(raw) else self._copy_arguments(spec, raw)
         else:
-            raw = kwargs
+            # CPython builds a new dict for ``**kwargs`` on every call: the script
+            # holds no reference to it, so a flat one is already our own JSON copy
+            arguments = kwargs if small_flat(kwargs) else self._copy_arguments(spec, kwargs)
+        calls = self.calls
+        limit = self.max_calls
+        if limit is not None and len(calls) >= limit:
+            raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
+        name = spec.name
+        if self.quotas:
+            per_tool = self.quotas.get(name)
+            count = self.per_tool.get(name, 0)
+            if per_tool is not None and count >= per_tool:
+                raise self.budget.trip(
+                    "limit", f'Script exceeded the limit of {per_tool} calls to tool "{name}"'
+                )
+            self.per_tool[name] = count + 1
+        call = _Call(f"{self.prefix}/{len(calls) + 1}", name, arguments)
+        calls.append(call)
+        return call
+
+    def _copy_arguments(self, spec: ToolSpec, raw: dict[Any, Any]) -> Any:
+        """The JSON copy of arguments that are not a few flat scalars (or are refused)."""
         for key in raw:
             if type(key) is str and key.startswith("_"):
                 raise TypeError(f'argument "{key}" is not allowed because it starts with "_"')
-        if type(raw) is dict and _small_flat(raw):
-            arguments = dict(raw)  # exact str keys and scalar values: this is the JSON copy
-        else:
-            if type(raw) is dict and raw:
-                # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
-                check_arguments(raw, self.budget.trip)
-            try:
-                arguments = json_copy(raw, what="arguments")
-            except NotJSONError as exc:
-                raise TypeError(f"{spec.identifier}(): {exc}") from None
-        limit = self.limits.max_tool_calls
-        if limit is not None and len(self.calls) >= limit:
-            raise self.budget.trip("limit", f"Script exceeded the tool-call limit ({limit} calls)")
-        per_tool = self.limits.max_tool_calls_per_tool.get(spec.name)
-        count = self.per_tool.get(spec.name, 0)
-        if per_tool is not None and count >= per_tool:
-            raise self.budget.trip(
-                "limit", f'Script exceeded the limit of {per_tool} calls to tool "{spec.name}"'
-            )
-        self.per_tool[spec.name] = count + 1
-        call = _Call(f"{self.prefix}/{len(self.calls) + 1}", spec.name, arguments)
-        self.calls.append(call)
-        return call
+        if raw:
+            # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
+            check_arguments(raw, self.budget.trip)
+        try:
+            return json_copy(raw, what="arguments")
+        except NotJSONError as exc:
+            raise TypeError(f"{spec.identifier}(): {exc}") from None
 
-    async def _run_call(self, call: _Call, spec: ToolSpec, *, scoped: bool = True) -> ToolReply:
-        """Run one call; ``scoped`` gives it its own cancel scope (background calls)."""
+    async def _await_call(self, call: _Call) -> ToolReply:
+        """Run one call awaited inline by the async script (its scope cancels it)."""
         started = time.monotonic()
-        if not scoped:
-            # awaited inline by the async script: the script's scope cancels it
-            try:
-                reply = await self.bridge.call(call.id, spec.name, call.arguments)
-            except anyio.get_cancelled_exc_class():
-                self._cancelled(call, started)
-                raise
-            except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = ToolReply(
-                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
-                )
-            return self._completed(call, reply)
+        try:
+            reply = await self.bridge.call(call.id, call.tool, call.arguments)
+        except anyio.get_cancelled_exc_class():
+            self._cancelled(call, started)
+            raise
+        except Exception as exc:  # a broken bridge: the script sees a ToolError
+            reply = _bridge_failure(exc)
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        return reply
+
+    async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
+        """Run one call in the background, in its own cancel scope."""
+        started = time.monotonic()
         with anyio.CancelScope() as scope:
             call.scope = scope
             if self.budget.stop is not None:
@@ -341,20 +399,15 @@ class _Run:
             try:
                 reply = await self.bridge.call(call.id, spec.name, call.arguments)
             except Exception as exc:  # a broken bridge: the script sees a ToolError
-                reply = ToolReply(
-                    status="error", error=f"Tool call failed in the sandbox bridge: {exc}"
-                )
+                reply = _bridge_failure(exc)
             call.scope = None
             return self._completed(call, reply)
         call.scope = None
         self._cancelled(call, started)
-        reply = ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
-        call.reply = reply
-        return reply
+        return ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
 
     @staticmethod
     def _completed(call: _Call, reply: ToolReply) -> ToolReply:
-        call.reply = reply
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
@@ -386,25 +439,83 @@ class _Run:
             call_async.__name__ = spec.identifier
             return call_async
 
+        budget = self.budget
+
         def call_sync(*args: Any, **kwargs: Any) -> Any:
             call = self._start_call(spec, args, kwargs)
-            switch = self.switch
-            if switch is None:
-                raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
-            return self._deliver(switch((call, spec)))
+            reply = self._call_from_script(call)
+            # _deliver, inline
+            if budget.stop is not None:
+                raise budget.stop
+            if reply.error is None:
+                return reply.value
+            if reply.status == "blocked":
+                raise ToolDenied(reply.error)
+            raise ToolError(reply.error)
 
         call_sync.__name__ = spec.identifier
         return call_sync
 
+    def _call_from_script(self, call: _Call) -> ToolReply:
+        """Run ``call`` from the sync script's greenlet, without leaving it if it never waits.
+
+        The bridge's coroutine is stepped here, in the run task's contextvars
+        context (the script keeps its own, empty one). A call that completes
+        without waiting (an async tool that does not suspend, sync hooks) costs
+        no greenlet switch; each time it does suspend, what it yields goes to the
+        run's task (``_drive``), which yields it to the event loop and switches
+        back what the loop sends or throws, so the coroutine always runs in this
+        greenlet (code in it that remembers its greenlet keeps working).
+        """
+        switch = self.switch
+        if switch is None:
+            raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+        me = self.child
+        task_context = self.task_context
+        started = time.monotonic()
+        coro = self.bridge.call(call.id, call.tool, call.arguments)
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            own_context = me.gr_context
+            me.gr_context = task_context
+            try:
+                yielded = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as stop:
+                me.gr_context = own_context
+                reply: ToolReply = stop.value
+                break
+            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                me.gr_context = own_context
+                reply = _bridge_failure(exc)
+                break
+            except BaseException as exc:  # a cancellation: the run's task raises it
+                me.gr_context = own_context
+                if isinstance(exc, self.cancelled_exc):
+                    self._cancelled(call, started)
+                switch((_RAISE, exc))
+                raise  # not reached: the task throws the run's stop into the script
+            me.gr_context = own_context
+            value, error = switch((_SUSPEND, yielded))
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        return reply
+
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
 
-        A tool call switches back here with ``(call, spec)``; the call is awaited
-        in this task and its reply switched back into the script. If this task is
-        cancelled meanwhile (deadline, abort, the caller), the budget's stop is
+        Tool calls run in the script's greenlet (:meth:`_call_from_script`);
+        when one waits, the greenlet switches back here with what it yields,
+        which this task yields to the event loop, switching the answer back. If
+        this task is cancelled meanwhile (deadline, abort, the caller), the
+        cancellation is thrown into the waiting call, then the budget's stop is
         thrown into the script so it unwinds (its handlers cannot swallow it).
         """
         child = greenlet(self._main)
+        self.child = child
+        self.task_context = greenlet.getcurrent().gr_context
+        self.cancelled_exc = anyio.get_cancelled_exc_class()
         self.switch = greenlet.getcurrent().switch
         self.budget.pause = self._pause
         request = child.switch(fn)
@@ -417,13 +528,17 @@ class _Run:
                     raise
                 request = child.switch(None)
                 continue
-            call, spec = request
-            try:
-                reply = await self._run_call(call, spec, scoped=False)
-            except BaseException:
-                self._unwind(child)
-                raise
-            request = child.switch(reply)
+            tag, payload = request
+            if tag is _SUSPEND:
+                try:
+                    sent = await _Yield(payload)
+                except BaseException as exc:
+                    request = child.switch(None, exc)
+                else:
+                    request = child.switch(sent, None)
+                continue
+            self._unwind(child)
+            raise payload
         outcome: tuple[bool, Any] = request
         return outcome
 
@@ -444,7 +559,11 @@ class _Run:
 
     def _start_pending(self, current: PendingToolCall | None = None) -> None:
         """Start, in the background, every call created and not yet awaited."""
-        waiting, self.unstarted = self.unstarted, []
+        waiting = self.unstarted
+        if len(waiting) == 1 and waiting[0] is current:
+            waiting.clear()  # the common ``await tool(...)``: nothing else to start
+            return
+        self.unstarted = []
         for pending in waiting:
             if pending is not current:
                 pending._start()
@@ -534,6 +653,8 @@ class _Run:
         self.budget.hooks = None
         self.budget.pause = None
         self.switch = None
+        self.child = None
+        self.task_context = None
         if self.fresh:
             self.namespace.clear()
         self.tg = None
@@ -696,33 +817,8 @@ async def run_script(
         run.release()
 
 
-_SMALL_KEYS = 16
-_SMALL_TEXT = 1_000
-
-
-def _small_flat(raw: dict[Any, Any]) -> bool:
-    """Whether ``raw`` is a few short scalars: its JSON text is far below the render cap.
-
-    At most 16 str keys of at most 1,000 characters, values ``None``/bool/float,
-    64-bit ints or str of at most 1,000 characters (exact types): under 40,000
-    characters, so the render-size walk (sizeguard.check_arguments) can be
-    skipped, and a shallow copy is a JSON copy.
-    """
-    if len(raw) > _SMALL_KEYS:
-        return False
-    for key, value in raw.items():
-        if type(key) is not str or len(key) > _SMALL_TEXT:
-            return False
-        kind = type(value)
-        if kind is str:
-            if len(value) > _SMALL_TEXT:
-                return False
-        elif kind is int:
-            if not -(1 << 63) < value < 1 << 63:
-                return False
-        elif value is not None and kind is not bool and kind is not float:
-            return False
-    return True
+def _bridge_failure(exc: Exception) -> ToolReply:
+    return ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
 
 
 def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
@@ -731,7 +827,7 @@ def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
 
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
     output = "".join(run.output)
-    calls = tuple(call.record() for call in run.calls)
+    calls = tuple([call.record() for call in run.calls])
     stop = run.budget.stop
     if stop is None and not ok and isinstance(payload, ScriptStop):
         stop = payload  # a stop raised with no run in reach (errors.size_stop): still a limit
