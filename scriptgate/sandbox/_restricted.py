@@ -11,7 +11,9 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   they go through the guarded unpacking like tuples do;
 - routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards (``+`` and
   ``+=`` too, unless an operand is a number literal; ``*x`` unpacking and the
-  value of a slice assignment through ``_star_``), and
+  value of a slice assignment through ``_star_``; the argument of
+  ``list(x)``/``tuple(x)``/``set(x)``/``frozenset(x)``/``dict(x)`` through
+  ``_copy_``, which charges a large copy to the memory budget), and
   f-string format specs through a width check (compile time for constant specs);
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
@@ -144,6 +146,10 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
     return new
 
 
+_COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
+"""Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
+
+
 def _slice_to_expr(node: ast.expr) -> ast.expr:
     """``a:b:c`` (only valid inside ``[]``) as a ``_slice_(a, b, c)`` call."""
     if isinstance(node, ast.Slice):
@@ -250,7 +256,18 @@ class ScriptPolicy(RestrictingNodeTransformer):
                     node,
                     f'Keyword argument "{keyword.arg}" is not allowed because it starts with "_".',
                 )
-        return super().visit_Call(node)
+        new = super().visit_Call(node)
+        if (
+            isinstance(new, ast.Call)
+            and isinstance(new.func, ast.Name)
+            and new.func.id in _COPYING_CALLS
+            and new.args
+            and not isinstance(new.args[0], ast.Starred)
+        ):
+            # list(x), dict(x)…: a large argument's copy is charged to the memory
+            # budget first (memguard.charge_copy returns x unchanged)
+            new.args[0] = _call("_copy_", [new.args[0]], new.args[0])
+        return new
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
         """Allow ``nonlocal`` (RestrictedPython refuses it); names are checked."""

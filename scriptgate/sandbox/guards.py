@@ -35,6 +35,7 @@ from scriptgate.sandbox.memguard import (
     CHECK_FROM,
     METER_NAME,
     MemoryMeter,
+    charge_copy,
     charge_sequence,
     check_field,
     guarded_add,
@@ -43,6 +44,7 @@ from scriptgate.sandbox.memguard import (
     guarded_star,
     is_extendable,
 )
+from scriptgate.sandbox.regexguard import BUDGET_NAME
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sizeguard import (
     CHECKED_METHOD_TYPES,
@@ -279,8 +281,16 @@ _FAST_RECEIVERS = frozenset(
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_SLOW_NAMES = _DENIED_NAMES | {"extend"}
-"""Names the fast receivers' path leaves to the full guard (``extend`` is size-checked)."""
+_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy"}
+"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are size-checked)."""
+_SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
+_COPYING_STR_METHODS = frozenset(
+    {
+        "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
+        "rstrip", "split", "rsplit", "splitlines", "encode", "removeprefix", "removesuffix",
+    }
+)  # fmt: skip
+"""str methods whose result is about as long as the receiver (charged for large receivers)."""
 
 
 def _refuse(what: str) -> NoReturn:
@@ -585,6 +595,8 @@ def _join(s: Any) -> Callable[..., Any]:
             return s.join(items)  # raises str.join's own error
         if total > MAX_SEQUENCE:
             _too_big("str.join")
+        if total > CHECK_FROM:
+            charge_sequence(s, total)  # memguard: charged before the string is built
         return s.join(items)
 
     return join
@@ -695,6 +707,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return _STR_METHODS[name](obj)
     if (name == "extend" or name == "extendleft") and is_extendable(obj):
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
+    if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
+        charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
@@ -722,10 +736,24 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
         if type(key) is not str:
             raise TypeError("namespace keys are strings")
         return obj.member(key)
+    if type(key) is slice:
+        _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
     value = obj[key]
     if type(value) in _PLAIN:
         return value
     return check_value(value)
+
+
+def _charge_slice(obj: Any, key: slice) -> None:
+    # test_memory_guard_slice_*: a slice of a large str/list/tuple/bytes copies
+    # its items; charge them to the memory budget before the copy is made
+    if type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
+        try:
+            length = len(range(*key.indices(len(obj))))
+        except (TypeError, ValueError):
+            return  # the subscript itself raises the error
+        if length > CHECK_FROM:
+            charge_copy(obj, length)
 
 
 def _guarded_write(obj: Any) -> Any:
@@ -915,6 +943,7 @@ def make_guards(
     guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
     guards["__charge__"] = charge  # a helper the curated builtins use
     guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
+    guards[BUDGET_NAME] = budget  # found by the re stand-in (regexguard) through the globals
     return guards
 
 
@@ -929,6 +958,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_add_": guarded_add,
     "_iadd_": guarded_iadd,
     "_star_": guarded_star,
+    "_copy_": charge_copy,
     "_pow_": guarded_pow,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,
