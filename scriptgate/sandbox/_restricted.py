@@ -266,7 +266,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         ):
             # list(x), dict(x)…: a large argument's copy is charged to the memory
             # budget first (memguard.charge_copy returns x unchanged)
-            new.args[0] = _call("_copy_", [new.args[0]], new.args[0])
+            new.args[0] = _call("_copy_", [new.args[0], ast.Constant(new.func.id)], new.args[0])
         return new
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:

@@ -77,7 +77,7 @@ def make_builtins(
         return _b.sum(charge(iterable), start)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        return _b.sorted(charge(charge_copy(iterable)), key=key, reverse=reverse)
+        return _b.sorted(charge(charge_copy(iterable, "list")), key=key, reverse=reverse)
 
     def min_(*values: Any, **kwargs: Any) -> Any:
         return _b.min(*one_or_many(values), **kwargs)

@@ -753,7 +753,7 @@ def _charge_slice(obj: Any, key: slice) -> None:
         except (TypeError, ValueError):
             return  # the subscript itself raises the error
         if length > CHECK_FROM:
-            charge_copy(obj, length)
+            charge_copy(obj, length=length)
 
 
 def _guarded_write(obj: Any) -> Any:

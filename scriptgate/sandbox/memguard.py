@@ -235,22 +235,31 @@ _COPY_ITEM_BYTES: dict[type, int] = {
     bytearray: 1,
 }
 """About how many bytes a copy takes per item (str: per character, 1 or 4)."""
+_COPY_INTO_BYTES: dict[str, int] = {"list": 8, "tuple": 8, "set": 32, "frozenset": 32, "dict": 40}
+"""The same per builtin that makes the copy (``set(x)`` of a list is a set)."""
 
 
-def charge_copy(value: Any, length: int | None = None) -> Any:
+def charge_copy(value: Any, into: str | None = None, length: int | None = None) -> Any:
     """Charge a copy of ``value`` (``length`` items of it, default all) before it is made.
 
     Only str, list, tuple, set, frozenset, dict, deque, bytes and bytearray
-    longer than :data:`CHECK_FROM` are charged; returns ``value``.
+    longer than :data:`CHECK_FROM` are charged, at the item size of the copy's
+    kind: ``into`` names the builtin the copy is made by (``"set"`` for
+    ``set(x)``), else it is ``value``'s own kind. Returns ``value``.
     """
     kind = type(value)
     if kind is str:
-        if len(value) > CHECK_FROM:
-            charge_bytes((len(value) if length is None else length) * (1 if value.isascii() else 4))
-        return value
-    size = _COPY_ITEM_BYTES.get(kind)
-    if size is not None and len(value) > CHECK_FROM:
-        charge_bytes((len(value) if length is None else length) * size)
+        size = 1 if value.isascii() else 4
+    else:
+        found = _COPY_ITEM_BYTES.get(kind)
+        if found is None:
+            return value
+        size = found
+    count = len(value)
+    if count > CHECK_FROM:
+        if into is not None:
+            size = _COPY_INTO_BYTES.get(into, size)
+        charge_bytes((count if length is None else length) * size)
     return value
 
 

@@ -161,7 +161,7 @@ def make_modules(
 
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
-            return fn(list(charge(charge_copy(data))), *args, **kwargs)
+            return fn(list(charge(charge_copy(data, "list"))), *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
         return wrapper
