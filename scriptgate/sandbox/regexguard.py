@@ -87,6 +87,9 @@ MAX_PATTERN = 100_000
 MAX_REPEAT_UNITS = 1_000_000
 """Largest unrolled size of a pattern's counted repeats (:func:`repeat_units`) it compiles."""
 
+_MARGIN = 0.02
+"""Seconds before the deadline the last slice ends (``regex`` overshoots its timeout)."""
+
 _UNIT_BYTES = 256
 """Bytes ``regex`` allocates per unrolled repeat unit when compiling (measured: ~250)."""
 
@@ -145,8 +148,10 @@ def repeat_units(pattern: str) -> int:
     for found in _QUANTIFIER.finditer(pattern):
         digits = found.group(1)
         count = int(digits) if digits else 0
-        before = pattern[: found.start()].rstrip()
-        outer = anywhere or (bool(before) and before[-1] in _GROUP_END)
+        at = found.start() - 1
+        while at >= 0 and pattern[at].isspace():
+            at -= 1
+        outer = anywhere or (at >= 0 and pattern[at] in _GROUP_END)
         counts.append((count, outer))
     total = 0
     product = 1
@@ -179,25 +184,34 @@ def _subject_length(string: Any) -> int:
         return 0
 
 
+def _next_slice(budget: _Budget, slice_: float) -> tuple[float, bool]:
+    """The timeout of the next attempt, and whether it is the last one (ends at the deadline).
+
+    The last one ends :data:`_MARGIN` before the deadline: ``regex`` notices its
+    timeout a few milliseconds late, and the stop must be reported by the
+    deadline (in process isolation the parent kills a worker shortly after it).
+    """
+    stop = budget.stop
+    if stop is not None:
+        raise stop
+    deadline = budget.deadline
+    if deadline is None:
+        return slice_, False
+    remaining = deadline - time.monotonic() - _MARGIN
+    if remaining <= 0:
+        raise budget.trip("limit", budget.timeout_message())
+    if remaining <= slice_:
+        return remaining, True
+    return slice_, False
+
+
 def _timed(budget: _Budget | None, call: Callable[[float | None], Any], length: int) -> Any:
     """``call(timeout)`` in slices up to the run's deadline (see the module docstring)."""
     if budget is None:
         return call(None)
     slice_ = FIRST_SLICE + length * SLICE_PER_CHAR
     while True:
-        stop = budget.stop
-        if stop is not None:
-            raise stop
-        deadline = budget.deadline
-        final = False
-        timeout = slice_
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise budget.trip("limit", budget.timeout_message())
-            if remaining <= slice_:
-                final = True
-                timeout = remaining
+        timeout, final = _next_slice(budget, slice_)
         try:
             return call(timeout)
         except TimeoutError:
@@ -221,13 +235,13 @@ def _once(budget: _Budget | None, call: Callable[[float | None], Any]) -> Any:
     deadline = budget.deadline
     if deadline is None:
         return call(None)
-    remaining = deadline - time.monotonic()
+    remaining = deadline - time.monotonic() - _MARGIN
     if remaining <= 0:
         raise budget.trip("limit", budget.timeout_message())
     try:
         return call(remaining)
     except TimeoutError as exc:
-        if str(exc) == "regex timed out" and time.monotonic() >= deadline - 0.01:
+        if str(exc) == "regex timed out" and time.monotonic() >= deadline - 2 * _MARGIN:
             raise budget.trip("limit", budget.timeout_message()) from None
         raise  # the callable's own TimeoutError
 
@@ -282,7 +296,12 @@ class Match:
 
     def expand(self, template: Any) -> Any:
         """``template`` with group references substituted (``re.Match.expand``)."""
-        _check_template(template, self._match.string)
+        if isinstance(template, (str, bytes)) and len(template) > 1:
+            # every group reference starts with a backslash: '\\g<0>' * 1000 of a long match
+            refs = template.count("\\") if isinstance(template, str) else template.count(b"\\")
+            longest = max((end - start for start, end in self._match.regs if start >= 0), default=0)
+            if len(template) + refs * longest > MAX_SEQUENCE:
+                _too_big("an expanded match template")
         return self._match.expand(template)
 
     @property
@@ -458,19 +477,7 @@ class Pattern:
         slice_ = FIRST_SLICE + _subject_length(string) * SLICE_PER_CHAR
         skip: int | None = None  # an empty match already yielded at this position
         while True:
-            stop = budget.stop
-            if stop is not None:
-                raise stop
-            deadline = budget.deadline
-            final = False
-            timeout = slice_
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise budget.trip("limit", budget.timeout_message())
-                if remaining <= slice_:
-                    final = True
-                    timeout = remaining
+            timeout, final = _next_slice(budget, slice_)
             try:
                 # each step of a scanner has the timeout; after a timeout the scan
                 # starts again where the last match ended (a fresh scanner there

@@ -13,6 +13,8 @@ import pytest
 from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult
+from scriptgate.sandbox.bridge import HostToolBridge
+from scriptgate.sandbox.process import ProcessRunner
 from scriptgate.sandbox.regexguard import MAX_REPEAT_UNITS, Match, Pattern, make_re, repeat_units
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
@@ -211,6 +213,26 @@ async def test_regex_guard_abort_is_honoured_during_a_catastrophic_match() -> No
     result = box["result"]
     assert result.error is not None
     assert (result.error.kind, result.error.message) == ("aborted", "user pressed stop")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("spawn", ["fork", "exec"])
+async def test_regex_guard_process_worker_stops_the_pattern_itself(spawn: Any) -> None:
+    # The worker (forked from the zygote, or started afresh) has the regex engine:
+    # the catastrophic match ends at the deadline inside the worker, which reports it
+    # (a long kill grace: the parent's SIGKILL is not what stops it)
+    limits = Limits(timeout=0.3, memory_bytes=512 << 20)
+    async with ProcessRunner(limits, pool_size=1, spawn=spawn, kill_grace=10.0) as runner:
+        await runner.start()
+        bridge = HostToolBridge([])
+        result = await runner.run(CATASTROPHIC, bridge=bridge, tools=[])
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == (
+            "limit",
+            "Script timed out after 0.3 s",
+        )
+        again = await runner.run("import re\nre.findall(r'\\d+', 'a1b22')", bridge=bridge, tools=[])
+        assert again.value == ["1", "22"]
 
 
 class _Budget:
