@@ -736,7 +736,7 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
         if type(key) is not str:
             raise TypeError("namespace keys are strings")
         return obj.member(key)
-    if type(key) is slice:
+    if type(key) is slice and type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
         _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
     value = obj[key]
     if type(value) in _PLAIN:
@@ -745,15 +745,14 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
 
 
 def _charge_slice(obj: Any, key: slice) -> None:
-    # test_memory_guard_slice_*: a slice of a large str/list/tuple/bytes copies
-    # its items; charge them to the memory budget before the copy is made
-    if type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
-        try:
-            length = len(range(*key.indices(len(obj))))
-        except (TypeError, ValueError):
-            return  # the subscript itself raises the error
-        if length > CHECK_FROM:
-            charge_copy(obj, length=length)
+    # test_memory_guard_large_copies_*: a slice of a large str/list/tuple/bytes
+    # copies its items; charge them to the memory budget before the copy is made
+    try:
+        length = len(range(*key.indices(len(obj))))
+    except (TypeError, ValueError):
+        return  # the subscript itself raises the error
+    if length > CHECK_FROM:
+        charge_copy(obj, length=length)
 
 
 def _guarded_write(obj: Any) -> Any:
