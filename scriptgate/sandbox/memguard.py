@@ -235,6 +235,7 @@ _COPY_ITEM_BYTES: dict[type, int] = {
     bytearray: 1,
 }
 """About how many bytes a copy takes per item (str: per character, 1 or 4)."""
+_COPY_BASES = tuple(_COPY_ITEM_BYTES)
 _COPY_INTO_BYTES: dict[str, int] = {"list": 8, "tuple": 8, "set": 32, "frozenset": 32, "dict": 40}
 """The same per builtin that makes the copy (``set(x)`` of a list is a set)."""
 
@@ -253,7 +254,12 @@ def charge_copy(value: Any, into: str | None = None, length: int | None = None) 
     else:
         found = _COPY_ITEM_BYTES.get(kind)
         if found is None:
-            return value
+            if not isinstance(value, _COPY_BASES):
+                return value  # generators, ranges, maps…: nothing is copied up front
+            # Counter, OrderedDict, defaultdict, namedtuples…: their base's size
+            found = next(
+                _COPY_ITEM_BYTES[base] for base in kind.__mro__ if base in _COPY_ITEM_BYTES
+            )
         size = found
     count = len(value)
     if count > CHECK_FROM:

@@ -441,7 +441,8 @@ def test_memory_guard_session_values_keep_the_guard(first: str, second: str) -> 
 # ----------------------------------------------------------------------------- copies
 
 _DISTINCT = (
-    "x = [*range(150000), *range(150000, 300000)]\nd = dict.fromkeys(x)\ns = 'ab' * 100000\n"
+    "import collections\nx = [*range(150000), *range(150000, 300000)]\nd = dict.fromkeys(x)\n"
+    "c = collections.OrderedDict(d)\ns = 'ab' * 100000\n"
 )
 
 
@@ -459,6 +460,7 @@ _DISTINCT = (
         ("sorted(x)", 300_000 * 8),
         ("x.copy()", 300_000 * 8),
         ("d.copy()", 300_000 * 40),
+        ("c.copy()", 300_000 * 40),  # a dict subclass: its base's size
         ("s.upper()", 200_000),
         ("s.split('b')", 200_000),
         ("'-'.join([s, s])", 400_001),
