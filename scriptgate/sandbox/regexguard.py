@@ -154,9 +154,10 @@ def repeat_units(pattern: str) -> int:
     """
     counts: list[tuple[int, bool]] = []
     anywhere = "#" in pattern
+    cap = MAX_REPEAT_UNITS + 1
     for found in _QUANTIFIER.finditer(pattern):
         digits = found.group(1)
-        count = int(digits) if digits else 0
+        count = (int(digits) if len(digits) < 16 else cap) if digits else 0
         at = found.start() - 1
         while at >= 0 and pattern[at].isspace():
             at -= 1
@@ -164,7 +165,6 @@ def repeat_units(pattern: str) -> int:
         counts.append((count, outer))
     total = 0
     product = 1
-    cap = MAX_REPEAT_UNITS + 1
     for count, outer in reversed(counts):
         total = min(total + count * product, cap)
         if outer:

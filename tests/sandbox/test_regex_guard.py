@@ -141,6 +141,7 @@ def test_regex_guard_repeat_units_bounds_the_unrolled_size() -> None:
     assert repeat_units("(?:(?:(?:a{100}){100}){100}){100}") > MAX_REPEAT_UNITS
     assert repeat_units("(?x)(?:a{2000}#)\n){2000}") > MAX_REPEAT_UNITS  # a comment hides ")"
     assert repeat_units("a{4294967294}") > MAX_REPEAT_UNITS
+    assert repeat_units("a{" + "9" * 5000 + "}") > MAX_REPEAT_UNITS  # no 4300-digit int error
 
 
 def test_regex_guard_refuses_compile_bombs() -> None:
