@@ -9,8 +9,10 @@ Figures, each next to a baseline measured in the same run:
 - 1,000 tool calls in one script (baseline: the same script in-process);
 - the pool's cold start (``ProcessRunner.start()``, one and two workers);
 - how long after its deadline a script is stopped: ``while True: pass`` (stopped by
-  the engine's budget check inside the worker) and a catastrophic regex stuck in
-  one C call (stopped by the parent's SIGKILL of the worker's process group);
+  the engine's budget check inside the worker), a catastrophic regex (stopped by
+  the ``re`` stand-in's timeout inside the worker) and a quadratic ``set()`` of
+  colliding hashes stuck in one C call (stopped by the parent's SIGKILL of the
+  worker's process group);
 - pydantic-monty's warm run and host call, when it is installed.
 
 Targets (issue 5): warm run ≤ 2 ms, round trip ≤ 150 µs, kill within 100 ms of
@@ -155,8 +157,12 @@ async def _process_figures() -> dict[str, float]:
         for label, source in (
             ("`while True: pass` (engine budget check)", "while True:\n    pass"),
             (
-                "catastrophic regex in C (parent SIGKILL)",
-                "import re\nre.match('(a+)+$', 'a' * 64 + 'b')",
+                "catastrophic regex (re stand-in timeout)",
+                "import re\nre.match('(a|aa)+$', 'a' * 60 + 'b')",
+            ),
+            (
+                "colliding-hash set() in C (parent SIGKILL)",
+                "x = [i * (2 ** 61 - 1) for i in range(200000)]\nset(x)",
             ),
         ):
             lates = []
@@ -220,7 +226,7 @@ def main() -> None:
         f"{_fmt(figures['remote_1000'] / CALLS)} per blocking call (target ≤ 150 µs)"
     )
     print(f"  cold start      {_fmt(figures['cold2'])}  for a pool of two (zygote + two forks)")
-    late = figures["catastrophic regex in C (parent SIGKILL)"]
+    late = figures["colliding-hash set() in C (parent SIGKILL)"]
     print(f"  kill latency    {_fmt(late)}  past the deadline (target ≤ 100 ms)")
     if monty:
         print(

@@ -11,7 +11,9 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   they go through the guarded unpacking like tuples do;
 - routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards (``+`` and
   ``+=`` too, unless an operand is a number literal; ``*x`` unpacking and the
-  value of a slice assignment through ``_star_``), and
+  value of a slice assignment through ``_star_``; the argument of
+  ``list(x)``/``tuple(x)``/``set(x)``/``frozenset(x)``/``dict(x)`` through
+  ``_copy_``, which charges a large copy to the memory budget), and
   f-string format specs through a width check (compile time for constant specs);
 - compiles the hot guards' common case inline, so everyday code runs at close
   to plain Python speed: ``+`` and ``*`` on small numbers, item reads (the
@@ -159,6 +161,10 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
     new = ast.Expr(_call(func, [], node))
     copy_locations(new, node)
     return new
+
+
+_COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
+"""Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
 
 
 def _slice_to_expr(node: ast.expr) -> ast.expr:
@@ -531,6 +537,16 @@ class ScriptPolicy(RestrictingNodeTransformer):
         new = super().visit_Call(node)
         if number and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
             new.func = _name("_str_", new.func)
+        elif (
+            isinstance(new, ast.Call)
+            and isinstance(new.func, ast.Name)
+            and new.func.id in _COPYING_CALLS
+            and new.args
+            and not isinstance(new.args[0], ast.Starred)
+        ):
+            # list(x), dict(x)…: a large argument's copy is charged to the memory
+            # budget first (memguard.charge_copy returns x unchanged)
+            new.args[0] = _call("_copy_", [new.args[0], ast.Constant(new.func.id)], new.args[0])
         return new
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 
 from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards import MAX_RANGE, MAX_SEQUENCE, guarded_pow, safe_format
+from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
 
 __all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
@@ -76,7 +77,7 @@ def make_builtins(
         return _b.sum(charge(iterable), start)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        return _b.sorted(charge(iterable), key=key, reverse=reverse)
+        return _b.sorted(charge(charge_copy(iterable, "list")), key=key, reverse=reverse)
 
     def min_(*values: Any, **kwargs: Any) -> Any:
         return _b.min(*one_or_many(values), **kwargs)

@@ -43,20 +43,28 @@ How scripts run
   ``ScriptError("limit", "LimitExceeded", <the guard's message>, <its line>)``
   whatever the script's ``except``/``finally`` blocks do. A real ``MemoryError``
   (an allocation that failed) is an ordinary ``runtime`` error in-process.
-- Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
-  so a single long C-level operation (a catastrophic regex, a quadratic ``set()``
-  of colliding hashes) cannot be interrupted in-process and blocks the event
-  loop until it returns; the deadline is then reported at the next check.
-  Memory: ``Limits.memory_bytes`` bounds the growth of the host's resident
+- Catastrophic regular expressions are stopped in-process: the ``re`` stand-in
+  (``scriptgate.sandbox.regexguard``) runs on the ``regex`` engine and gives each
+  call a timeout in slices up to the run's deadline, so a pattern that would
+  backtrack for minutes ends as a limit at the deadline, and the loop gets a turn
+  (an abort is honoured) at the end of each slice (0.25 s plus 0.5 µs per
+  character of the subject, doubling).
+- Memory: ``Limits.memory_bytes`` bounds the growth of the host's resident
   memory during the run (``scriptgate.sandbox.memguard``: polled every few ms by
-  the budget check, checked before each large allocation the size guards see;
-  skipped without ``/proc``). It is approximate (the host's other threads count
-  too), and the budget check runs every 256 loop iterations at most, so a loop
-  whose every iteration copies a large value no guard charges (``y.append(x[:])``
-  with a 10-million-item ``x``) can overshoot it by up to 256 such copies.
-  Process isolation
-  (``scriptgate.sandbox.process``) covers both: use it for untrusted workloads
-  that must not stall the host's loop.
+  the budget check, checked before each large allocation the size guards see,
+  and before each large copy — slices, ``list(x)``/``dict(x)``/``set(x)``…,
+  ``sorted``, ``.copy()``, str methods — so ``y.append(x[:])`` of a
+  10-million-item ``x`` stops within one copy of the limit; skipped without
+  ``/proc``). It is approximate: the host's other threads count too.
+- Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
+  so a single long C-level operation no guard bounds (a quadratic ``set()`` of
+  colliding hashes, ``==`` between two huge lists) cannot be interrupted
+  in-process and blocks the event loop until it returns; the deadline is then
+  reported at the next check. A copy made inside such a call (``deque(x)``, the
+  backtracking stack of one regex call) is seen at the next memory poll.
+  Process isolation (``scriptgate.sandbox.process``) covers both, and crashes
+  from crafted deep structures: use it for untrusted workloads that must not
+  stall or crash the host.
 """
 
 from __future__ import annotations

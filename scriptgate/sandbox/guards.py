@@ -38,6 +38,7 @@ from scriptgate.sandbox.memguard import (
     CHECK_FROM,
     METER_NAME,
     MemoryMeter,
+    charge_copy,
     charge_sequence,
     check_field,
     guarded_add,
@@ -46,6 +47,7 @@ from scriptgate.sandbox.memguard import (
     guarded_star,
     is_extendable,
 )
+from scriptgate.sandbox.regexguard import BUDGET_NAME
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sizeguard import (
     CHECKED_METHOD_TYPES,
@@ -282,10 +284,18 @@ _FAST_RECEIVERS = frozenset(
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_SLOW_NAMES = _DENIED_NAMES | {"extend"}
-"""Names the fast receivers' path leaves to the full guard (``extend`` is size-checked)."""
+_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy"}
+"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are size-checked)."""
 FAST_RECEIVER_SLOW_NAMES = _SLOW_NAMES
 """The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these."""
+_SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
+_COPYING_STR_METHODS = frozenset(
+    {
+        "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
+        "rstrip", "split", "rsplit", "splitlines", "encode", "removeprefix", "removesuffix",
+    }
+)  # fmt: skip
+"""str methods whose result is about as long as the receiver (charged for large receivers)."""
 
 
 def _refuse(what: str) -> NoReturn:
@@ -590,6 +600,8 @@ def _join(s: Any) -> Callable[..., Any]:
             return s.join(items)  # raises str.join's own error
         if total > MAX_SEQUENCE:
             _too_big("str.join")
+        if total > CHECK_FROM:
+            charge_sequence(s, total)  # memguard: charged before the string is built
         return s.join(items)
 
     return join
@@ -706,6 +718,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return _STR_METHODS[name](obj)
     if (name == "extend" or name == "extendleft") and is_extendable(obj):
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
+    if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
+        charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
@@ -729,10 +743,23 @@ def _guarded_hasattr(obj: Any, name: str) -> bool:
 def _guarded_getitem(obj: Any, key: Any) -> Any:
     # test_guards_getitem_checks_value: item access returns checked values
     # and resolves tools["raw-name"].
+    if type(key) is slice and type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
+        _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
     value = obj[key]  # OpaqueNamespace.__getitem__ resolves tools["raw-name"]
     if type(value) in _PLAIN:
         return value
     return check_value(value)
+
+
+def _charge_slice(obj: Any, key: slice) -> None:
+    # test_memory_guard_large_copies_*: a slice of a large str/list/tuple/bytes
+    # copies its items; charge them to the memory budget before the copy is made
+    try:
+        length = len(range(*key.indices(len(obj))))
+    except (TypeError, ValueError):
+        return  # the subscript itself raises the error
+    if length > CHECK_FROM:
+        charge_copy(obj, length=length)
 
 
 def _guarded_write(obj: Any) -> Any:
@@ -923,6 +950,7 @@ def make_guards(
     guards["__charge__"] = charge  # a helper the curated builtins use
     guards[STOP_NAME] = budget.trip  # found by errors.refuse_size through the globals
     guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
+    guards[BUDGET_NAME] = budget  # found by the re stand-in (regexguard) through the globals
     return guards
 
 
@@ -937,6 +965,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_add_": guarded_add,
     "_iadd_": guarded_iadd,
     "_star_": guarded_star,
+    "_copy_": charge_copy,
     "_pow_": guarded_pow,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,

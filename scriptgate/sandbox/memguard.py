@@ -32,11 +32,22 @@ there by measuring instead:
   bound to those — so ``total += i * i`` and ``t = t + i`` compile to a plain
   ``+`` without the guard call.
 
-Residual: the poll runs at the budget's checks (at most 256 loop iterations
-apart), so a loop whose every iteration copies a large value no guard sees
-(``y.append(x[:])``, ``list(x)``, ``sorted(x)`` of a 10-million-item list) can
-allocate up to 256 such copies between two polls; process isolation's
-``RLIMIT_AS`` is the hard cap.
+- :func:`charge_copy` charges the copy of an existing large str, list, tuple,
+  set, dict, deque or bytes before it is made: slices (``x[:]``, ``s[1:]``, in
+  the item guard), ``list(x)``/``tuple(x)``/``set(x)``/``frozenset(x)``/
+  ``dict(x)`` (the policy wraps the argument), ``sorted(x)``, ``.copy()`` and
+  the str methods that return a string as long as the receiver
+  (``s.upper()``…, in the attribute guard). The poll runs only at the budget's
+  checks (up to 256 loop iterations apart), so without these a loop whose every
+  iteration copies 80 MB (``y.append(x[:])`` of a 10-million-item list) could
+  allocate 20 GB between two polls; with them it stops within one copy of the
+  limit. Only values longer than :data:`CHECK_FROM` are charged: small ones pay
+  one type check.
+
+Residual: a copy made inside a C call no guard wraps (``collections.deque(x)``,
+``json.loads`` of a large text, the backtracking stack of one regular-expression
+call) is seen at the next poll; process isolation's ``RLIMIT_AS`` is the hard
+cap.
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ __all__ = [
     "MemoryMeter",
     "NumericNames",
     "charge_bytes",
+    "charge_copy",
     "charge_sequence",
     "check_field",
     "guarded_add",
@@ -213,6 +225,51 @@ def charge_bytes(nbytes: int) -> None:
 def charge_sequence(like: Any, length: int) -> None:
     """:func:`charge_bytes` for a new sequence of ``length`` items of the kind of ``like``."""
     charge_bytes(length * _itemsize(like))
+
+
+_COPY_ITEM_BYTES: dict[type, int] = {
+    list: 8,
+    tuple: 8,
+    set: 32,
+    frozenset: 32,
+    dict: 40,
+    collections.deque: 8,
+    bytes: 1,
+    bytearray: 1,
+}
+"""About how many bytes a copy takes per item (str: per character, 1 or 4)."""
+_COPY_BASES = tuple(_COPY_ITEM_BYTES)
+_COPY_INTO_BYTES: dict[str, int] = {"list": 8, "tuple": 8, "set": 32, "frozenset": 32, "dict": 40}
+"""The same per builtin that makes the copy (``set(x)`` of a list is a set)."""
+
+
+def charge_copy(value: Any, into: str | None = None, length: int | None = None) -> Any:
+    """Charge a copy of ``value`` (``length`` items of it, default all) before it is made.
+
+    Only str, list, tuple, set, frozenset, dict, deque, bytes and bytearray
+    longer than :data:`CHECK_FROM` are charged, at the item size of the copy's
+    kind: ``into`` names the builtin the copy is made by (``"set"`` for
+    ``set(x)``), else it is ``value``'s own kind. Returns ``value``.
+    """
+    kind = type(value)
+    if kind is str:
+        size = 1 if value.isascii() else 4
+    else:
+        found = _COPY_ITEM_BYTES.get(kind)
+        if found is None:
+            if not isinstance(value, _COPY_BASES):
+                return value  # generators, ranges, maps…: nothing is copied up front
+            # Counter, OrderedDict, defaultdict, namedtuples…: their base's size
+            found = next(
+                _COPY_ITEM_BYTES[base] for base in kind.__mro__ if base in _COPY_ITEM_BYTES
+            )
+        size = found
+    count = len(value)
+    if count > CHECK_FROM:
+        if into is not None:
+            size = _COPY_INTO_BYTES.get(into, size)
+        charge_bytes((count if length is None else length) * size)
+    return value
 
 
 def _current_meter() -> MemoryMeter | None:

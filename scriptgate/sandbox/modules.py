@@ -7,7 +7,9 @@ exposes only the members listed in :data:`MODULE_NAMES`; ``from X import name``
 is checked against the same list (``IMPORT_FROM`` bypasses the attribute guard).
 Members that iterate in C are wrapped so the iteration is charged to the step
 budget; ``random`` is a fresh ``random.Random`` per run (no shared state); the
-infinite ``itertools`` iterators tick per item so a limit can stop them.
+infinite ``itertools`` iterators tick per item so a limit can stop them. ``re`` is
+:mod:`scriptgate.sandbox.regexguard`: the ``regex`` engine behind ``re``'s surface,
+so a catastrophic pattern stops at the run's deadline instead of blocking the loop.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import itertools
 import json
 import math
 import random
-import re
 import statistics
 import string
 import time
@@ -29,6 +30,8 @@ from typing import Any
 
 from scriptgate.sandbox.errors import refuse_size
 from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace
+from scriptgate.sandbox.memguard import charge_copy
+from scriptgate.sandbox.regexguard import make_re
 from scriptgate.sandbox.sizeguard import check_json
 
 __all__ = ["MODULE_NAMES", "make_import", "make_modules"]
@@ -119,21 +122,6 @@ def _capped(fn: Callable[..., Any], limit: int, name: str) -> Callable[..., Any]
     return wrapper
 
 
-def _re_sub(counting: bool) -> Callable[..., Any]:
-    def sub(pattern: Any, repl: Any, string_: str, count: int = 0, flags: int = 0) -> Any:
-        if (
-            isinstance(repl, str)
-            and isinstance(string_, str)
-            and len(repl) > 1
-            and (len(string_) + 1) * len(repl) > MAX_SEQUENCE
-        ):
-            refuse_size("re.sub result would be too large for the sandbox")
-        fn = re.subn if counting else re.sub
-        return fn(pattern, repl, string_, count=count, flags=flags)
-
-    return sub
-
-
 def make_modules(
     charge: Callable[[Any], Any], tick: Callable[[], None]
 ) -> Callable[[str], OpaqueNamespace | None]:
@@ -174,7 +162,7 @@ def make_modules(
 
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
-            return fn(list(charge(data)), *args, **kwargs)
+            return fn(list(charge(charge_copy(data, "list"))), *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
         return wrapper
@@ -233,12 +221,7 @@ def make_modules(
             "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
             "pow": math.pow,
         },
-        "re": lambda: {
-            **{name: getattr(re, name) for name in MODULE_NAMES["re"]},
-            "sub": _re_sub(False),
-            "subn": _re_sub(True),
-            "finditer": lazy(re.finditer),  # one match per character: ticks (attacks_render)
-        },
+        "re": make_re,  # regexguard: the regex engine, stopped at the deadline
         "datetime": lambda: {name: getattr(datetime, name) for name in MODULE_NAMES["datetime"]},
         "time": lambda: {
             "time": time.time,

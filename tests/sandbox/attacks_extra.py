@@ -5,22 +5,35 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
 
 - :data:`EXTRA_ATTACKS` run in both modes: every escape is rejected and every
   resource attack is refused or stopped before it can hurt the host process.
-- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes, uninterruptible C loops
-  and real memory exhaustion. No in-process guard refuses them (restrictedpython-notes
-  §7.1, §8.2, §10.3 — an in-process sandbox cannot contain them), so they run only in
-  process isolation, where the worker is killed or dies and the host reports it.
-  They must never run in the test process.
+- :data:`DEADLINE_ATTACKS` (catastrophic regular expressions, stopped at the deadline
+  by the ``re`` stand-in's timeouts) and :data:`MEMORY_ATTACKS` (loops of large
+  copies, charged to the memory budget before each copy) run in both modes too,
+  under short limits (:data:`DEADLINE_LIMITS`, :data:`MEMORY_LIMITS`): each runs
+  until a limit stops it.
+- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes. No in-process guard
+  refuses them (restrictedpython-notes §7.1 — an in-process sandbox cannot contain
+  them), so they run only in process isolation, where the worker dies and the host
+  reports it. They must never run in the test process.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["EXTRA_ATTACKS", "PROCESS_ONLY_ATTACKS", "base"]
+__all__ = [
+    "DEADLINE_ATTACKS",
+    "DEADLINE_LIMITS",
+    "EXTRA_ATTACKS",
+    "MEMORY_ATTACKS",
+    "MEMORY_LIMITS",
+    "PROCESS_ONLY_ATTACKS",
+    "base",
+]
 
 
 def base() -> ModuleType:
@@ -39,6 +52,11 @@ def base() -> ModuleType:
 _attacks = base()
 Attack = _attacks.Attack
 _UNSET: Any = _attacks._UNSET
+
+DEADLINE_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=0.5)
+"""The limits :data:`DEADLINE_ATTACKS` run under (both modes): a short deadline."""
+MEMORY_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=20.0, memory_bytes=384 << 20)
+"""The limits :data:`MEMORY_ATTACKS` run under (both modes): a small memory budget."""
 
 
 def _a(
@@ -212,7 +230,78 @@ EXTRA_ATTACKS: list[Any] = [
 ]  # fmt: skip
 """Attacks that run in both isolation modes."""
 
-_CATASTROPHIC = "import re\nre.match('(a+)+$', 'a' * 64 + 'b')"
+# -- §8.2 / §8.1: resource attacks stopped at a deadline or a memory budget ---------------------
+# They run until a limit stops them, so they run under short limits to keep the suite fast.
+# "time" is in the in-process timeout message ("Script timed out after ...") and in process
+# isolation's kill message ("... time limit ..."); "memory" in the memory budget's (in-process)
+# and in the RLIMIT_AS one (process isolation).
+_SLOW = "'a' * 60 + 'b'"
+_TIME = "time"
+
+DEADLINE_ATTACKS: list[Any] = [
+    # catastrophic regular expressions: the re stand-in runs on the regex engine with a timeout
+    # up to the run's deadline (regexguard), through every entry point
+    _a("regex-catastrophic-match", "8-cpu", "import re\nre.match('(a+)+$', 'a' * 64 + 'b')", "ok", value=None),  # regex's engine does not backtrack here
+    _a("regex-catastrophic-search", "8-cpu", "import re\nre.search('(x+x+)+y', 'x' * 5000)", "limit", _TIME),
+    _a("regex-catastrophic-compiled", "8-cpu", f"import re\np = re.compile('(a|aa)+$')\np.match({_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-fullmatch", "8-cpu", f"import re\nre.fullmatch('(a|aa)+', {_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-findall", "8-cpu", f"import re\nre.findall('(a|aa)+$', {_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-finditer", "8-cpu", f"import re\n[m.span() for m in re.finditer('(a|aa)+$', {_SLOW})]", "limit", _TIME),
+    _a("regex-catastrophic-pattern-finditer", "8-cpu", f"import re\nit = re.compile('(a|aa)+$').finditer('b' * 100 + {_SLOW})\nnext(it)", "limit", _TIME),
+    _a("regex-catastrophic-split", "8-cpu", f"import re\nre.split('(a|aa)+$', {_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-sub", "8-cpu", f"import re\nre.sub('(a|aa)+$', 'x', {_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-subn-compiled", "8-cpu", f"import re\nre.compile('(a|aa)+$').subn('x', {_SLOW})", "limit", _TIME),
+    _a("regex-catastrophic-sub-callable", "8-cpu", f"import re\nre.sub('(a|aa)+$', lambda m: 'x', {_SLOW})", "limit", _TIME),
+    _a("regex-nested-quantifier", "8-cpu", "import re\nre.match('(?:a+)+b', 'a' * 50000)", "limit", _TIME),
+    _a("regex-alternation-overlap", "8-cpu", f"import re\nre.match('(a|a)+$', {_SLOW})", "limit", _TIME),
+    _a("regex-backreference", "8-cpu", "import re\nre.search(r'(a+)\\1+b', 'a' * 5000)", "limit", _TIME),
+    _a("regex-lookahead-nested", "8-cpu", "import re\nre.search('(?=(a+)+b)', 'a' * 5000)", "limit", _TIME),
+    _a("regex-recursive-pattern", "8-cpu", "import re\nre.search('(?R)?a', 'a' * 100)", "limit", _TIME),
+    _a("regex-through-match-re", "8-cpu", f"import re\nm = re.compile('(a|aa)+$').match('aa')\nm.re.match({_SLOW})", "limit", _TIME),
+    _a("regex-timeout-caught", "8-cpu", f"import re\ntry:\n    re.match('(a|aa)+$', {_SLOW})\nexcept TimeoutError:\n    pass\n'escaped'", "limit", _TIME),
+    _a("regex-timeout-caught-loop", "8-cpu", f"import re\nwhile True:\n    try:\n        re.match('(a|aa)+$', {_SLOW})\n    except BaseException:\n        pass", "limit", _TIME),
+]  # fmt: skip
+"""Catastrophic regular expressions, stopped at the deadline in both modes (``DEADLINE_LIMITS``)."""
+
+_DISTINCT = "x = [*range(150000), *range(150000, 300000)]\n"
+
+MEMORY_ATTACKS: list[Any] = [
+    # memory copies faster than the memory poll: each iteration copies 80 MB (10 MB for
+    # strings) through an operation the memory guard charges before the copy (memguard)
+    _a("memory-copy-loop", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(x[:])", "limit", "memory"),
+    _a("memory-copy-partial-slice", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(x[1:-1])", "limit", "memory"),
+    _a("memory-copy-str-slice", "8-memory", "s = 'ab' * 5 * 10 ** 6\ny = []\nfor i in range(1000):\n    y.append(s[1:])", "limit", "memory"),
+    _a("memory-copy-list-call", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(list(x))", "limit", "memory"),
+    _a("memory-copy-tuple-call", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(tuple(x))", "limit", "memory"),
+    _a("memory-copy-method", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(x.copy())", "limit", "memory"),
+    _a("memory-copy-dict-call", "8-memory", _DISTINCT + "d = dict.fromkeys(x)\ny = []\nfor i in range(1000):\n    y.append(dict(d))", "limit", "memory"),
+    _a("memory-copy-dict-method", "8-memory", _DISTINCT + "d = dict.fromkeys(x)\ny = []\nfor i in range(1000):\n    y.append(d.copy())", "limit", "memory"),
+    _a("memory-copy-set-call", "8-memory", _DISTINCT + "y = []\nfor i in range(1000):\n    y.append(set(x))", "limit", "memory"),
+    _a("memory-copy-frozenset-call", "8-memory", _DISTINCT + "y = []\nfor i in range(1000):\n    y.append(frozenset(x))", "limit", "memory"),
+    _a("memory-copy-sorted", "8-memory", "x = [0] * 10 ** 7\nsorted(x)", "limit", "step"),
+    _a("memory-copy-str-upper", "8-memory", "s = 'a' * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(s.upper())", "limit", "memory"),
+    _a("memory-copy-join", "8-memory", "parts = ['abcd' * 1000] * 2000\ny = []\nfor i in range(1000):\n    y.append(''.join(parts))", "limit", "memory"),
+    _a("memory-copy-small-ok", "8-memory", "x = [1, 2, 3]\ny = []\nfor i in range(1000):\n    y.append(x[:] + list(x) + x.copy() + sorted(x))\n[len(y), y[0], 'ab'[1:], 'a'.upper()]", "ok", value=[1000, [1, 2, 3] * 4, "b", "A"]),
+]  # fmt: skip
+"""Loops of large copies, stopped by the memory budget in both modes (``MEMORY_LIMITS``)."""
+
+EXTRA_ATTACKS += [
+    # regex's compile unrolls counted repeats and has extras re does not: refused up front
+    _a("regex-compile-huge-repeat", "8-memory", "import re\nre.compile('a{4294967294}')", "limit", "too large"),
+    _a("regex-compile-nested-repeats", "8-memory", "import re\nre.compile('(?:(?:(?:a{100}){100}){100}){100}')", "limit", "too large"),
+    _a("regex-compile-verbose-hidden-group", "8-memory", "import re\nre.compile('(?x)(?:a{2000}#)\\n){2000}')", "limit", "too large"),
+    _a("regex-compile-huge-pattern", "8-memory", "import re\nre.compile('a|' * 60000 + 'b')", "limit", "too large"),
+    _a("regex-version1", "7.3-module-graph", "import re\nre.compile('(?V1)[[a]--b]')", "runtime", "VERSION1"),
+    _a("regex-timeout-keyword", "8-cpu", f"import re\nre.compile('(a|aa)+$').match({_SLOW}, timeout=None)", "runtime", "timeout"),
+    _a("regex-concurrent-keyword", "8-cpu", "import re\nre.compile('a').search('a', concurrent=True)", "runtime", "concurrent"),
+    _a("regex-match-expandf", "6-format", "import re\nre.match('(a)', 'a').expandf('{0.__class__}')", "runtime", "expandf"),
+    _a("regex-match-captures", "7.3-module-graph", "import re\nre.match('(a)*', 'aaa').captures(1)", "runtime", "captures"),
+    _a("regex-pattern-scanner", "7.3-module-graph", "import re\nre.compile('a').scanner('a')", "runtime", "scanner"),
+    _a("regex-pattern-subf", "6-format", "import re\nre.compile('a').subf('{0.__class__}', 'a')", "runtime", "subf"),
+    _a("regex-match-private", "7.3-module-graph", "import re\nm = re.match('a', 'a')\ngetattr(m, '_match')", "runtime", "_match"),
+    _a("regex-expand-huge", "8-memory", "import re\nre.match('a+', 'a' * 10 ** 6).expand('\\\\g<0>' * 1000)", "limit", "too large"),
+    _a("regex-pattern-sub-huge", "8-memory", "import re\nre.compile('').sub('x' * 100, 'a' * 10 ** 6)", "limit", "too large"),
+]  # fmt: skip
 
 PROCESS_ONLY_ATTACKS: list[Any] = [
     # -- §7.1: interpreter crashes (SIGSEGV in CPython 3.11) ---------------------------------
@@ -221,13 +310,5 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
-    # -- §8.2: C loops no in-process check can interrupt (the parent's SIGKILL ends them) -----
-    _a("regex-catastrophic-match", "8-cpu", _CATASTROPHIC, "limit", "killed"),
-    _a("regex-catastrophic-search", "8-cpu", "import re\nre.search('(x+x+)+y', 'x' * 5000)", "limit", "killed"),
-    _a("regex-catastrophic-compiled", "8-cpu", "import re\np = re.compile('(a|aa)+$')\np.match('a' * 60 + 'b')", "limit", "killed"),
-    # -- §8.1: memory growth faster than the in-process memory poll (RLIMIT_AS turns it into a
-    # limit): each iteration copies 80 MB through a slice no guard charges, and a `for` loop
-    # reaches the budget check only every 256 iterations
-    _a("memory-copy-loop", "8-memory", "x = [0] * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(x[:])", "limit", "memory"),
 ]  # fmt: skip
-"""Attacks only process isolation contains: crashes, C loops and real memory exhaustion."""
+"""Attacks only process isolation contains: real interpreter crashes."""

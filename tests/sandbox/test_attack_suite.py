@@ -2,10 +2,12 @@
 
 In-process, every escape is rejected and every resource attack is refused or stopped
 (``error.kind == "limit"`` or a guard's refusal). In process isolation the same
-scripts give the same results, and the attacks no in-process guard can refuse (real
-interpreter crashes, C loops, memory exhaustion: ``PROCESS_ONLY_ATTACKS``) are
-contained: the worker dies or is killed, the host reports it, the pool carries on.
-One sandbox per mode serves the whole module (the process pool is loop-agnostic).
+scripts give the same results; the attacks that run until a deadline or a memory
+budget stops them (``DEADLINE_ATTACKS``: catastrophic regexes, loops of large copies)
+run in both modes under short limits. The attacks no in-process guard can refuse
+(real interpreter crashes: ``PROCESS_ONLY_ATTACKS``) are contained: the worker dies,
+the host reports it, the pool carries on. One sandbox per mode and limits serves the
+whole module (the process pool is loop-agnostic).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ extra = _load_extra()
 attacks = extra.base()
 render = _load_render()
 BOTH_MODES: list[Any] = [*attacks.ATTACKS, *extra.EXTRA_ATTACKS, *render.RENDER_ATTACKS]
+DEADLINE: list[Any] = list(extra.DEADLINE_ATTACKS)
+MEMORY: list[Any] = list(extra.MEMORY_ATTACKS)
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.
 PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)
@@ -69,6 +73,34 @@ def in_process() -> Iterator[Sandbox]:
 @pytest.fixture(scope="module")
 def process() -> Iterator[Sandbox]:
     sandbox = Sandbox(attacks.attack_tools(), limits=attacks.ATTACK_LIMITS, isolation="process")
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def in_process_deadline() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=extra.DEADLINE_LIMITS)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def process_deadline() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=extra.DEADLINE_LIMITS, isolation="process")
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def in_process_memory() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=extra.MEMORY_LIMITS)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def process_memory() -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=extra.MEMORY_LIMITS, isolation="process")
     yield sandbox
     sandbox.close()
 
@@ -101,13 +133,14 @@ def _run(sandbox: Sandbox, attack: Any) -> None:
 
 
 def test_attack_suite_covers_every_category_with_enough_scripts() -> None:
-    everything = [*BOTH_MODES, *PROCESS_ONLY]
+    everything = [*BOTH_MODES, *DEADLINE, *MEMORY, *PROCESS_ONLY]
     assert len(everything) >= 150
     assert len({a.id for a in everything}) == len(everything)
     categories = {a.category.split("-")[0] for a in everything}
     assert {"6", "7.1", "7.2", "7.3", "7.4", "7.5", "7.6", "7.7", "7.8", "8"} <= categories
-    kinds = {a.category for a in PROCESS_ONLY}
-    assert {"7.1-crash", "8-cpu", "8-memory"} <= kinds
+    assert {a.category for a in PROCESS_ONLY} == {"7.1-crash"}
+    assert {a.category for a in DEADLINE} == {"8-cpu"}
+    assert {a.category for a in MEMORY} == {"8-memory"}
 
 
 @pytest.mark.parametrize("attack", BOTH_MODES, ids=lambda a: a.id)
@@ -118,6 +151,29 @@ def test_attack_suite_in_process(in_process: Sandbox, attack: Any) -> None:
 @pytest.mark.parametrize("attack", BOTH_MODES, ids=lambda a: a.id)
 def test_attack_suite_process_isolation(process: Sandbox, attack: Any) -> None:
     _run(process, attack)
+
+
+@pytest.mark.parametrize("attack", DEADLINE, ids=lambda a: a.id)
+def test_attack_suite_deadline_in_process(in_process_deadline: Sandbox, attack: Any) -> None:
+    _run(in_process_deadline, attack)
+
+
+@pytest.mark.parametrize("attack", DEADLINE, ids=lambda a: a.id)
+def test_attack_suite_deadline_process_isolation(process_deadline: Sandbox, attack: Any) -> None:
+    _run(process_deadline, attack)
+    # stopped by the worker's own budget: the pool carries on
+    assert process_deadline.run_sync("sum([1, 2, 3])").value == 6
+
+
+@pytest.mark.parametrize("attack", MEMORY, ids=lambda a: a.id)
+def test_attack_suite_memory_in_process(in_process_memory: Sandbox, attack: Any) -> None:
+    _run(in_process_memory, attack)
+
+
+@pytest.mark.parametrize("attack", MEMORY, ids=lambda a: a.id)
+def test_attack_suite_memory_process_isolation(process_memory: Sandbox, attack: Any) -> None:
+    _run(process_memory, attack)
+    assert process_memory.run_sync("sum([1, 2, 3])").value == 6
 
 
 @pytest.mark.parametrize("attack", PROCESS_ONLY, ids=lambda a: a.id)

@@ -436,3 +436,83 @@ def test_memory_guard_session_values_keep_the_guard(first: str, second: str) -> 
         _error(session.run_sync(second), "limit", "too large")
     finally:
         sandbox.close()
+
+
+# ----------------------------------------------------------------------------- copies
+
+_DISTINCT = (
+    "import collections\nx = [*range(150000), *range(150000, 300000)]\nd = dict.fromkeys(x)\n"
+    "c = collections.OrderedDict(d)\ns = 'ab' * 100000\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("copy", "nbytes"),
+    [
+        ("x[1:]", 299_999 * 8),
+        ("x[::2]", 150_000 * 8),
+        ("s[1:]", 199_999),
+        ("list(x)", 300_000 * 8),
+        ("tuple(x)", 300_000 * 8),
+        ("set(x)", 300_000 * 32),
+        ("frozenset(x)", 300_000 * 32),
+        ("dict(d)", 300_000 * 40),
+        ("sorted(x)", 300_000 * 8),
+        ("x.copy()", 300_000 * 8),
+        ("d.copy()", 300_000 * 40),
+        ("c.copy()", 300_000 * 40),  # a dict subclass: its base's size
+        ("s.upper()", 200_000),
+        ("s.split('b')", 200_000),
+        ("'-'.join([s, s])", 400_001),
+    ],
+)
+def test_memory_guard_large_copies_are_charged_before_they_are_made(
+    monkeypatch: pytest.MonkeyPatch, copy: str, nbytes: int
+) -> None:
+    # y.append(x[:]) in a loop copied 80 MB per iteration unseen until the next poll
+    # (x-memory-copy-* in attacks_extra.py): each copy is now charged to the meter first
+    charges: list[int] = []
+    monkeypatch.setattr(memguard, "charge_bytes", charges.append)
+    assert run(_DISTINCT + "1").ok
+    base = list(charges)
+    charges.clear()
+    result = run(_DISTINCT + f"y = {copy}\n1")
+    assert result.ok, result.error
+    extra = list(charges)
+    for value in base:
+        extra.remove(value)
+    assert extra == [nbytes]
+
+
+def test_memory_guard_small_copies_are_not_charged(monkeypatch: pytest.MonkeyPatch) -> None:
+    charges: list[int] = []
+    monkeypatch.setattr(memguard, "charge_bytes", charges.append)
+    source = "x = [1, 2, 3]\ns = 'abc'\n[x[1:], list(x), len(set(x)), sorted(x), x.copy(), s.upper(), s[1:]]"
+    result = run(source)
+    assert (result.ok, charges) == (True, []), result.error
+
+
+@pytest.mark.parametrize(
+    ("source", "value"),
+    [
+        ("list = lambda v: 1\nlist([1])", 1),  # the wrapper keeps a rebound name's meaning
+        ("list(*[[1, 2]])", [1, 2]),
+        ("dict([('a', 1)], b=2)", {"a": 1, "b": 2}),
+        ("dict(a=1)", {"a": 1}),
+        (
+            "[list(), tuple(), set() == set(), frozenset() == frozenset(), dict()]",
+            [[], [], True, True, {}],
+        ),
+        ("list(i for i in range(3))", [0, 1, 2]),
+        ("isinstance(list('ab'), list)", True),
+    ],
+)
+def test_memory_guard_copy_wrapping_is_transparent(source: str, value: Any) -> None:
+    result = run(source)
+    assert (result.ok, result.value) == (True, value), result.error
+
+
+@needs_proc
+def test_memory_guard_copy_loop_stops_at_the_limit() -> None:
+    result = run("x = [0] * 10 ** 6\ny = []\nfor i in range(1000):\n    y.append(x[:])")
+    _error(result, "limit", "memory limit")

@@ -191,7 +191,7 @@ _REFUSALS = {
         "import collections\nlist(collections.Counter(a=10**18).elements())",
         "Counter.elements()",
     ),
-    "re-sub": ("import re\nre.sub('a', 'b' * 100, 'a' * 10**6)", "re.sub result"),
+    "re-sub": ("import re\nre.sub('a', 'b' * 100, 'a' * 10**6)", "regular expression replacement"),
     "random-choices": ("import random\nrandom.choices([1], k=10**9)", "random.choices k"),
     "math-factorial": ("import math\nmath.factorial(10**6)", "math.factorial argument"),
     "itertools-product": ("import itertools\nitertools.product([1], repeat=65)", "repeat above"),
