@@ -46,10 +46,12 @@ import json
 import math
 import os
 import resource
+import select
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -67,13 +69,22 @@ _READ_CHUNK = 1 << 16
 # The parent is trusted, but a frame this large means something is badly wrong.
 _MAX_FRAME = 1 << 30
 _RESULT_MAX_DEPTH_MESSAGE = "the script's result could not be encoded as JSON"
+# Made once: ``json.dumps`` with options builds a new encoder for every message.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
+# How long a tool call waits for its reply on the socket itself, with the event loop
+# blocked, before it falls back to waiting on the loop (see PipeToolBridge.call).
+DIRECT_WAIT = 0.002
+# How long it first spins on non-blocking reads before it blocks in poll() (0: never).
+DIRECT_SPIN = 0.0
 
 
 class _Channel:
     """Length-prefixed JSON over the socket shared with the parent (worker side).
 
-    The socket stays blocking for writes (the parent always reads); reads use
-    ``MSG_DONTWAIT`` and wait for readiness on the event loop.
+    The socket stays blocking for writes (the parent always reads; a frame is one
+    ``send`` call). Reads use ``MSG_DONTWAIT``: :meth:`recv` waits for readiness on
+    the event loop, :meth:`poll` in ``poll(2)`` with the event loop blocked.
     """
 
     def __init__(self, sock: socket.socket) -> None:
@@ -81,11 +92,13 @@ class _Channel:
         self._fd = sock.fileno()
         self._buf = bytearray()
         self._eof = False
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
 
     @staticmethod
     def encode(message: dict[str, Any]) -> bytes:
         """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        data = _ENCODE(message).encode()
         return len(data).to_bytes(_HEADER, "big") + data
 
     def send(self, message: dict[str, Any]) -> None:
@@ -108,11 +121,26 @@ class _Channel:
             return None
         payload = bytes(self._buf[_HEADER : _HEADER + size])
         del self._buf[: _HEADER + size]
-        message = json.loads(payload)
+        message = _DECODE(payload.decode())
         if not isinstance(message, dict):
             self._eof = True
             return None
         return message
+
+    def _read(self) -> bool:
+        """Append what the socket holds now; ``False``: nothing there (the channel may be at EOF)."""
+        try:
+            chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError:
+            self._eof = True
+            return False
+        if not chunk:
+            self._eof = True
+            return False
+        self._buf += chunk
+        return True
 
     async def recv(self) -> dict[str, Any] | None:
         """The next message, or ``None`` when the parent has gone away."""
@@ -122,16 +150,30 @@ class _Channel:
                 return message
             if self._eof:
                 return None
-            try:
-                chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
-            except BlockingIOError:
+            if not self._read() and not self._eof:
                 await anyio.wait_readable(self._fd)
+
+    def poll(self, timeout: float, spin: float = 0.0) -> dict[str, Any] | None:
+        """The next message if one arrives within ``timeout`` seconds, else ``None``.
+
+        Blocks the thread (and so the event loop): the first ``spin`` seconds on
+        non-blocking reads, then in ``poll(2)``. ``None`` also at EOF (then
+        :meth:`recv` reports it to the job loop).
+        """
+        start = time.perf_counter()
+        while True:
+            message = self._parse()
+            if message is not None or self._eof:
+                return message
+            if self._read() or self._eof:
                 continue
-            except OSError:
+            left = timeout - (time.perf_counter() - start)
+            if left <= 0:
                 return None
-            if not chunk:
+            if time.perf_counter() - start < spin:
+                continue
+            if not self._poller.poll(max(1, math.ceil(left * 1000))):
                 return None
-            self._buf += chunk
 
 
 class PipeToolBridge:
@@ -143,12 +185,32 @@ class PipeToolBridge:
     parent is told with ``{"op": "cancel", "id"}`` so it cancels the host call.
     """
 
-    def __init__(self, channel: _Channel) -> None:
+    def __init__(
+        self,
+        channel: _Channel,
+        on_message: Callable[[dict[str, Any]], object] | None = None,
+        *,
+        wait: float = DIRECT_WAIT,
+        spin: float = DIRECT_SPIN,
+    ) -> None:
         self._channel = channel
         self._pending: dict[str, tuple[anyio.Event, list[ToolReply]]] = {}
+        self._on_message = on_message
+        self._wait = wait
+        self._spin = spin
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
-        """Ask the parent to run one tool call and wait for its reply."""
+        """Ask the parent to run one tool call and wait for its reply.
+
+        When no other call is pending (a sync script's call, or one ``await`` at
+        a time), the reply is first awaited on the socket itself for up to
+        ``wait`` seconds, with the event loop blocked: a fast tool's reply then
+        costs no event-loop wake-ups on this side. Messages that arrive meanwhile
+        are handled as the job loop would (other replies delivered, an abort
+        passed on). A slower reply, and every call made while another one is
+        pending (``gather``), is awaited on the event loop, so concurrent calls
+        are never held back by more than ``wait`` once.
+        """
         if call_id in self._pending:
             return ToolReply(status="error", error=f"duplicate tool call id {call_id!r}")
         message = {"op": "call", "id": call_id, "tool": tool_name, "args": arguments}
@@ -156,12 +218,16 @@ class PipeToolBridge:
             frame = self._channel.encode(message)
         except (TypeError, ValueError, RecursionError) as exc:
             return ToolReply(status="error", error=f"tool arguments are not JSON data: {exc}")
+        direct = not self._pending and self._wait > 0
         event = anyio.Event()
         slot: list[ToolReply] = []
         self._pending[call_id] = (event, slot)
         try:
             self._channel.write(frame)
-            await event.wait()
+            if direct:
+                self._wait_directly(slot)
+            if not slot:
+                await event.wait()
         except BaseException:
             if not slot:
                 self._channel.send({"op": "cancel", "id": call_id})
@@ -169,6 +235,25 @@ class PipeToolBridge:
         finally:
             self._pending.pop(call_id, None)
         return slot[0]
+
+    def _wait_directly(self, slot: list[ToolReply]) -> None:
+        """Read and dispatch messages until ``slot`` is filled or ``wait`` has passed."""
+        start = time.perf_counter()
+        while not slot:
+            left = self._wait - (time.perf_counter() - start)
+            if left <= 0:
+                return
+            message = self._channel.poll(left, self._spin)
+            if message is None:
+                return
+            self.dispatch(message)
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        """Handle a message from the parent while a job runs: a reply, or (``on_message``) the rest."""
+        if message.get("op") == "reply":
+            self.deliver(message.get("id"), message.get("reply"))
+        elif self._on_message is not None:
+            self._on_message(message)
 
     def deliver(self, call_id: object, reply: object) -> None:
         """Hand the parent's reply to the waiting call (unknown ids are ignored)."""
@@ -301,11 +386,11 @@ class _Worker:
                         break
                     op = message.get("op")
                     if op == "run":
-                        self.bridge = PipeToolBridge(self.channel)
+                        self.bridge = PipeToolBridge(self.channel, self._control)
                         self.controller = AbortController()
                         await send_jobs.send(message)
-                    elif op == "reply" and self.bridge is not None:
-                        self.bridge.deliver(message.get("id"), message.get("reply"))
+                    elif self.bridge is not None:
+                        self.bridge.dispatch(message)
                     else:
                         self._control(message)
             # The parent closed the channel: stop whatever is running.

@@ -52,6 +52,7 @@ that the least recently used idle session is discarded (its globals are lost).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -66,6 +67,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,6 +95,9 @@ _ERROR_KINDS: frozenset[str] = frozenset(
     ("syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox")
 )
 _CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
+# Made once: ``json.dumps`` with options builds a new encoder for every message.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
 # The worker imports only what it needs: the package ``__init__``s (which re-export
 # the whole library) are replaced by bare package objects, so importing the engine
 # does not drag in the tools, the CLI or their dependencies.
@@ -128,6 +133,65 @@ class _StartError(Exception):
     """A worker (or the zygote) could not be started; ``str()`` says why."""
 
 
+class _Readable:
+    """Waits until a descriptor is readable, for the length of one run.
+
+    On asyncio the descriptor stays registered with the loop's selector for the
+    whole run and each wait is one future: registering and unregistering it for
+    every message (what ``anyio.wait_readable`` does) costs more than the message.
+    While nobody waits the reader callback unregisters itself (the selector is
+    level-triggered: nothing is lost, the next wait registers again). Other
+    backends (trio) use ``anyio.wait_readable``, which is cheap there.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.registered = False
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            if asyncio.current_task() is not None:
+                self.loop = loop
+
+    def _ready(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        elif waiter is None:
+            self._unregister()
+
+    def _unregister(self) -> None:
+        if self.registered and self.loop is not None:
+            self.registered = False
+            self.loop.remove_reader(self.fd)
+
+    async def wait(self) -> None:
+        """Return once the descriptor is readable (or at EOF)."""
+        loop = self.loop
+        if loop is None:
+            await anyio.wait_readable(self.fd)
+            return
+        if not self.registered:
+            try:
+                loop.add_reader(self.fd, self._ready)
+            except NotImplementedError:  # a loop without add_reader
+                self.loop = None
+                await anyio.wait_readable(self.fd)
+                return
+            self.registered = True
+        self.waiter = loop.create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+    def close(self) -> None:
+        """Unregister the descriptor (the run is over)."""
+        self._unregister()
+        self.loop = None
+
+
 class _Worker:
     """One worker process and the parent's end of its channel.
 
@@ -161,6 +225,7 @@ class _Worker:
         self.code: int | None = None
         self.exited = False
         self.partial = b""  # the unsent rest of a frame try_write could not finish
+        self.readable: _Readable | None = None  # set while a run drives this worker
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -206,7 +271,7 @@ class _Worker:
                     payload = bytes(self.buf[_HEADER : _HEADER + size])
                     del self.buf[: _HEADER + size]
                     try:
-                        message = json.loads(payload)
+                        message = _DECODE(payload.decode())
                     except (ValueError, RecursionError) as exc:
                         raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
                     if not isinstance(message, dict):
@@ -215,7 +280,10 @@ class _Worker:
             try:
                 chunk = os.read(self.rfd, _READ_CHUNK)
             except BlockingIOError:
-                await anyio.wait_readable(self.rfd)
+                if self.readable is not None:
+                    await self.readable.wait()
+                else:
+                    await anyio.wait_readable(self.rfd)
                 continue
             except OSError as exc:
                 raise _WorkerGone from exc
@@ -310,7 +378,7 @@ def _tail(stream: Any) -> str:
 
 
 def _frame(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    data = _ENCODE(message).encode()
     return len(data).to_bytes(_HEADER, "big") + data
 
 
@@ -817,13 +885,15 @@ class ProcessRunner:
         send_lock = anyio.Lock()
         limits = self.limits
 
-        async def send(message: dict[str, Any]) -> None:
-            frame = _frame(message)
+        async def send_frame(frame: bytes) -> None:
             # Fast path: nothing queued and the socket takes the whole frame at once.
             if not send_lock.locked() and worker.try_write(frame):
                 return
             async with send_lock:
                 await worker.write(frame)
+
+        async def send(message: dict[str, Any]) -> None:
+            await send_frame(_frame(message))
 
         async def handle_call(call: _Call) -> None:
             try:
@@ -842,9 +912,8 @@ class ProcessRunner:
             call.error = reply.error
             payload = reply.to_json()
             payload["status"] = status
-            message = {"op": "reply", "id": call.id, "reply": payload}
             try:
-                _frame(message)
+                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
             except (TypeError, ValueError, RecursionError) as exc:
                 payload = {
                     "status": "error",
@@ -852,9 +921,38 @@ class ProcessRunner:
                     "error": f"the tool's result is not JSON data: {exc}",
                     "duration_ms": reply.duration_ms,
                 }
-                message = {"op": "reply", "id": call.id, "reply": payload}
+                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
             with contextlib.suppress(_WorkerGone):
-                await send(message)
+                await send_frame(frame)
+
+        # Calls run in a task of their own, so the loop below keeps reading (a
+        # cancel, the result, more calls). One such task is kept for the run and
+        # handed each call while it is idle (a hand-over costs a fraction of
+        # starting a task); a call that arrives while it is busy (concurrent
+        # calls, a slow tool) gets a new task.
+        queue: deque[_Call] = deque()
+        runner: list[anyio.Event] = []  # the idle runner's wake-up event, if it is idle
+        started_runner = False
+
+        async def run_calls(first: _Call) -> None:
+            await handle_call(first)
+            while True:
+                while queue:
+                    await handle_call(queue.popleft())
+                wake = anyio.Event()
+                runner.append(wake)
+                await wake.wait()
+
+        def dispatch(call: _Call) -> None:
+            nonlocal started_runner
+            if runner:
+                queue.append(call)
+                runner.pop().set()
+            elif not started_runner:
+                started_runner = True
+                tg.start_soon(run_calls, call)
+            else:
+                tg.start_soon(handle_call, call)
 
         def stop(kind: ErrorKind, type_: str, message: str) -> None:
             if state.stop is None:
@@ -902,46 +1000,51 @@ class ProcessRunner:
 
         timeout = limits.timeout
         deadline = math.inf if timeout is None else timeout + self.kill_grace
-        async with anyio.create_task_group() as tg:
-            if signal is not None:
-                tg.start_soon(watch_abort, signal)
-            try:
-                await send(job)
-                with anyio.move_on_after(deadline) as clock:
-                    while True:
-                        message = await worker.recv()
-                        op = message.get("op")
-                        if op == "call":
-                            call = on_call(message)
-                            if call is not None:
-                                tg.start_soon(handle_call, call)
-                        elif op == "cancel":
-                            target = state.by_id.get(str(message.get("id")))
-                            if target is not None and target.scope is not None:
-                                target.scope.cancel()
-                            elif target is not None:
-                                target.status = "cancelled"
-                        elif op == "result":
-                            result = message.get("result")
-                            if not isinstance(result, dict):
-                                raise _ProtocolError("a result that is not a JSON object")
-                            state.result = result
-                            state.retire = message.get("retire") is True
-                            break
-                        else:
-                            raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
-                if clock.cancelled_caught:
-                    stop(
-                        "limit",
-                        "TimeoutError",
-                        f"Script exceeded the time limit of {_seconds(timeout)} "
-                        "(the worker process was killed).",
-                    )
-            except _ProtocolError as exc:
-                stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
-            except _WorkerGone:
-                pass
-            tg.cancel_scope.cancel()
+        worker.readable = _Readable(worker.rfd)
+        try:
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+                    tg.start_soon(watch_abort, signal)
+                try:
+                    await send(job)
+                    with anyio.move_on_after(deadline) as clock:
+                        while True:
+                            message = await worker.recv()
+                            op = message.get("op")
+                            if op == "call":
+                                call = on_call(message)
+                                if call is not None:
+                                    dispatch(call)
+                            elif op == "cancel":
+                                target = state.by_id.get(str(message.get("id")))
+                                if target is not None and target.scope is not None:
+                                    target.scope.cancel()
+                                elif target is not None:
+                                    target.status = "cancelled"
+                            elif op == "result":
+                                result = message.get("result")
+                                if not isinstance(result, dict):
+                                    raise _ProtocolError("a result that is not a JSON object")
+                                state.result = result
+                                state.retire = message.get("retire") is True
+                                break
+                            else:
+                                raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
+                    if clock.cancelled_caught:
+                        stop(
+                            "limit",
+                            "TimeoutError",
+                            f"Script exceeded the time limit of {_seconds(timeout)} "
+                            "(the worker process was killed).",
+                        )
+                except _ProtocolError as exc:
+                    stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
+                except _WorkerGone:
+                    pass
+                tg.cancel_scope.cancel()
+        finally:
+            worker.readable.close()
+            worker.readable = None
 
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float
