@@ -158,22 +158,41 @@ class _Channel:
 
         Blocks the thread (and so the event loop): the first ``spin`` seconds on
         non-blocking reads, then in ``poll(2)``. ``None`` also at EOF (then
-        :meth:`recv` reports it to the job loop).
+        :meth:`recv` reports it to the job loop). Called right after a request
+        was sent, so it waits before it reads: one ``poll`` and one ``recv`` per
+        reply.
         """
+        message = self._parse()
+        if message is not None or self._eof:
+            return message
         start = time.perf_counter()
         while True:
+            elapsed = time.perf_counter() - start
+            if elapsed >= timeout:
+                return None
+            if elapsed >= spin and not self._poller.poll(math.ceil((timeout - elapsed) * 1000)):
+                return None
+            if not self._read():
+                if self.at_eof():  # (or it was only a spurious wake-up)
+                    return None
+                continue
             message = self._parse()
-            if message is not None or self._eof:
+            if message is not None or self.at_eof():
                 return message
-            if self._read() or self._eof:
-                continue
-            left = timeout - (time.perf_counter() - start)
-            if left <= 0:
-                return None
-            if time.perf_counter() - start < spin:
-                continue
-            if not self._poller.poll(max(1, math.ceil(left * 1000))):
-                return None
+
+    def at_eof(self) -> bool:
+        """True once the parent has gone away (or sent something unreadable)."""
+        return self._eof
+
+
+class _Pending:
+    """A call waiting for its reply; the event is made only if the call waits on the loop."""
+
+    __slots__ = ("event", "reply")
+
+    def __init__(self) -> None:
+        self.reply: ToolReply | None = None
+        self.event: anyio.Event | None = None
 
 
 class PipeToolBridge:
@@ -194,7 +213,7 @@ class PipeToolBridge:
         spin: float = DIRECT_SPIN,
     ) -> None:
         self._channel = channel
-        self._pending: dict[str, tuple[anyio.Event, list[ToolReply]]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._on_message = on_message
         self._wait = wait
         self._spin = spin
@@ -219,27 +238,27 @@ class PipeToolBridge:
         except (TypeError, ValueError, RecursionError) as exc:
             return ToolReply(status="error", error=f"tool arguments are not JSON data: {exc}")
         direct = not self._pending and self._wait > 0
-        event = anyio.Event()
-        slot: list[ToolReply] = []
-        self._pending[call_id] = (event, slot)
+        pending = self._pending[call_id] = _Pending()
         try:
             self._channel.write(frame)
             if direct:
-                self._wait_directly(slot)
-            if not slot:
-                await event.wait()
+                self._wait_directly(pending)
+            if pending.reply is None:
+                pending.event = anyio.Event()
+                await pending.event.wait()
         except BaseException:
-            if not slot:
+            if pending.reply is None:
                 self._channel.send({"op": "cancel", "id": call_id})
             raise
         finally:
             self._pending.pop(call_id, None)
-        return slot[0]
+        assert pending.reply is not None
+        return pending.reply
 
-    def _wait_directly(self, slot: list[ToolReply]) -> None:
-        """Read and dispatch messages until ``slot`` is filled or ``wait`` has passed."""
+    def _wait_directly(self, pending: _Pending) -> None:
+        """Read and dispatch messages until the reply is there or ``wait`` has passed."""
         start = time.perf_counter()
-        while not slot:
+        while pending.reply is None:
             left = self._wait - (time.perf_counter() - start)
             if left <= 0:
                 return
@@ -259,25 +278,23 @@ class PipeToolBridge:
         """Hand the parent's reply to the waiting call (unknown ids are ignored)."""
         if not isinstance(call_id, str) or not isinstance(reply, dict):
             return
-        entry = self._pending.get(call_id)
-        if entry is None:
+        pending = self._pending.get(call_id)
+        if pending is None or pending.reply is not None:
             return
-        event, slot = entry
         raw_status = reply.get("status")
         status: CallStatus = "error"
         if raw_status in ("ok", "error", "blocked", "cancelled"):
             status = raw_status
         error = reply.get("error")
         duration = reply.get("duration_ms")
-        slot.append(
-            ToolReply(
-                status=status,
-                value=reply.get("value"),
-                error=error if isinstance(error, str) else None,
-                duration_ms=duration if isinstance(duration, int) else None,
-            )
+        pending.reply = ToolReply(
+            status=status,
+            value=reply.get("value"),
+            error=error if isinstance(error, str) else None,
+            duration_ms=duration if isinstance(duration, int) else None,
         )
-        event.set()
+        if pending.event is not None:
+            pending.event.set()
 
     def cancel_all(self) -> None:
         """Wake every waiting call with a cancelled reply (the parent has gone away)."""

@@ -260,6 +260,14 @@ class _Worker:
             view = view[written:]
 
     async def recv(self) -> dict[str, Any]:
+        """The next message (raises :class:`_WorkerGone`, :class:`_ProtocolError`).
+
+        During a run (``readable`` set) an empty buffer waits before it reads: a
+        message rarely follows the one just handled at once, and the wait costs
+        one loop turn when the descriptor is already readable.
+        """
+        if not self.buf and self.readable is not None:
+            await self.readable.wait()
         while True:
             if len(self.buf) >= _HEADER:
                 size = int.from_bytes(self.buf[:_HEADER], "big")
