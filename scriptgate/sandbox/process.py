@@ -68,7 +68,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -149,6 +149,8 @@ class _Readable:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.registered = False
+        # Called instead when the descriptor is readable and nobody waits (asyncio only).
+        self.busy: Callable[[], None] | None = None
         with contextlib.suppress(RuntimeError):
             loop = asyncio.get_running_loop()
             if asyncio.current_task() is not None:
@@ -159,7 +161,22 @@ class _Readable:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
         elif waiter is None:
-            self._unregister()
+            if self.busy is not None:
+                self.busy()
+            else:
+                self._unregister()
+
+    def watch(self, busy: Callable[[], None]) -> None:
+        """Call ``busy`` whenever the descriptor is readable while nobody waits (asyncio)."""
+        assert self.loop is not None
+        self.busy = busy
+        if not self.registered:
+            self.loop.add_reader(self.fd, self._ready)
+            self.registered = True
+
+    def unwatch(self) -> None:
+        """Stop calling the ``busy`` handler."""
+        self.busy = None
 
     def _unregister(self) -> None:
         if self.registered and self.loop is not None:
@@ -188,6 +205,7 @@ class _Readable:
 
     def close(self) -> None:
         """Unregister the descriptor (the run is over)."""
+        self.busy = None
         self._unregister()
         self.loop = None
 
@@ -259,6 +277,45 @@ class _Worker:
                 raise _WorkerGone from exc
             view = view[written:]
 
+    def _parse(self) -> dict[str, Any] | None:
+        """The next complete message in the buffer, if any."""
+        if len(self.buf) < _HEADER:
+            return None
+        size = int.from_bytes(self.buf[:_HEADER], "big")
+        if size > self.max_frame:
+            raise _ProtocolError(f"a {size}-byte message exceeds the {self.max_frame}-byte cap")
+        if len(self.buf) < _HEADER + size:
+            return None
+        payload = bytes(self.buf[_HEADER : _HEADER + size])
+        del self.buf[: _HEADER + size]
+        try:
+            message = _DECODE(payload.decode())
+        except (ValueError, RecursionError) as exc:
+            raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
+        if not isinstance(message, dict):
+            raise _ProtocolError("a message is not a JSON object")
+        return message
+
+    def _read(self) -> bool:
+        """Append what the socket holds now (``False``: nothing yet)."""
+        try:
+            chunk = os.read(self.rfd, _READ_CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _WorkerGone from exc
+        if not chunk:
+            raise _WorkerGone
+        self.buf += chunk
+        return True
+
+    def try_recv(self) -> dict[str, Any] | None:
+        """The next message if it is complete after one read without blocking, else ``None``."""
+        message = self._parse()
+        if message is None and self._read():
+            message = self._parse()
+        return message
+
     async def recv(self) -> dict[str, Any]:
         """The next message (raises :class:`_WorkerGone`, :class:`_ProtocolError`).
 
@@ -269,35 +326,14 @@ class _Worker:
         if not self.buf and self.readable is not None:
             await self.readable.wait()
         while True:
-            if len(self.buf) >= _HEADER:
-                size = int.from_bytes(self.buf[:_HEADER], "big")
-                if size > self.max_frame:
-                    raise _ProtocolError(
-                        f"a {size}-byte message exceeds the {self.max_frame}-byte cap"
-                    )
-                if len(self.buf) >= _HEADER + size:
-                    payload = bytes(self.buf[_HEADER : _HEADER + size])
-                    del self.buf[: _HEADER + size]
-                    try:
-                        message = _DECODE(payload.decode())
-                    except (ValueError, RecursionError) as exc:
-                        raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
-                    if not isinstance(message, dict):
-                        raise _ProtocolError("a message is not a JSON object")
-                    return message
-            try:
-                chunk = os.read(self.rfd, _READ_CHUNK)
-            except BlockingIOError:
+            message = self._parse()
+            if message is not None:
+                return message
+            if not self._read():
                 if self.readable is not None:
                     await self.readable.wait()
                 else:
                     await anyio.wait_readable(self.rfd)
-                continue
-            except OSError as exc:
-                raise _WorkerGone from exc
-            if not chunk:
-                raise _WorkerGone
-            self.buf += chunk
 
     # -- life cycle ---------------------------------------------------------------
     def alive(self) -> bool:
@@ -933,34 +969,65 @@ class ProcessRunner:
             with contextlib.suppress(_WorkerGone):
                 await send_frame(frame)
 
-        # Calls run in a task of their own, so the loop below keeps reading (a
-        # cancel, the result, more calls). One such task is kept for the run and
-        # handed each call while it is idle (a hand-over costs a fraction of
-        # starting a task); a call that arrives while it is busy (concurrent
-        # calls, a slow tool) gets a new task.
+        # How calls run. The loop below reads the worker's messages. On asyncio it
+        # runs each call itself while the socket stays watched: what arrives
+        # meanwhile is handled by the loop's reader callback (``while_busy``: a
+        # cancel, the result or a failure stops the call, another call is handed
+        # to a helper task that starts a task for it), so a sequential call costs
+        # no task switch. On other backends (trio) the loop only reads: one
+        # long-lived helper task runs the calls, handed each call while it is
+        # idle, and a call that arrives while it is busy gets a task of its own.
+        readable = _Readable(worker.rfd)
+        inline = readable.loop is not None
         queue: deque[_Call] = deque()
-        runner: list[anyio.Event] = []  # the idle runner's wake-up event, if it is idle
-        started_runner = False
+        idle: list[anyio.Event] = []  # the helper's wake-up event while it is idle
+        helper = False
+        running: list[_Call] = []  # the call the loop below runs itself
+        failure: list[Exception] = []
 
-        async def run_calls(first: _Call) -> None:
-            await handle_call(first)
+        async def run_calls(first: _Call | None) -> None:
+            if first is not None:
+                await handle_call(first)
             while True:
                 while queue:
-                    await handle_call(queue.popleft())
+                    call = queue.popleft()
+                    if inline:
+                        tg.start_soon(handle_call, call)
+                    else:
+                        await handle_call(call)
                 wake = anyio.Event()
-                runner.append(wake)
+                idle.append(wake)
                 await wake.wait()
 
-        def dispatch(call: _Call) -> None:
-            nonlocal started_runner
-            if runner:
+        def hand_over(call: _Call) -> None:
+            nonlocal helper
+            if idle:
                 queue.append(call)
-                runner.pop().set()
-            elif not started_runner:
-                started_runner = True
+                idle.pop().set()
+            elif inline:
+                queue.append(call)  # the helper is starting or busy starting tasks
+            elif not helper:
+                helper = True
                 tg.start_soon(run_calls, call)
             else:
                 tg.start_soon(handle_call, call)
+
+        def while_busy() -> None:
+            try:
+                while state.result is None:
+                    message = worker.try_recv()
+                    if message is None:
+                        return
+                    call = on_message(message)
+                    if call is not None:
+                        hand_over(call)
+            except Exception as exc:  # _ProtocolError, _WorkerGone
+                failure.append(exc)
+            # the result, EOF or a bad message: the loop below takes over
+            readable.unwatch()
+            for call in running:
+                if call.scope is not None:
+                    call.scope.cancel()
 
         def stop(kind: ErrorKind, type_: str, message: str) -> None:
             if state.stop is None:
@@ -1006,9 +1073,30 @@ class ProcessRunner:
             state.by_id[call_id] = call
             return call
 
+        def on_message(message: dict[str, Any]) -> _Call | None:
+            """Handle one message; a tool call is returned to be run."""
+            op = message.get("op")
+            if op == "call":
+                return on_call(message)
+            if op == "cancel":
+                target = state.by_id.get(str(message.get("id")))
+                if target is not None and target.scope is not None:
+                    target.scope.cancel()
+                elif target is not None:
+                    target.status = "cancelled"
+            elif op == "result":
+                result = message.get("result")
+                if not isinstance(result, dict):
+                    raise _ProtocolError("a result that is not a JSON object")
+                state.result = result
+                state.retire = message.get("retire") is True
+            else:
+                raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
+            return None
+
         timeout = limits.timeout
         deadline = math.inf if timeout is None else timeout + self.kill_grace
-        worker.readable = _Readable(worker.rfd)
+        worker.readable = readable
         try:
             async with anyio.create_task_group() as tg:
                 if signal is not None:
@@ -1016,28 +1104,26 @@ class ProcessRunner:
                 try:
                     await send(job)
                     with anyio.move_on_after(deadline) as clock:
-                        while True:
-                            message = await worker.recv()
-                            op = message.get("op")
-                            if op == "call":
-                                call = on_call(message)
-                                if call is not None:
-                                    dispatch(call)
-                            elif op == "cancel":
-                                target = state.by_id.get(str(message.get("id")))
-                                if target is not None and target.scope is not None:
-                                    target.scope.cancel()
-                                elif target is not None:
-                                    target.status = "cancelled"
-                            elif op == "result":
-                                result = message.get("result")
-                                if not isinstance(result, dict):
-                                    raise _ProtocolError("a result that is not a JSON object")
-                                state.result = result
-                                state.retire = message.get("retire") is True
-                                break
-                            else:
-                                raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
+                        while state.result is None:
+                            call = on_message(await worker.recv())
+                            if call is None:
+                                continue
+                            if inline and not helper:
+                                helper = True
+                                tg.start_soon(run_calls, None)
+                            if not inline or worker.buf:
+                                # (more is buffered already: this loop must go on reading)
+                                hand_over(call)
+                                continue
+                            running.append(call)
+                            readable.watch(while_busy)
+                            try:
+                                await handle_call(call)
+                            finally:
+                                readable.unwatch()
+                                running.clear()
+                            if failure:
+                                raise failure[0]
                     if clock.cancelled_caught:
                         stop(
                             "limit",
@@ -1051,7 +1137,7 @@ class ProcessRunner:
                     pass
                 tg.cancel_scope.cancel()
         finally:
-            worker.readable.close()
+            readable.close()
             worker.readable = None
 
     async def _finish(

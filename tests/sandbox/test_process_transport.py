@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -382,3 +383,82 @@ async def test_process_run_leaves_no_reader_registered_on_the_loop(
     if anyio_backend == "asyncio":
         loop = asyncio.get_running_loop()
         assert not any(loop.remove_reader(w.rfd) for w in workers)
+
+
+_HOSTILE = """
+import json, os, socket, sys
+sock = socket.socket(fileno=os.dup(0))
+def send(message):
+    data = json.dumps(message).encode()
+    sock.sendall(len(data).to_bytes(4, "big") + data)
+class Together:
+    data = b""
+    def sendall(self, data):
+        self.data += data
+send({"op": "ready"})
+real = sock
+real.recv(65536)  # the job
+if not GO:
+    sock = Together()  # the call and what follows it go out in one write
+send({"op": "call", "id": "c1", "tool": "hang", "args": {}})
+if GO:
+    with open(GO, "rb") as go:  # the test's go: the parent's tool call is running
+        go.read(1)
+AFTER
+if not GO:
+    real.sendall(sock.data)
+real.recv(1)
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("meanwhile", [True, False], ids=["while-the-call-runs", "back-to-back"])
+@pytest.mark.parametrize(
+    ("after", "text"),
+    [
+        ("sock.sendall((5).to_bytes(4, 'big') + b'[1, 2')", "not valid JSON"),
+        ("send({'op': 'call', 'id': 'c1', 'tool': 'hang', 'args': {}})", "repeated"),
+        ("sock.sendall((1 << 31).to_bytes(4, 'big'))", "cap"),
+        ("send({'op': 'result', 'result': []})", "not a JSON object"),
+    ],
+    ids=["not-json", "repeated-call", "huge-frame", "bad-result"],
+)
+async def test_process_parent_stops_a_running_call_when_the_worker_misbehaves(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, after: str, text: str, meanwhile: bool
+) -> None:
+    # The worker misbehaves while the parent runs its tool call (or right behind the
+    # call, in the same read): the parent notices at once, without waiting for the
+    # call to end, stops the call and kills the worker.
+    started = anyio.Event()
+    cancelled = anyio.Event()
+
+    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    tool = AgentTool(name="hang", description="hang", parameters={"type": "object"}, execute=hang)
+    go = tmp_path / "go"
+    if meanwhile:
+        os.mkfifo(go)
+    bootstrap = _HOSTILE.replace("GO", repr(str(go)) if meanwhile else "''")
+    monkeypatch.setattr(process, "_BOOTSTRAP", bootstrap.replace("AFTER", after))
+    async with ProcessRunner(LIMITS, pool_size=0, spawn="exec") as runner:
+        outcome: list[Any] = []
+
+        async def running() -> None:
+            bridge = HostToolBridge([tool])
+            outcome.append(await runner.run("1", bridge=bridge, tools=tool_specs([tool])))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(running)
+            await started.wait()
+            if meanwhile:
+                await anyio.to_thread.run_sync(go.write_bytes, b"!")
+    [result] = outcome
+    assert result.error is not None
+    assert (result.error.kind, text in result.error.message) == ("sandbox", True), result.error
+    assert cancelled.is_set()
+    assert [(c.tool, c.status) for c in result.calls] == [("hang", "cancelled")]
