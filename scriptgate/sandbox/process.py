@@ -1103,6 +1103,10 @@ class ProcessRunner:
                     tg.start_soon(watch_abort, signal)
                 try:
                     await send(job)
+                    if inline and job["tools"]:
+                        # started while the worker runs the script, off the round trip
+                        helper = True
+                        tg.start_soon(run_calls, None)
                     with anyio.move_on_after(deadline) as clock:
                         while state.result is None:
                             call = on_message(await worker.recv())
