@@ -142,10 +142,16 @@ class _Readable:
     While nobody waits the reader callback unregisters itself (the selector is
     level-triggered: nothing is lost, the next wait registers again). Other
     backends (trio) use ``anyio.wait_readable``, which is cheap there.
+
+    ``fill`` (asyncio) reads what is there before a waiter is woken and says
+    whether anything was (data, or EOF): the selector may report readiness that
+    the waiting task consumed in the same loop turn, and waking the task for
+    nothing costs a loop turn and a read.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, fill: Callable[[], bool] | None = None) -> None:
         self.fd = fd
+        self.fill = fill
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.registered = False
@@ -159,7 +165,8 @@ class _Readable:
     def _ready(self) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+            if self.fill is None or self.fill():
+                waiter.set_result(None)
         elif waiter is None:
             if self.busy is not None:
                 self.busy()
@@ -244,6 +251,7 @@ class _Worker:
         self.exited = False
         self.partial = b""  # the unsent rest of a frame try_write could not finish
         self.readable: _Readable | None = None  # set while a run drives this worker
+        self.gone = False  # ``fill`` saw EOF or a read error
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -309,6 +317,14 @@ class _Worker:
         self.buf += chunk
         return True
 
+    def fill(self) -> bool:
+        """Read what the socket holds now; ``True`` if there was anything (data, EOF)."""
+        try:
+            return self._read()
+        except _WorkerGone:
+            self.gone = True
+            return True
+
     def try_recv(self) -> dict[str, Any] | None:
         """The next message if it is complete after one read without blocking, else ``None``."""
         message = self._parse()
@@ -329,6 +345,8 @@ class _Worker:
             message = self._parse()
             if message is not None:
                 return message
+            if self.gone:
+                raise _WorkerGone
             if not self._read():
                 if self.readable is not None:
                     await self.readable.wait()
@@ -977,7 +995,7 @@ class ProcessRunner:
         # no task switch. On other backends (trio) the loop only reads: one
         # long-lived helper task runs the calls, handed each call while it is
         # idle, and a call that arrives while it is busy gets a task of its own.
-        readable = _Readable(worker.rfd)
+        readable = _Readable(worker.rfd, worker.fill)
         inline = readable.loop is not None
         queue: deque[_Call] = deque()
         idle: list[anyio.Event] = []  # the helper's wake-up event while it is idle

@@ -462,3 +462,37 @@ async def test_process_parent_stops_a_running_call_when_the_worker_misbehaves(
     assert (result.error.kind, text in result.error.message) == ("sandbox", True), result.error
     assert cancelled.is_set()
     assert [(c.tool, c.status) for c in result.calls] == [("hang", "cancelled")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the fill hook is asyncio's
+async def test_process_parent_readiness_fill_wakes_only_for_data_or_eof(
+    pair: tuple[socket.socket, socket.socket], anyio_backend: str
+) -> None:
+    ours, theirs = pair
+    worker = process._Worker(0, ours, "", 1 << 20)
+    readable = process._Readable(worker.rfd, worker.fill)
+    worker.readable = readable
+    woken: list[bool] = []
+
+    async def waiting() -> None:
+        await readable.wait()
+        woken.append(True)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.wait_all_tasks_blocked()
+            readable._ready()  # a stale readiness report: nothing to read
+            await anyio.wait_all_tasks_blocked()
+            assert woken == []
+            theirs.sendall(_frame({"op": "cancel", "id": "x"}))
+            await _until(lambda: woken)
+        assert bytes(worker.buf) == _frame({"op": "cancel", "id": "x"})  # read by fill
+        assert await worker.recv() == {"op": "cancel", "id": "x"}
+        theirs.close()
+        with pytest.raises(process._WorkerGone):
+            await worker.recv()
+        assert worker.gone
+    finally:
+        readable.close()
