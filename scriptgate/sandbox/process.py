@@ -25,6 +25,17 @@ Containment (restrictedpython-notes §10.1):
   message and the final result are checked field by field, the tool-call
   quotas are enforced again on this side.
 
+A tool call's round trip is one frame each way and as few event-loop turns as
+possible (``benchmarks/isolation.py`` measures it against the bare transport):
+the worker waits for the reply on its socket with its loop blocked, for up to
+``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
+for the whole run (asyncio: one future per wait, the reader callback reads
+before it wakes the run) and, on asyncio, runs a sequential call in the task
+that reads, while the loop's reader callback handles whatever arrives meanwhile
+(a cancel, the result, a concurrent call, which gets a task of its own). Every
+frame is still size-capped and checked, every call still goes through the
+bridge here, and the quotas are still counted here.
+
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
 - the deadline kill → ``error.kind == "limit"`` (``TimeoutError``);
