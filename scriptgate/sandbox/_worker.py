@@ -273,6 +273,8 @@ class PipeToolBridge:
             if message is None:
                 return
             self.dispatch(message)
+            if message.get("op") != "reply":
+                return  # an abort: let the event loop act on it now
 
     def dispatch(self, message: dict[str, Any]) -> None:
         """Handle a message from the parent while a job runs: a reply, or (``on_message``) the rest."""

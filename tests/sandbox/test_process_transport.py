@@ -67,11 +67,13 @@ def test_process_channel_poll_assembles_a_frame_split_across_reads(
     channel = _worker._Channel(ours)
     frame = _frame({"op": "reply", "id": "a", "reply": {"status": "ok", "value": "x" * 100}})
     theirs.sendall(frame[:3])
+    assert channel._read()
     assert channel.poll(0.0) is None  # not even a whole header yet
     theirs.sendall(frame[3:50])
+    assert channel._read()
     assert channel.poll(0.0) is None  # a header, half a payload
     theirs.sendall(frame[50:] + _frame({"op": "abort", "reason": "r"}))
-    assert channel.poll(5.0) == json.loads(frame[4:])
+    assert channel.poll(30.0) == json.loads(frame[4:])  # the rest, read by poll
     assert channel.poll(0.0) == {"op": "abort", "reason": "r"}  # already buffered
     assert not channel.at_eof()
 
@@ -114,22 +116,54 @@ def test_process_channel_poll_falls_back_from_spinning_to_blocking(
 
 
 @pytest.mark.anyio
-async def test_process_bridge_waits_directly_and_dispatches_what_arrives_first(
+async def test_process_bridge_waits_directly_and_skips_replies_for_other_calls(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
     seen: list[dict[str, Any]] = []
     bridge = _worker.PipeToolBridge(_worker._Channel(ours), seen.append, wait=30.0)
-    # Queued before the call is even sent: an abort, a reply nobody waits for, ours.
+    # Queued before the call is even sent: a reply nobody waits for, then ours.
     theirs.sendall(
-        _frame({"op": "abort", "reason": "stop"})
-        + _frame({"op": "reply", "id": "other", "reply": {"status": "ok", "value": 1}})
+        _frame({"op": "reply", "id": "other", "reply": {"status": "ok", "value": 1}})
         + _frame({"op": "reply", "id": "c1", "reply": {"status": "ok", "value": "pong"}})
     )
     reply = await bridge.call("c1", "ping", {"n": 1})
     assert reply == ToolReply(status="ok", value="pong")
     assert _read_frame(theirs) == {"op": "call", "id": "c1", "tool": "ping", "args": {"n": 1}}
-    assert seen == [{"op": "abort", "reason": "stop"}]
+    assert seen == []
+
+
+@pytest.mark.anyio
+async def test_process_bridge_passes_an_abort_on_at_once_and_goes_back_to_the_loop(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, theirs = pair
+    channel = _worker._Channel(ours)
+    seen: list[dict[str, Any]] = []
+    # A direct wait this long would hang the test if the abort did not end it.
+    bridge = _worker.PipeToolBridge(channel, seen.append, wait=3600.0)
+    replies: list[ToolReply] = []
+
+    async def job_loop() -> None:
+        while (message := await channel.recv()) is not None:
+            bridge.dispatch(message)
+
+    async def calling() -> None:
+        replies.append(await bridge.call("c1", "ping", {}))
+
+    theirs.sendall(_frame({"op": "abort", "reason": "stop"}))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(calling)  # its direct wait reads the abort, then it waits on the loop
+        await anyio.wait_all_tasks_blocked()
+        assert seen == [{"op": "abort", "reason": "stop"}]
+        assert replies == []
+        assert _read_frame(theirs)["id"] == "c1"
+        reply = {"status": "cancelled", "error": "aborted"}
+        theirs.sendall(_frame({"op": "reply", "id": "c1", "reply": reply}))
+        tg.start_soon(job_loop)  # the reply now reaches the call through the job loop
+        await _until(lambda: replies)
+        theirs.shutdown(socket.SHUT_WR)
+    assert replies == [ToolReply(status="cancelled", error="aborted")]
 
 
 async def _until(condition: Any) -> None:
@@ -174,14 +208,14 @@ async def test_process_bridge_waits_directly_only_when_no_other_call_is_pending(
     ours, theirs = pair
     channel = _worker._Channel(ours)
     bridge = _worker.PipeToolBridge(channel, wait=1e-6)
-    direct: list[float] = []
-    poll = channel.poll
+    direct: list[object] = []
+    wait_directly = bridge._wait_directly
 
-    def spy(timeout: float, spin: float = 0.0) -> dict[str, Any] | None:
-        direct.append(timeout)
-        return poll(timeout, spin)
+    def spy(pending: Any) -> None:
+        direct.append(pending)
+        wait_directly(pending)
 
-    channel.poll = spy  # type: ignore[method-assign]
+    bridge._wait_directly = spy  # type: ignore[method-assign]
     replies: dict[str, Any] = {}
 
     async def job_loop() -> None:
