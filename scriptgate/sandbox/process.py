@@ -25,6 +25,17 @@ Containment (restrictedpython-notes §10.1):
   message and the final result are checked field by field, the tool-call
   quotas are enforced again on this side.
 
+A tool call's round trip is one frame each way and as few event-loop turns as
+possible (``benchmarks/isolation.py`` measures it against the bare transport):
+the worker waits for the reply on its socket with its loop blocked, for up to
+``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
+for the whole run (asyncio: one future per wait, the reader callback reads
+before it wakes the run) and, on asyncio, runs a sequential call in the task
+that reads, while the loop's reader callback handles whatever arrives meanwhile
+(a cancel, the result, a concurrent call, which gets a task of its own). Every
+frame is still size-capped and checked, every call still goes through the
+bridge here, and the quotas are still counted here.
+
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
 - the deadline kill → ``error.kind == "limit"`` (``TimeoutError``);
@@ -52,6 +63,7 @@ that the least recently used idle session is discarded (its globals are lost).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -66,7 +78,8 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -93,6 +106,9 @@ _ERROR_KINDS: frozenset[str] = frozenset(
     ("syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox")
 )
 _CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
+# Made once: ``json.dumps`` with options builds a new encoder for every message.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_DECODE = json.JSONDecoder().decode
 # The worker imports only what it needs: the package ``__init__``s (which re-export
 # the whole library) are replaced by bare package objects, so importing the engine
 # does not drag in the tools, the CLI or their dependencies.
@@ -128,6 +144,90 @@ class _StartError(Exception):
     """A worker (or the zygote) could not be started; ``str()`` says why."""
 
 
+class _Readable:
+    """Waits until a descriptor is readable, for the length of one run.
+
+    On asyncio the descriptor stays registered with the loop's selector for the
+    whole run and each wait is one future: registering and unregistering it for
+    every message (what ``anyio.wait_readable`` does) costs more than the message.
+    While nobody waits the reader callback unregisters itself (the selector is
+    level-triggered: nothing is lost, the next wait registers again). Other
+    backends (trio) use ``anyio.wait_readable``, which is cheap there.
+
+    ``fill`` (asyncio) reads what is there before a waiter is woken and says
+    whether anything was (data, or EOF): the selector may report readiness that
+    the waiting task consumed in the same loop turn, and waking the task for
+    nothing costs a loop turn and a read.
+    """
+
+    def __init__(self, fd: int, fill: Callable[[], bool] | None = None) -> None:
+        self.fd = fd
+        self.fill = fill
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.registered = False
+        # Called instead when the descriptor is readable and nobody waits (asyncio only).
+        self.busy: Callable[[], None] | None = None
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            if asyncio.current_task() is not None:
+                self.loop = loop
+
+    def _ready(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            if self.fill is None or self.fill():
+                waiter.set_result(None)
+        elif waiter is None:
+            if self.busy is not None:
+                self.busy()
+            else:
+                self._unregister()
+
+    def watch(self, busy: Callable[[], None]) -> None:
+        """Call ``busy`` whenever the descriptor is readable while nobody waits (asyncio)."""
+        assert self.loop is not None
+        self.busy = busy
+        if not self.registered:
+            self.loop.add_reader(self.fd, self._ready)
+            self.registered = True
+
+    def unwatch(self) -> None:
+        """Stop calling the ``busy`` handler."""
+        self.busy = None
+
+    def _unregister(self) -> None:
+        if self.registered and self.loop is not None:
+            self.registered = False
+            self.loop.remove_reader(self.fd)
+
+    async def wait(self) -> None:
+        """Return once the descriptor is readable (or at EOF)."""
+        loop = self.loop
+        if loop is None:
+            await anyio.wait_readable(self.fd)
+            return
+        if not self.registered:
+            try:
+                loop.add_reader(self.fd, self._ready)
+            except NotImplementedError:  # a loop without add_reader
+                self.loop = None
+                await anyio.wait_readable(self.fd)
+                return
+            self.registered = True
+        self.waiter = loop.create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+    def close(self) -> None:
+        """Unregister the descriptor (the run is over)."""
+        self.busy = None
+        self._unregister()
+        self.loop = None
+
+
 class _Worker:
     """One worker process and the parent's end of its channel.
 
@@ -161,6 +261,8 @@ class _Worker:
         self.code: int | None = None
         self.exited = False
         self.partial = b""  # the unsent rest of a frame try_write could not finish
+        self.readable: _Readable | None = None  # set while a run drives this worker
+        self.gone = False  # ``fill`` saw EOF or a read error
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -194,34 +296,73 @@ class _Worker:
                 raise _WorkerGone from exc
             view = view[written:]
 
+    def _parse(self) -> dict[str, Any] | None:
+        """The next complete message in the buffer, if any."""
+        if len(self.buf) < _HEADER:
+            return None
+        size = int.from_bytes(self.buf[:_HEADER], "big")
+        if size > self.max_frame:
+            raise _ProtocolError(f"a {size}-byte message exceeds the {self.max_frame}-byte cap")
+        if len(self.buf) < _HEADER + size:
+            return None
+        payload = bytes(self.buf[_HEADER : _HEADER + size])
+        del self.buf[: _HEADER + size]
+        try:
+            message = _DECODE(payload.decode())
+        except (ValueError, RecursionError) as exc:
+            raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
+        if not isinstance(message, dict):
+            raise _ProtocolError("a message is not a JSON object")
+        return message
+
+    def _read(self) -> bool:
+        """Append what the socket holds now (``False``: nothing yet)."""
+        try:
+            chunk = os.read(self.rfd, _READ_CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise _WorkerGone from exc
+        if not chunk:
+            raise _WorkerGone
+        self.buf += chunk
+        return True
+
+    def fill(self) -> bool:
+        """Read what the socket holds now; ``True`` if there was anything (data, EOF)."""
+        try:
+            return self._read()
+        except _WorkerGone:
+            self.gone = True
+            return True
+
+    def try_recv(self) -> dict[str, Any] | None:
+        """The next message if it is complete after one read without blocking, else ``None``."""
+        message = self._parse()
+        if message is None and self._read():
+            message = self._parse()
+        return message
+
     async def recv(self) -> dict[str, Any]:
+        """The next message (raises :class:`_WorkerGone`, :class:`_ProtocolError`).
+
+        During a run (``readable`` set) an empty buffer waits before it reads: a
+        message rarely follows the one just handled at once, and the wait costs
+        one loop turn when the descriptor is already readable.
+        """
+        if not self.buf and self.readable is not None:
+            await self.readable.wait()
         while True:
-            if len(self.buf) >= _HEADER:
-                size = int.from_bytes(self.buf[:_HEADER], "big")
-                if size > self.max_frame:
-                    raise _ProtocolError(
-                        f"a {size}-byte message exceeds the {self.max_frame}-byte cap"
-                    )
-                if len(self.buf) >= _HEADER + size:
-                    payload = bytes(self.buf[_HEADER : _HEADER + size])
-                    del self.buf[: _HEADER + size]
-                    try:
-                        message = json.loads(payload)
-                    except (ValueError, RecursionError) as exc:
-                        raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
-                    if not isinstance(message, dict):
-                        raise _ProtocolError("a message is not a JSON object")
-                    return message
-            try:
-                chunk = os.read(self.rfd, _READ_CHUNK)
-            except BlockingIOError:
-                await anyio.wait_readable(self.rfd)
-                continue
-            except OSError as exc:
-                raise _WorkerGone from exc
-            if not chunk:
+            message = self._parse()
+            if message is not None:
+                return message
+            if self.gone:
                 raise _WorkerGone
-            self.buf += chunk
+            if not self._read():
+                if self.readable is not None:
+                    await self.readable.wait()
+                else:
+                    await anyio.wait_readable(self.rfd)
 
     # -- life cycle ---------------------------------------------------------------
     def alive(self) -> bool:
@@ -310,7 +451,7 @@ def _tail(stream: Any) -> str:
 
 
 def _frame(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    data = _ENCODE(message).encode()
     return len(data).to_bytes(_HEADER, "big") + data
 
 
@@ -817,13 +958,15 @@ class ProcessRunner:
         send_lock = anyio.Lock()
         limits = self.limits
 
-        async def send(message: dict[str, Any]) -> None:
-            frame = _frame(message)
+        async def send_frame(frame: bytes) -> None:
             # Fast path: nothing queued and the socket takes the whole frame at once.
             if not send_lock.locked() and worker.try_write(frame):
                 return
             async with send_lock:
                 await worker.write(frame)
+
+        async def send(message: dict[str, Any]) -> None:
+            await send_frame(_frame(message))
 
         async def handle_call(call: _Call) -> None:
             try:
@@ -842,9 +985,8 @@ class ProcessRunner:
             call.error = reply.error
             payload = reply.to_json()
             payload["status"] = status
-            message = {"op": "reply", "id": call.id, "reply": payload}
             try:
-                _frame(message)
+                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
             except (TypeError, ValueError, RecursionError) as exc:
                 payload = {
                     "status": "error",
@@ -852,9 +994,69 @@ class ProcessRunner:
                     "error": f"the tool's result is not JSON data: {exc}",
                     "duration_ms": reply.duration_ms,
                 }
-                message = {"op": "reply", "id": call.id, "reply": payload}
+                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
             with contextlib.suppress(_WorkerGone):
-                await send(message)
+                await send_frame(frame)
+
+        # How calls run. The loop below reads the worker's messages. On asyncio it
+        # runs each call itself while the socket stays watched: what arrives
+        # meanwhile is handled by the loop's reader callback (``while_busy``: a
+        # cancel, the result or a failure stops the call, another call is handed
+        # to a helper task that starts a task for it), so a sequential call costs
+        # no task switch. On other backends (trio) the loop only reads: one
+        # long-lived helper task runs the calls, handed each call while it is
+        # idle, and a call that arrives while it is busy gets a task of its own.
+        readable = _Readable(worker.rfd, worker.fill)
+        inline = readable.loop is not None
+        queue: deque[_Call] = deque()
+        idle: list[anyio.Event] = []  # the helper's wake-up event while it is idle
+        helper = False
+        running: list[_Call] = []  # the call the loop below runs itself
+        failure: list[Exception] = []
+
+        async def run_calls(first: _Call | None) -> None:
+            if first is not None:
+                await handle_call(first)
+            while True:
+                while queue:
+                    call = queue.popleft()
+                    if inline:
+                        tg.start_soon(handle_call, call)
+                    else:
+                        await handle_call(call)
+                wake = anyio.Event()
+                idle.append(wake)
+                await wake.wait()
+
+        def hand_over(call: _Call) -> None:
+            nonlocal helper
+            if idle:
+                queue.append(call)
+                idle.pop().set()
+            elif inline:
+                queue.append(call)  # the helper is starting or busy starting tasks
+            elif not helper:
+                helper = True
+                tg.start_soon(run_calls, call)
+            else:
+                tg.start_soon(handle_call, call)
+
+        def while_busy() -> None:
+            try:
+                while state.result is None:
+                    message = worker.try_recv()
+                    if message is None:
+                        return
+                    call = on_message(message)
+                    if call is not None:
+                        hand_over(call)
+            except Exception as exc:  # _ProtocolError, _WorkerGone
+                failure.append(exc)
+            # the result, EOF or a bad message: the loop below takes over
+            readable.unwatch()
+            for call in running:
+                if call.scope is not None:
+                    call.scope.cancel()
 
         def stop(kind: ErrorKind, type_: str, message: str) -> None:
             if state.stop is None:
@@ -900,48 +1102,76 @@ class ProcessRunner:
             state.by_id[call_id] = call
             return call
 
+        def on_message(message: dict[str, Any]) -> _Call | None:
+            """Handle one message; a tool call is returned to be run."""
+            op = message.get("op")
+            if op == "call":
+                return on_call(message)
+            if op == "cancel":
+                target = state.by_id.get(str(message.get("id")))
+                if target is not None and target.scope is not None:
+                    target.scope.cancel()
+                elif target is not None:
+                    target.status = "cancelled"
+            elif op == "result":
+                result = message.get("result")
+                if not isinstance(result, dict):
+                    raise _ProtocolError("a result that is not a JSON object")
+                state.result = result
+                state.retire = message.get("retire") is True
+            else:
+                raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
+            return None
+
         timeout = limits.timeout
         deadline = math.inf if timeout is None else timeout + self.kill_grace
-        async with anyio.create_task_group() as tg:
-            if signal is not None:
-                tg.start_soon(watch_abort, signal)
-            try:
-                await send(job)
-                with anyio.move_on_after(deadline) as clock:
-                    while True:
-                        message = await worker.recv()
-                        op = message.get("op")
-                        if op == "call":
-                            call = on_call(message)
-                            if call is not None:
-                                tg.start_soon(handle_call, call)
-                        elif op == "cancel":
-                            target = state.by_id.get(str(message.get("id")))
-                            if target is not None and target.scope is not None:
-                                target.scope.cancel()
-                            elif target is not None:
-                                target.status = "cancelled"
-                        elif op == "result":
-                            result = message.get("result")
-                            if not isinstance(result, dict):
-                                raise _ProtocolError("a result that is not a JSON object")
-                            state.result = result
-                            state.retire = message.get("retire") is True
-                            break
-                        else:
-                            raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
-                if clock.cancelled_caught:
-                    stop(
-                        "limit",
-                        "TimeoutError",
-                        f"Script exceeded the time limit of {_seconds(timeout)} "
-                        "(the worker process was killed).",
-                    )
-            except _ProtocolError as exc:
-                stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
-            except _WorkerGone:
-                pass
-            tg.cancel_scope.cancel()
+        worker.readable = readable
+        try:
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+                    tg.start_soon(watch_abort, signal)
+                try:
+                    await send(job)
+                    if inline and job["tools"]:
+                        # started while the worker runs the script, off the round trip
+                        helper = True
+                        tg.start_soon(run_calls, None)
+                    with anyio.move_on_after(deadline) as clock:
+                        while state.result is None:
+                            call = on_message(await worker.recv())
+                            if call is None:
+                                continue
+                            if inline and not helper:
+                                helper = True
+                                tg.start_soon(run_calls, None)
+                            if not inline or worker.buf:
+                                # (more is buffered already: this loop must go on reading)
+                                hand_over(call)
+                                continue
+                            running.append(call)
+                            readable.watch(while_busy)
+                            try:
+                                await handle_call(call)
+                            finally:
+                                readable.unwatch()
+                                running.clear()
+                            if failure:
+                                raise failure[0]
+                    if clock.cancelled_caught:
+                        stop(
+                            "limit",
+                            "TimeoutError",
+                            f"Script exceeded the time limit of {_seconds(timeout)} "
+                            "(the worker process was killed).",
+                        )
+                except _ProtocolError as exc:
+                    stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
+                except _WorkerGone:
+                    pass
+                tg.cancel_scope.cancel()
+        finally:
+            readable.close()
+            worker.readable = None
 
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float
