@@ -30,7 +30,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   like attribute names), ``async def`` / ``await`` / ``async for`` / ``async with``;
 - replaces RestrictedPython's per-scope print collector by one ``_print_``
   function per run (``printed`` is refused);
-- injects a budget check (``_tick_()``) at the top of every ``while`` body and
+- injects a budget check (``for _t0_ in _tk_: break``, the run's ticker; in
+  lambdas ``_tick_()``) at the top of every ``while`` body and
   every function and lambda (``for`` loops and comprehensions are charged by the
   guarded ``_getiter_``) (steps, wall time, abort flag, call depth), and
   ``_check_()`` at the top of every ``except`` handler and ``finally`` block so
@@ -165,6 +166,27 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
 
 _COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
 """Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
+
+
+TICK_TARGET = f"{TEMP_PREFIX}0_"
+"""The loop variable of the tick statement (the fast paths' temporaries start at 1)."""
+
+
+def _tick_statement(node: Any) -> ast.stmt:
+    """``for _t0_ in _tk_: break``: one step of the run's ticker.
+
+    The same check as ``_tick_()`` (``_tk_`` is the iterator whose ``__next__``
+    that is), but ``FOR_ITER`` advances it without a call: this runs at every
+    function entry and ``while`` iteration, and costs about half a C call.
+    """
+    new = ast.For(
+        target=ast.Name(TICK_TARGET, ast.Store()),
+        iter=_name("_tk_", node),
+        body=[ast.Break()],
+        orelse=[],
+    )
+    copy_locations(new, node)
+    return ast.fix_missing_locations(new)
 
 
 def _slice_to_expr(node: ast.expr) -> ast.expr:
@@ -738,7 +760,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
     def visit_While(self, node: ast.While) -> Any:
         """Tick at the top of every ``while`` body."""
         node = self.node_contents_visit(node)
-        node.body.insert(0, _stmt_call("_tick_", node))
+        node.body.insert(0, _tick_statement(node))
         return node
 
     def visit_For(self, node: ast.For) -> Any:
@@ -764,7 +786,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
     def _instrument(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # One tick per call: charges a step, and the tick's slow path measures
         # the call depth (see guards.Budget._check_chunk).
-        node.body.insert(0, _stmt_call("_tick_", node))
+        node.body.insert(0, _tick_statement(node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         """Plain functions count call depth and tick; generators tick."""
@@ -925,7 +947,7 @@ class _TopLevel(ast.NodeVisitor):
         self._in_comprehension = 0
 
     def bind(self, name: str | None) -> None:
-        if name is not None and not self._in_comprehension:
+        if name is not None and not self._in_comprehension and not name.startswith(TEMP_PREFIX):
             self.names.setdefault(name, None)
 
     def visit_Name(self, node: ast.Name) -> None:

@@ -112,6 +112,21 @@ _LAZY_SAFE = frozenset(
 # ----------------------------------------------------------------------------- budget
 
 
+class _Stopped:
+    """The ticker of a tripped run: every step raises the stop (``for _t0_ in _tk_``)."""
+
+    __slots__ = ("_stop",)
+
+    def __init__(self, stop: ScriptStop) -> None:
+        self._stop = stop
+
+    def __iter__(self) -> _Stopped:
+        return self
+
+    def __next__(self) -> NoReturn:
+        raise self._stop
+
+
 class Budget:
     """Steps, wall time, call depth and the stop flag of one run.
 
@@ -125,6 +140,8 @@ class Budget:
         self.used = 0
         self.started = time.monotonic()
         self.deadline = None if limits.timeout is None else self.started + limits.timeout
+        self.ticker: Iterator[None] = iter(())
+        """The run's tick iterator (set by :meth:`make_tick`)."""
         self.pause: Callable[[], None] | None = None
         """Set by the engine for sync scripts in a greenlet: lets the event loop run."""
         self.next_pause = self.started + PAUSE_INTERVAL
@@ -141,6 +158,7 @@ class Budget:
             hooks = self.hooks
             if hooks is not None:
                 hooks["_tick_"] = self._raise_stop
+                hooks["_tk_"] = _Stopped(self.stop)
         return self.stop
 
     def check(self) -> None:
@@ -223,7 +241,8 @@ class Budget:
                 interval = check(interval)
                 yield repeat(None, interval)
 
-        return itertools.chain.from_iterable(chunks()).__next__
+        self.ticker = itertools.chain.from_iterable(chunks())
+        return self.ticker.__next__
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -945,6 +964,7 @@ def make_guards(
     guards = dict(_STATIC_GUARDS)
     guards["_getiter_"] = getiter
     guards["_tick_"] = tick
+    guards["_tk_"] = budget.ticker  # the iterator behind `tick`, stepped by FOR_ITER
     guards["_check_"] = check
     guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
     guards["__charge__"] = charge  # a helper the curated builtins use

@@ -278,3 +278,35 @@ def test_fast_paths_attribute_read_still_refuses_format() -> None:
     result = run("'{0.__class__}'.format(1)")
     assert result.error is not None
     assert result.ok is False
+
+
+# ----------------------------------------------------------------------------- the tick statement
+
+
+def test_fast_paths_tick_statement_steps_the_runs_ticker() -> None:
+    # every function entry and while iteration runs `for _t0_ in _tk_: break`, one
+    # step of the iterator behind `_tick_`; a tripped budget swaps in one that raises
+    budget = Budget(Limits(max_steps=None, timeout=None))
+    namespace: dict[str, Any] = make_guards(budget, print_fn=print)
+    namespace["__builtins__"] = {}
+    budget.hooks = namespace
+    compiled = compile_script("def f(n):\n    return n\nk = 0\nwhile k < 3:\n    k = f(k) + 1\nk")
+    assert isinstance(compiled, CompiledScript)
+    assert "_tk_" in compiled_names("def f():\n    pass")
+    assert "_tick_" not in compiled_names("def f():\n    pass\nwhile True:\n    pass")
+    exec(compiled.code, namespace)
+    assert namespace["__script__"]() == 3
+    stop = budget.trip("limit", "Script exceeded the step limit (1 steps)")
+    with pytest.raises(type(stop), match="step limit"):
+        namespace["f"](1)
+    with pytest.raises(type(stop), match="step limit"):
+        namespace["__script__"]()
+
+
+def test_fast_paths_tick_target_is_not_a_script_global() -> None:
+    source = "i = 0\nwhile i < 5:\n    i += 1\ni"
+    assert value(source) == 5
+    compiled = compile_script(source)
+    assert isinstance(compiled, CompiledScript)
+    script = next(c for c in compiled.code.co_consts if getattr(c, "co_name", "") == "__script__")
+    assert "_t0_" in script.co_varnames  # a local of the script, never written to the globals
