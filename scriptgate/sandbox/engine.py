@@ -27,12 +27,13 @@ How scripts run
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
   call one and runs directly, without a greenlet or a task group.
-- Limits: the injected ``_tick_`` (every ``while`` iteration, every call) and the
-  guarded ``_getiter_`` (every ``for`` loop and comprehension, per 256 items)
-  charge steps and check the step limit, the deadline, the abort flag and the
-  call depth. A watchdog task trips the budget at the deadline while the script
-  waits for a tool call (the abort signal trips it at once), which replaces
-  ``_tick_`` in the script's globals by a hook that raises, cancels running tool
+- Limits: the injected tick (``for _t0_ in _tk_: break`` at every ``while``
+  iteration and function entry, ``_tick_()`` in lambdas: one step of the run's
+  ticker) and the guarded ``_getiter_`` (every ``for`` loop and comprehension,
+  per 256 items) charge steps and check the step limit, the deadline, the abort
+  flag and the call depth. A watchdog task trips the budget at the deadline while
+  the script waits for a tool call (the abort signal trips it at once), which
+  replaces ``_tick_`` and ``_tk_`` in the script's globals by hooks that raise, cancels running tool
   calls and the script (a sync script gets the stop thrown in at its pending
   call). A tripped budget is final: whatever the script does afterwards, the
   result is the limit/abort error.
