@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox.result import ScriptResult
-from scriptgate.sandbox.sandbox import Sandbox
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
 
 def _load_extra() -> ModuleType:
@@ -63,53 +63,45 @@ PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)
 
 
-@pytest.fixture(scope="module")
-def in_process() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=attacks.ATTACK_LIMITS)
+def _attack_sandbox(limits: Limits, isolation: Isolation = "in_process") -> Iterator[Sandbox]:
+    sandbox = Sandbox(attacks.attack_tools(), limits=limits, isolation=isolation)
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def in_process() -> Iterator[Sandbox]:
+    yield from _attack_sandbox(attacks.ATTACK_LIMITS)
 
 
 @pytest.fixture(scope="module")
 def process() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=attacks.ATTACK_LIMITS, isolation="process")
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(attacks.ATTACK_LIMITS, "process")
 
 
 @pytest.fixture(scope="module")
 def in_process_deadline() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=extra.DEADLINE_LIMITS)
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(extra.DEADLINE_LIMITS)
 
 
 @pytest.fixture(scope="module")
 def process_deadline() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=extra.DEADLINE_LIMITS, isolation="process")
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(extra.DEADLINE_LIMITS, "process")
 
 
 @pytest.fixture(scope="module")
 def in_process_memory() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=extra.MEMORY_LIMITS)
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(extra.MEMORY_LIMITS)
 
 
 @pytest.fixture(scope="module")
 def process_memory() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=extra.MEMORY_LIMITS, isolation="process")
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(extra.MEMORY_LIMITS, "process")
 
 
 @pytest.fixture(scope="module")
 def process_short() -> Iterator[Sandbox]:
-    sandbox = Sandbox(attacks.attack_tools(), limits=PROCESS_ONLY_LIMITS, isolation="process")
-    yield sandbox
-    sandbox.close()
+    yield from _attack_sandbox(PROCESS_ONLY_LIMITS, "process")
 
 
 def _check(attack: Any, result: ScriptResult) -> None:
