@@ -961,8 +961,21 @@ def make_guards(
             return obj
         return _counted(obj)
 
+    def copy(value: Any, into: str | None = None) -> Any:
+        # list(x), set(x), dict(x)…: a large copy is charged to the memory budget
+        # first (memguard.charge_copy). Building a set or dict hashes every item in
+        # one C call, quadratic when the items' hashes collide (a set() of 200k ints
+        # n * (2**61 - 1) runs for minutes): a large list or tuple is fed to it in
+        # chunks of 256, with the deadline and abort checked between chunks
+        # (test_guards_hash_flood_constructor_is_stopped).
+        charge_copy(value, into)
+        if into in _HASHING_COPIES and type(value) in _SEQUENCE_INPUTS and len(value) > CHECK_FROM:
+            return _counted(value)
+        return value
+
     guards = dict(_STATIC_GUARDS)
     guards["_getiter_"] = getiter
+    guards["_copy_"] = copy
     guards["_tick_"] = tick
     guards["_tk_"] = budget.ticker  # the iterator behind `tick`, stepped by FOR_ITER
     guards["_check_"] = check
@@ -985,7 +998,6 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_add_": guarded_add,
     "_iadd_": guarded_iadd,
     "_star_": guarded_star,
-    "_copy_": charge_copy,
     "_pow_": guarded_pow,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,
@@ -1008,6 +1020,11 @@ _STATIC_GUARDS: dict[str, Any] = {
     "__name__": "__script__",
     "__hasattr__": _guarded_hasattr,  # a helper the curated builtins use
 }
+
+
+_HASHING_COPIES = frozenset({"set", "frozenset", "dict"})
+"""Builtins that hash every item of their argument (``_copy_`` feeds large inputs in chunks)."""
+_SEQUENCE_INPUTS = frozenset({list, tuple})
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:

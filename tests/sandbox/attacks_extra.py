@@ -239,6 +239,11 @@ _SLOW = "'a' * 60 + 'b'"
 _TIME = "time"
 
 DEADLINE_ATTACKS: list[Any] = [
+    # hash flooding in one constructor call: set()/frozenset()/dict() of a large list or tuple
+    # hash it in chunks of 256 with the deadline checked between them (guards._copy_)
+    _a("hash-flood-set-constructor", "8-cpu", "xs = [i * (2 ** 61 - 1) for i in range(60000)]\nlen(set(xs))", "limit", _TIME),
+    _a("hash-flood-frozenset-tuple", "8-cpu", "xs = tuple(i * (2 ** 61 - 1) for i in range(60000))\nlen(frozenset(xs))", "limit", _TIME),
+    _a("hash-flood-dict-pairs", "8-cpu", "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\nlen(dict(xs))", "limit", _TIME),
     # catastrophic regular expressions: the re stand-in runs on the regex engine with a timeout
     # up to the run's deadline (regexguard), through every entry point
     _a("regex-catastrophic-match", "8-cpu", "import re\nre.match('(a+)+$', 'a' * 64 + 'b')", "ok", value=None),  # regex's engine does not backtrack here

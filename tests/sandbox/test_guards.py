@@ -362,3 +362,23 @@ def test_guards_fast_receivers_match_check_value() -> None:
     with pytest.raises(AttributeError):
         getattr_({}, "missing")
     assert getattr_({}, "missing", 7) == 7
+
+
+@pytest.mark.parametrize("into", ["set", "frozenset", "dict"])
+def test_guards_hash_flood_constructor_is_stopped(into: str) -> None:
+    # set(xs) of 60k distinct ints with one hash value is one quadratic C call
+    # (minutes); `_copy_` feeds large lists and tuples to it in chunks, and the
+    # budget is checked between chunks, so the step limit (or the deadline)
+    # stops it midway. Small inputs are passed through untouched.
+    budget = Budget(Limits(max_steps=1_000, timeout=None))
+    guards = make_guards(budget, print_fn=print)
+    copy = guards["_copy_"]
+    items: list[Any] = [i * (2**61 - 1) for i in range(5_000)]
+    if into == "dict":
+        items = [(item, 0) for item in items]
+    small = items[:100]
+    assert copy(small, into) is small
+    builder = {"set": set, "frozenset": frozenset, "dict": dict}[into]
+    with pytest.raises(ScriptStop, match="step limit"):
+        builder(copy(items, into))
+    assert budget.stop is not None
