@@ -55,7 +55,9 @@ _UNSET: Any = _attacks._UNSET
 
 DEADLINE_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=0.5)
 """The limits :data:`DEADLINE_ATTACKS` run under (both modes): a short deadline."""
-MEMORY_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=20.0, memory_bytes=384 << 20)
+MEMORY_LIMITS = replace(
+    _attacks.ATTACK_LIMITS, timeout=20.0, max_steps=None, memory_bytes=384 << 20
+)
 """The limits :data:`MEMORY_ATTACKS` run under (both modes): a small memory budget."""
 
 
@@ -283,7 +285,7 @@ MEMORY_ATTACKS: list[Any] = [
     _a("memory-copy-dict-method", "8-memory", _DISTINCT + "d = dict.fromkeys(x)\ny = []\nfor i in range(1000):\n    y.append(d.copy())", "limit", "memory"),
     _a("memory-copy-set-call", "8-memory", _DISTINCT + "y = []\nfor i in range(1000):\n    y.append(set(x))", "limit", "memory"),
     _a("memory-copy-frozenset-call", "8-memory", _DISTINCT + "y = []\nfor i in range(1000):\n    y.append(frozenset(x))", "limit", "memory"),
-    _a("memory-copy-sorted", "8-memory", "x = [0] * 10 ** 7\nsorted(x)", "limit", "step"),
+    _a("memory-copy-sorted", "8-memory", "x = [0] * 10 ** 7\ny = [sorted(x) for i in range(100)]", "limit", "memory"),
     _a("memory-copy-str-upper", "8-memory", "s = 'a' * 10 ** 7\ny = []\nfor i in range(1000):\n    y.append(s.upper())", "limit", "memory"),
     _a("memory-copy-join", "8-memory", "parts = ['abcd' * 1000] * 2000\ny = []\nfor i in range(1000):\n    y.append(''.join(parts))", "limit", "memory"),
     _a("memory-copy-small-ok", "8-memory", "x = [1, 2, 3]\ny = []\nfor i in range(1000):\n    y.append(x[:] + list(x) + x.copy() + sorted(x))\n[len(y), y[0], 'ab'[1:], 'a'.upper()]", "ok", value=[1000, [1, 2, 3] * 4, "b", "A"]),
