@@ -90,7 +90,7 @@ from greenlet import getcurrent  # type: ignore[import-untyped]
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
-from scriptgate.sandbox.bridge import ToolBridge, ToolSpec
+from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -1077,6 +1077,21 @@ class ProcessRunner:
             if scope.cancelled_caught:
                 call.status = "cancelled"
                 return
+            await reply_to(call, reply)
+
+        async def step_call(call: _Call) -> None:
+            # handle_call without a cancel scope of its own (one costs as much as a
+            # fast tool): stepped from the reader callback, it runs in the run's task
+            # inside the ``calls`` scope, which is this call's scope while it waits
+            try:
+                reply = await bridge.call(call.id, call.tool, call.arguments)
+            except BaseException:
+                call.status = "cancelled"
+                raise
+            call.scope = None  # answered: a cancel from now on has nothing to stop
+            await reply_to(call, reply)
+
+        async def reply_to(call: _Call, reply: ToolReply) -> None:
             status = reply.status if reply.status in _CALL_STATUSES else "error"
             call.status = status
             call.duration_ms = reply.duration_ms
@@ -1256,7 +1271,7 @@ class ProcessRunner:
                 if not helper:
                     helper = True
                     tg.start_soon(run_calls, None)
-                coro = handle_call(call)
+                coro = step_call(call)
                 try:
                     yielded = coro.send(None)
                 except StopIteration:
@@ -1268,6 +1283,52 @@ class ProcessRunner:
                 return True
 
         serve = _as_task(readable.loop, serve_one) if inline else None
+
+        async def next_message(calls: anyio.CancelScope) -> None:
+            """Read the worker's next message and act on it (the run's task)."""
+            nonlocal helper
+            if serve is not None:
+                readable.serve = serve
+                try:
+                    item = await worker.recv()
+                finally:
+                    readable.serve = None
+            else:
+                item = await worker.recv()
+            if type(item) is _Stepped:
+                stepped = item.call
+                stepped.scope = calls
+                running.append(stepped)
+                readable.watch(while_busy)
+                try:
+                    await item
+                finally:
+                    stepped.scope = None
+                    readable.unwatch()
+                    running.clear()
+                if failure:
+                    raise failure[0]
+                return
+            call = on_message(item)
+            if call is None:
+                return
+            if inline and not helper:
+                helper = True
+                tg.start_soon(run_calls, None)
+            if not inline or worker.buf:
+                # (more is buffered already: this loop must go on reading)
+                hand_over(call)
+                return
+            running.append(call)
+            readable.watch(while_busy)
+            try:
+                await handle_call(call)
+            finally:
+                readable.unwatch()
+                running.clear()
+            if failure:
+                raise failure[0]
+
         timeout = limits.timeout
         deadline = math.inf if timeout is None else timeout + self.kill_grace
         worker.readable = readable
@@ -1284,43 +1345,12 @@ class ProcessRunner:
                         tg.start_soon(run_calls, None)
                     with anyio.move_on_after(deadline) as clock:
                         while state.result is None:
-                            if serve is not None:
-                                readable.serve = serve
-                                try:
-                                    item = await worker.recv()
-                                finally:
-                                    readable.serve = None
-                            else:
-                                item = await worker.recv()
-                            if type(item) is _Stepped:
-                                running.append(item.call)
-                                readable.watch(while_busy)
-                                try:
-                                    await item
-                                finally:
-                                    readable.unwatch()
-                                    running.clear()
-                                if failure:
-                                    raise failure[0]
-                                continue
-                            call = on_message(item)
-                            if call is None:
-                                continue
-                            if inline and not helper:
-                                helper = True
-                                tg.start_soon(run_calls, None)
-                            if not inline or worker.buf:
-                                # (more is buffered already: this loop must go on reading)
-                                hand_over(call)
-                                continue
-                            running.append(call)
-                            readable.watch(while_busy)
-                            try:
-                                await handle_call(call)
-                            finally:
-                                readable.unwatch()
-                                running.clear()
-                            if failure:
+                            # the scope of the calls the reader callback starts (a new
+                            # one once it has been cancelled)
+                            with anyio.CancelScope() as calls:
+                                while state.result is None and not calls.cancel_called:
+                                    await next_message(calls)
+                            if failure:  # (it cancelled the call ``calls`` stopped)
                                 raise failure[0]
                     if clock.cancelled_caught:
                         stop(

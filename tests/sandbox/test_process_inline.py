@@ -346,6 +346,45 @@ async def test_process_inline_quota_is_enforced_on_the_parent(
     assert [c.status for c in result.calls] == ["ok"] * 3
 
 
+# A worker that gives up on its first call at once, then makes three more calls,
+# one at a time, and reports their replies as its result.
+_FICKLE = (
+    _GREEDY.split("for i in range(10)")[0]
+    + """
+send({"op": "call", "id": "c0", "tool": "hang", "args": {}})
+send({"op": "cancel", "id": "c0"})
+values = []
+for i in range(1, 4):
+    send({"op": "call", "id": f"c{i}", "tool": "ping", "args": {}})
+    values.append(receive()["reply"]["value"])
+result = {"ok": True, "value": values, "output": "", "error": None, "calls": [], "wall_time": 0.0}
+send({"op": "result", "result": result, "cpu": 0.0, "retire": True})
+sock.recv(1)
+"""
+)
+
+
+@pytest.mark.anyio
+async def test_process_inline_call_cancelled_midway_then_more_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unwound: list[bool] = []
+
+    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            unwound.append(True)
+        return _text("never")  # pragma: no cover
+
+    monkeypatch.setattr(process, "_BOOTSTRAP", _FICKLE)
+    async with ProcessRunner(LIMITS, pool_size=0, spawn="exec") as runner:
+        result = await _run(runner, "1", _tool("hang", hang), _tool("ping", _pong))
+    assert result.ok, result.error
+    assert result.value == ["pong"] * 3
+    assert unwound == [True]
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_process_parent_writes_a_partly_taken_frame_once(anyio_backend: str) -> None:
