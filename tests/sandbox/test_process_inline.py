@@ -415,3 +415,82 @@ async def test_process_parent_writes_a_partly_taken_frame_once(anyio_backend: st
     finally:
         ours.close()
         theirs.close()
+
+
+# ----------------------------------------------------------------------------- worker side
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # counts the asyncio loop's turns
+async def test_process_worker_sequential_calls_cost_no_loop_turn_or_greenlet_switch(
+    monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    # The worker's side of a sync script's calls: the reply is awaited on the socket
+    # itself and the call's coroutine never suspends, so the number of event-loop
+    # turns and greenlet switches of a run does not grow with its calls.
+    from greenlet import settrace  # type: ignore[import-untyped]
+
+    from scriptgate.sandbox import _worker, guards
+    from scriptgate.sandbox.bridge import ToolSpec
+    from scriptgate.sandbox.engine import run_script
+
+    monkeypatch.setattr(guards, "PAUSE_INTERVAL", 1e9)  # no budget pauses
+    specs = [ToolSpec(name="ping", identifier="ping", description="ping", has_output_schema=False)]
+    loop = asyncio.get_running_loop()
+    selector = loop._selector  # type: ignore[attr-defined]
+    turns = [0]
+    select = selector.select
+
+    def counting_select(timeout: float | None = None) -> Any:
+        turns[0] += 1
+        return select(timeout)
+
+    async def costs(calls: int) -> tuple[int, int]:
+        ours, theirs = socket.socketpair()
+
+        def parent() -> None:
+            for _ in range(calls):
+                message = _read(theirs)
+                reply = {"op": "reply", "id": message["id"], "reply": {"status": "ok", "value": 1}}
+                theirs.sendall(process._frame(reply))
+
+        switches = [0]
+
+        def trace(event: str, args: Any) -> None:
+            switches[0] += event in ("switch", "throw")
+
+        bridge = _worker.PipeToolBridge(_worker._Channel(ours), wait=30.0)
+        source = f"total = 0\nfor i in range({calls}):\n    total += ping()\ntotal"
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, parent)
+                await anyio.wait_all_tasks_blocked()
+                monkeypatch.setattr(selector, "select", counting_select)
+                turns[0] = 0
+                previous = settrace(trace)
+                try:
+                    result = await run_script(source, bridge=bridge, tools=specs, limits=LIMITS)
+                finally:
+                    settrace(previous)
+                    monkeypatch.setattr(selector, "select", select)
+                counted = (turns[0], switches[0])
+            assert result.ok, result.error
+            assert result.value == calls
+        finally:
+            ours.close()
+            theirs.close()
+        return counted
+
+    assert await costs(1) == await costs(20)
+
+
+def _read(sock: socket.socket) -> dict[str, Any]:
+    head = b""
+    while len(head) < 4:
+        head += sock.recv(4 - len(head))
+    size = int.from_bytes(head, "big")
+    body = b""
+    while len(body) < size:
+        body += sock.recv(size - len(body))
+    message: dict[str, Any] = __import__("json").loads(body)
+    return message
