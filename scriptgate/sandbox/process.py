@@ -30,11 +30,19 @@ possible (``benchmarks/isolation.py`` measures it against the bare transport):
 the worker waits for the reply on its socket with its loop blocked, for up to
 ``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
 for the whole run (asyncio: one future per wait, the reader callback reads
-before it wakes the run) and, on asyncio, runs a sequential call in the task
-that reads, while the loop's reader callback handles whatever arrives meanwhile
-(a cancel, the result, a concurrent call, which gets a task of its own). Every
+before it wakes the run). On asyncio a call that arrives alone while the run's
+task waits is started by the loop's reader callback itself, *as* the run's task
+(made the loop's current task for the step, in that task's own contextvars
+context): a call that completes without suspending (an async tool that never
+waits on anything pending) is answered right there, with no loop turn and no
+task switch; a call that suspends is handed, mid-way, to the run's task, which
+yields what the call yielded and drives it on, so anyio cancel scopes, task
+groups and threads the tool starts behave as if the task had run it from the
+start. While such a call waits, the reader callback handles whatever arrives (a
+cancel, the result, a concurrent call, which gets a task of its own). Every
 frame is still size-capped and checked, every call still goes through the
-bridge here, and the quotas are still counted here.
+bridge here, and the quotas are still counted here. Trio reads in the run's
+task and runs the calls in tasks.
 
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
