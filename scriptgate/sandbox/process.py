@@ -199,7 +199,7 @@ class _Readable:
         if waiter is not None and not waiter.done():
             serve = self.serve
             if serve is not None:
-                if serve():
+                if serve() and not waiter.done():  # (a tool may cancel the task it runs as)
                     waiter.set_result(None)
             elif self.fill is None or self.fill():
                 waiter.set_result(None)
@@ -598,6 +598,16 @@ class _Stepped:
                 yielded = coro.send(sent)
             except StopIteration:
                 return
+
+
+def _drop_stepped(inbox: deque[Any]) -> None:
+    """Unwind the calls a reader callback started that no task took over; empty ``inbox``."""
+    for item in inbox:
+        if type(item) is _Stepped:
+            item.call.status = "cancelled"
+            with contextlib.suppress(Exception):  # (RuntimeError: it ignored GeneratorExit)
+                item.coro.close()
+    inbox.clear()
 
 
 def _as_task(
@@ -1299,6 +1309,11 @@ class ProcessRunner:
                 readable.serve = serve
                 try:
                     item = await worker.recv()
+                except BaseException:
+                    # (a started call this task never took over runs inside its scopes:
+                    # it unwinds here, before they are left)
+                    _drop_stepped(worker.inbox)
+                    raise
                 finally:
                     readable.serve = None
             else:
@@ -1375,11 +1390,7 @@ class ProcessRunner:
         finally:
             readable.close()
             worker.readable = None
-            for item in worker.inbox:
-                if type(item) is _Stepped:
-                    item.call.status = "cancelled"
-                    item.coro.close()
-            worker.inbox.clear()
+            _drop_stepped(worker.inbox)
 
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float

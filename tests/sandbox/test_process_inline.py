@@ -494,3 +494,31 @@ def _read(sock: socket.socket) -> dict[str, Any]:
         body += sock.recv(size - len(body))
     message: dict[str, Any] = __import__("json").loads(body)
     return message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_process_inline_tool_that_cancels_the_task_it_runs_as(
+    runner: ProcessRunner, anyio_backend: str
+) -> None:
+    # The tool cancels its current task (the run's task) before it first waits: the
+    # run's caller is cancelled, as when the run's task itself ran the tool, and the
+    # call, started from the reader callback and never taken over, unwinds first.
+    unwound: list[bool] = []
+
+    async def rogue(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            unwound.append(True)
+        return _text("never")  # pragma: no cover
+
+    run = asyncio.ensure_future(_run(runner, "rogue()", _tool("rogue", rogue)))
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert unwound == [True]
+    again = await _run(runner, "[ping() for _ in range(3)]", _tool("ping", _pong))
+    assert again.value == ["pong"] * 3
