@@ -30,11 +30,19 @@ possible (``benchmarks/isolation.py`` measures it against the bare transport):
 the worker waits for the reply on its socket with its loop blocked, for up to
 ``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
 for the whole run (asyncio: one future per wait, the reader callback reads
-before it wakes the run) and, on asyncio, runs a sequential call in the task
-that reads, while the loop's reader callback handles whatever arrives meanwhile
-(a cancel, the result, a concurrent call, which gets a task of its own). Every
+before it wakes the run). On asyncio a call that arrives alone while the run's
+task waits is started by the loop's reader callback itself, *as* the run's task
+(made the loop's current task for the step, in that task's own contextvars
+context): a call that completes without suspending (an async tool that never
+waits on anything pending) is answered right there, with no loop turn and no
+task switch; a call that suspends is handed, mid-way, to the run's task, which
+yields what the call yielded and drives it on, so anyio cancel scopes, task
+groups and threads the tool starts behave as if the task had run it from the
+start. While such a call waits, the reader callback handles whatever arrives (a
+cancel, the result, a concurrent call, which gets a task of its own). Every
 frame is still size-capped and checked, every call still goes through the
-bridge here, and the quotas are still counted here.
+bridge here, and the quotas are still counted here. Trio reads in the run's
+task and runs the calls in tasks.
 
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
@@ -65,6 +73,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import math
 import os
@@ -79,16 +88,17 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from greenlet import getcurrent  # type: ignore[import-untyped]
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
-from scriptgate.sandbox.bridge import ToolBridge, ToolSpec
+from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -122,6 +132,14 @@ _BOOTSTRAP = (
     "main(sys.argv[2:])\n"
 )
 _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+# Make a task the current one while the reader callback runs a call for it (asyncio);
+# without them (another interpreter) the run's task reads and runs every call itself.
+_enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_enter_task", None
+)
+_leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
+    asyncio.tasks, "_leave_task", None
+)
 _SESSION_LOST = " The session's worker process was discarded; its globals are lost."
 
 
@@ -163,6 +181,9 @@ class _Readable:
     def __init__(self, fd: int, fill: Callable[[], bool] | None = None) -> None:
         self.fd = fd
         self.fill = fill
+        # Called instead of ``fill`` when the descriptor is readable while the run
+        # waits for a message (asyncio only); ``True``: wake the waiter.
+        self.serve: Callable[[], bool] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiter: asyncio.Future[None] | None = None
         self.registered = False
@@ -176,7 +197,11 @@ class _Readable:
     def _ready(self) -> None:
         waiter = self.waiter
         if waiter is not None and not waiter.done():
-            if self.fill is None or self.fill():
+            serve = self.serve
+            if serve is not None:
+                if serve() and not waiter.done():  # (a tool may cancel the task it runs as)
+                    waiter.set_result(None)
+            elif self.fill is None or self.fill():
                 waiter.set_result(None)
         elif waiter is None:
             if self.busy is not None:
@@ -262,6 +287,9 @@ class _Worker:
         self.exited = False
         self.partial = b""  # the unsent rest of a frame try_write could not finish
         self.readable: _Readable | None = None  # set while a run drives this worker
+        # what the reader callback took from the buffer for the run's loop (asyncio):
+        # messages, a call it started (_Stepped), or an exception to raise
+        self.inbox: deque[Any] = deque()
         self.gone = False  # ``fill`` saw EOF or a read error
 
     # -- channel ------------------------------------------------------------------
@@ -280,6 +308,21 @@ class _Worker:
             return True
         self.partial = frame[sent:]
         return False
+
+    async def send_frame(self, frame: bytes, lock: anyio.Lock) -> None:
+        """Write ``frame`` whole, after what other writers holding ``lock`` queued.
+
+        Fast path: nobody holds the lock and the socket takes the whole frame at
+        once. Otherwise the rest (all of it, or what :meth:`try_write` left in
+        :attr:`partial`) is written under the lock.
+        """
+        if not lock.locked():
+            if self.try_write(frame):
+                return
+            if self.partial:
+                frame = b""  # the unsent rest of it is in self.partial, written first
+        async with lock:
+            await self.write(frame)
 
     async def write(self, frame: bytes) -> None:
         """Write ``frame`` completely, waiting for the socket to drain as needed."""
@@ -343,16 +386,24 @@ class _Worker:
             message = self._parse()
         return message
 
-    async def recv(self) -> dict[str, Any]:
+    async def recv(self) -> Any:
         """The next message (raises :class:`_WorkerGone`, :class:`_ProtocolError`).
 
         During a run (``readable`` set) an empty buffer waits before it reads: a
         message rarely follows the one just handled at once, and the wait costs
-        one loop turn when the descriptor is already readable.
+        one loop turn when the descriptor is already readable. What the reader
+        callback left in :attr:`inbox` comes first (a message, a
+        :class:`_Stepped` call, or an exception, raised here).
         """
-        if not self.buf and self.readable is not None:
+        inbox = self.inbox
+        if not self.buf and not inbox and self.readable is not None:
             await self.readable.wait()
         while True:
+            if inbox:
+                item = inbox.popleft()
+                if isinstance(item, Exception):
+                    raise item
+                return item
             message = self._parse()
             if message is not None:
                 return message
@@ -516,6 +567,75 @@ class _Run:
     result: dict[str, Any] | None = None
     retire: bool = False
     stop: tuple[ErrorKind, str, str] | None = None  # kind, type, message when WE stopped it
+
+
+class _Stepped:
+    """A call the reader callback started that suspended: the run's task goes on with it."""
+
+    __slots__ = ("call", "coro", "yielded")
+
+    def __init__(self, call: _Call, coro: Coroutine[Any, Any, None], yielded: Any) -> None:
+        self.call = call
+        self.coro = coro
+        self.yielded = yielded
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        """Yield what the coroutine yielded, then drive it on from the awaiting task."""
+        coro, yielded = self.coro, self.yielded
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration:
+                    return
+                continue
+            try:
+                yielded = coro.send(sent)
+            except StopIteration:
+                return
+
+
+def _drop_stepped(inbox: deque[Any]) -> None:
+    """Unwind the calls a reader callback started that no task took over; empty ``inbox``."""
+    for item in inbox:
+        if type(item) is _Stepped:
+            item.call.status = "cancelled"
+            with contextlib.suppress(Exception):  # (RuntimeError: it ignored GeneratorExit)
+                item.coro.close()
+    inbox.clear()
+
+
+def _as_task(
+    loop: asyncio.AbstractEventLoop | None, body: Callable[[], bool]
+) -> Callable[[], bool] | None:
+    """``body`` wrapped to run from a loop callback as if the calling task were running it.
+
+    The wrapper makes the current task (the caller of this function) the loop's
+    current task and runs ``body`` in that task's own contextvars context (not
+    a copy), so what ``body`` starts behaves exactly as if the task ran it.
+    ``None`` where that cannot be done (no asyncio task, an interpreter without
+    ``asyncio.tasks._enter_task``).
+    """
+    task = asyncio.current_task() if loop is not None else None
+    context: contextvars.Context | None = getcurrent().gr_context
+    enter, leave = _enter_task, _leave_task
+    if loop is None or task is None or context is None or enter is None or leave is None:
+        return None
+    run = context.run
+
+    def as_task() -> bool:
+        enter(loop, task)
+        try:
+            return run(body)
+        finally:
+            leave(loop, task)
+
+    return as_task
 
 
 def _kill_all(workers: set[_Worker], zygote: list[_Zygote]) -> None:
@@ -959,11 +1079,7 @@ class ProcessRunner:
         limits = self.limits
 
         async def send_frame(frame: bytes) -> None:
-            # Fast path: nothing queued and the socket takes the whole frame at once.
-            if not send_lock.locked() and worker.try_write(frame):
-                return
-            async with send_lock:
-                await worker.write(frame)
+            await worker.send_frame(frame, send_lock)
 
         async def send(message: dict[str, Any]) -> None:
             await send_frame(_frame(message))
@@ -979,6 +1095,21 @@ class ProcessRunner:
             if scope.cancelled_caught:
                 call.status = "cancelled"
                 return
+            await reply_to(call, reply)
+
+        async def step_call(call: _Call) -> None:
+            # handle_call without a cancel scope of its own (one costs as much as a
+            # fast tool): stepped from the reader callback, it runs in the run's task
+            # inside the ``calls`` scope, which is this call's scope while it waits
+            try:
+                reply = await bridge.call(call.id, call.tool, call.arguments)
+            except BaseException:
+                call.status = "cancelled"
+                raise
+            call.scope = None  # answered: a cancel from now on has nothing to stop
+            await reply_to(call, reply)
+
+        async def reply_to(call: _Call, reply: ToolReply) -> None:
             status = reply.status if reply.status in _CALL_STATUSES else "error"
             call.status = status
             call.duration_ms = reply.duration_ms
@@ -1123,9 +1254,108 @@ class ProcessRunner:
                 raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
             return None
 
+        # The reader callback runs a sequential call itself (asyncio): while this
+        # task waits for a message, a call that arrives alone is stepped right in
+        # the callback, as this task (it is made the current task, and the call
+        # runs in its contextvars context), so a call that completes without
+        # suspending is answered with no loop turn and no task switch. A call that
+        # suspends is passed to this task (a _Stepped in the inbox), which yields
+        # what the call yielded and drives it on exactly as if it had started it.
+        # Anything else the callback reads (a cancel, the result, a second call
+        # already buffered, a bad frame) goes to this task as it is.
+        def serve_one() -> bool:
+            nonlocal helper
+            if not worker.fill():
+                return False  # (readiness that was consumed meanwhile)
+            inbox = worker.inbox
+            while True:
+                try:
+                    message = worker._parse()
+                except _ProtocolError as exc:
+                    inbox.append(exc)
+                    return True
+                if message is None:
+                    return worker.gone
+                if message.get("op") != "call" or worker.buf or state.result is not None:
+                    inbox.append(message)
+                    return True
+                try:
+                    call = on_call(message)
+                except _ProtocolError as exc:
+                    inbox.append(exc)
+                    return True
+                if call is None:
+                    continue  # over a quota: the worker was killed
+                if not helper:
+                    helper = True
+                    tg.start_soon(run_calls, None)
+                coro = step_call(call)
+                try:
+                    yielded = coro.send(None)
+                except StopIteration:
+                    continue  # answered
+                except Exception as exc:
+                    inbox.append(exc)
+                    return True
+                inbox.append(_Stepped(call, coro, yielded))
+                return True
+
+        serve = _as_task(readable.loop, serve_one) if inline else None
+
+        async def next_message(calls: anyio.CancelScope) -> None:
+            """Read the worker's next message and act on it (the run's task)."""
+            nonlocal helper
+            if serve is not None:
+                readable.serve = serve
+                try:
+                    item = await worker.recv()
+                except BaseException:
+                    # (a started call this task never took over runs inside its scopes:
+                    # it unwinds here, before they are left)
+                    _drop_stepped(worker.inbox)
+                    raise
+                finally:
+                    readable.serve = None
+            else:
+                item = await worker.recv()
+            if type(item) is _Stepped:
+                stepped = item.call
+                stepped.scope = calls
+                running.append(stepped)
+                readable.watch(while_busy)
+                try:
+                    await item
+                finally:
+                    stepped.scope = None
+                    readable.unwatch()
+                    running.clear()
+                if failure:
+                    raise failure[0]
+                return
+            call = on_message(item)
+            if call is None:
+                return
+            if inline and not helper:
+                helper = True
+                tg.start_soon(run_calls, None)
+            if not inline or worker.buf:
+                # (more is buffered already: this loop must go on reading)
+                hand_over(call)
+                return
+            running.append(call)
+            readable.watch(while_busy)
+            try:
+                await handle_call(call)
+            finally:
+                readable.unwatch()
+                running.clear()
+            if failure:
+                raise failure[0]
+
         timeout = limits.timeout
         deadline = math.inf if timeout is None else timeout + self.kill_grace
         worker.readable = readable
+        worker.inbox.clear()
         try:
             async with anyio.create_task_group() as tg:
                 if signal is not None:
@@ -1138,24 +1368,12 @@ class ProcessRunner:
                         tg.start_soon(run_calls, None)
                     with anyio.move_on_after(deadline) as clock:
                         while state.result is None:
-                            call = on_message(await worker.recv())
-                            if call is None:
-                                continue
-                            if inline and not helper:
-                                helper = True
-                                tg.start_soon(run_calls, None)
-                            if not inline or worker.buf:
-                                # (more is buffered already: this loop must go on reading)
-                                hand_over(call)
-                                continue
-                            running.append(call)
-                            readable.watch(while_busy)
-                            try:
-                                await handle_call(call)
-                            finally:
-                                readable.unwatch()
-                                running.clear()
-                            if failure:
+                            # the scope of the calls the reader callback starts (a new
+                            # one once it has been cancelled)
+                            with anyio.CancelScope() as calls:
+                                while state.result is None and not calls.cancel_called:
+                                    await next_message(calls)
+                            if failure:  # (it cancelled the call ``calls`` stopped)
                                 raise failure[0]
                     if clock.cancelled_caught:
                         stop(
@@ -1172,6 +1390,7 @@ class ProcessRunner:
         finally:
             readable.close()
             worker.readable = None
+            _drop_stepped(worker.inbox)
 
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float
