@@ -56,6 +56,22 @@ def _text(value: str) -> AgentToolResult[Any]:
     return AgentToolResult(content=(TextContent(value),))
 
 
+class _Hang:
+    """A tool that waits forever: ``started`` is set when it runs, ``unwound`` records its exit."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.unwound: list[bool] = []
+
+    async def execute(self, call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        self.started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.unwound.append(True)
+        return _text("never")  # pragma: no cover
+
+
 async def _run(runner: ProcessRunner, source: str, *tools: AgentTool, **kwargs: Any) -> Any:
     bridge = HostToolBridge(list(tools))
     return await runner.run(source, bridge=bridge, tools=tool_specs(list(tools)), **kwargs)
@@ -188,16 +204,8 @@ async def test_process_inline_call_the_script_stops_waiting_for_is_cancelled(
 ) -> None:
     # The call suspends after it was stepped; the script's own timeout gives up on
     # it, the worker says so, and the parent cancels the call where it waits.
-    started = anyio.Event()
-    unwound: list[bool] = []
-
-    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            unwound.append(True)
-        return _text("never")  # pragma: no cover
+    hanging = _Hang()
+    started, unwound, hang = hanging.started, hanging.unwound, hanging.execute
 
     async def after(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
         await started.wait()
@@ -217,14 +225,8 @@ async def test_process_inline_call_the_script_stops_waiting_for_is_cancelled(
 async def test_process_inline_call_suspended_at_the_deadline_is_cancelled(
     anyio_backend: str,
 ) -> None:
-    unwound: list[bool] = []
-
-    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            unwound.append(True)
-        return _text("never")  # pragma: no cover
+    hanging = _Hang()
+    unwound, hang = hanging.unwound, hanging.execute
 
     async with ProcessRunner(Limits(timeout=0.5), pool_size=1) as runner:
         result = await _run(runner, "hang()", _tool("hang", hang))
@@ -239,17 +241,9 @@ async def test_process_inline_call_suspended_at_the_deadline_is_cancelled(
 
 @pytest.mark.anyio
 async def test_process_inline_call_suspended_when_the_run_is_aborted_is_cancelled() -> None:
-    started = anyio.Event()
-    unwound: list[bool] = []
+    hanging = _Hang()
+    started, unwound, hang = hanging.started, hanging.unwound, hanging.execute
     controller = AbortController()
-
-    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            unwound.append(True)
-        return _text("never")  # pragma: no cover
 
     async with ProcessRunner(LIMITS, pool_size=1) as runner:
         outcome: list[Any] = []
@@ -282,16 +276,8 @@ async def test_process_inline_caller_cancelled_while_a_call_is_suspended(
 ) -> None:
     # Our own caller gives up while the stepped call waits: the call unwinds, the
     # worker is discarded, nothing leaks into the next run.
-    started = anyio.Event()
-    unwound: list[bool] = []
-
-    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            unwound.append(True)
-        return _text("never")  # pragma: no cover
+    hanging = _Hang()
+    started, unwound, hang = hanging.started, hanging.unwound, hanging.execute
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(_run, runner, "hang()", _tool("hang", hang))
@@ -368,14 +354,8 @@ sock.recv(1)
 async def test_process_inline_call_cancelled_midway_then_more_calls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    unwound: list[bool] = []
-
-    async def hang(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            unwound.append(True)
-        return _text("never")  # pragma: no cover
+    hanging = _Hang()
+    unwound, hang = hanging.unwound, hanging.execute
 
     monkeypatch.setattr(process, "_BOOTSTRAP", _FICKLE)
     async with ProcessRunner(LIMITS, pool_size=0, spawn="exec") as runner:
