@@ -30,8 +30,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   like attribute names), ``async def`` / ``await`` / ``async for`` / ``async with``;
 - replaces RestrictedPython's per-scope print collector by one ``_print_``
   function per run (``printed`` is refused);
-- injects a budget check (``for _t0_ in _tk_: break``, the run's ticker; in
-  lambdas ``_tick_()``) at the top of every ``while`` body and
+- injects a budget check (``_tk_()``, the run's ticker; in lambdas
+  ``_tk_() and None or <body>``) at the top of every ``while`` body and
   every function and lambda (``for`` loops and comprehensions are charged by the
   guarded ``_getiter_``) (steps, wall time, abort flag, call depth), and
   ``_check_()`` at the top of every ``except`` handler and ``finally`` block so
@@ -168,25 +168,13 @@ _COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
 """Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
 
 
-TICK_TARGET = f"{TEMP_PREFIX}0_"
-"""The loop variable of the tick statement (the fast paths' temporaries start at 1)."""
-
-
 def _tick_statement(node: Any) -> ast.stmt:
-    """``for _t0_ in _tk_: break``: one step of the run's ticker.
+    """``_tk_()``: one step of the run's ticker (``guards.Budget``).
 
-    The same check as ``_tick_()`` (``_tk_`` is the iterator whose ``__next__``
-    that is), but ``FOR_ITER`` advances it without a call: this runs at every
-    function entry and ``while`` iteration, and costs about half a C call.
+    Between two real checks ``_tk_`` is ``pop`` of a list: a call with no Python
+    frame. This runs at every function entry and ``while`` iteration.
     """
-    new = ast.For(
-        target=ast.Name(TICK_TARGET, ast.Store()),
-        iter=_name("_tk_", node),
-        body=[ast.Break()],
-        orelse=[],
-    )
-    copy_locations(new, node)
-    return ast.fix_missing_locations(new)
+    return _stmt_call("_tk_", node)
 
 
 def _slice_to_expr(node: ast.expr) -> ast.expr:
@@ -441,7 +429,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return bind, ast.Name(name, ast.Load())
 
     def _inline_add(self, node: ast.BinOp) -> ast.expr:
-        """``a + b`` → ``a + b if type(a) in (int, float) else _add_(a, b)``.
+        """``a + b`` → ``a + b if type(a) is int or type(a) is float else _add_(a, b)``.
 
         With a number on the left, ``+`` adds numbers or raises ``TypeError``:
         no sequence can grow. ``b`` is
@@ -451,10 +439,21 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """
         if _duplicable(node.right):
             a_bind, a = self._operand(node.left, node, reuse=True)
-            test = ast.Compare(
-                left=_call("_type_", [a_bind], node),
-                ops=[ast.In()],
-                comparators=[_name("_numfast_", node)],
+            # two identity tests: cheaper than a set lookup, and ints come first
+            test: ast.expr = ast.BoolOp(
+                op=ast.Or(),
+                values=[
+                    ast.Compare(
+                        left=_call("_type_", [a_bind], node),
+                        ops=[ast.Is()],
+                        comparators=[_name("_int_", node)],
+                    ),
+                    ast.Compare(
+                        left=_call("_type_", [a], node),
+                        ops=[ast.Is()],
+                        comparators=[_name("_float_", node)],
+                    ),
+                ],
             )
             fast = ast.BinOp(left=a, op=ast.Add(), right=node.right)
             slow = _call("_add_", [a, copy.deepcopy(node.right)], node)
@@ -803,11 +802,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
-        """``lambda`` bodies tick: ``lambda x: _tick_() or <body>``."""
+        """``lambda`` bodies tick: ``lambda x: _tk_() and None or <body>``."""
         node = cast(Any, super().visit_Lambda(node))
-        body = ast.BoolOp(op=ast.Or(), values=[_call("_tick_", [], node.body), node.body])
+        tick = ast.BoolOp(op=ast.And(), values=[_call("_tk_", [], node.body), ast.Constant(None)])
+        body = ast.BoolOp(op=ast.Or(), values=[tick, node.body])
+        copy_locations(tick, node.body)
         copy_locations(body, node.body)
-        node.body = body
+        node.body = ast.fix_missing_locations(body)
         return node
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:

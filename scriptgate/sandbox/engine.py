@@ -27,9 +27,8 @@ How scripts run
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
   call one and runs directly, without a greenlet or a task group.
-- Limits: the injected tick (``for _t0_ in _tk_: break`` at every ``while``
-  iteration and function entry, ``_tick_()`` in lambdas: one step of the run's
-  ticker) and the guarded ``_getiter_`` (every ``for`` loop and comprehension,
+- Limits: the injected tick (``_tk_()`` at every ``while`` iteration, function
+  and lambda entry: one step of the run's ticker, see ``guards.Budget``) and the guarded ``_getiter_`` (every ``for`` loop and comprehension,
   per 256 items) charge steps and check the step limit, the deadline, the abort
   flag and the call depth. A watchdog task trips the budget at the deadline while
   the script waits for a tool call (the abort signal trips it at once), which
@@ -293,6 +292,7 @@ class _Run:
         self.prefix = call_id_prefix
         self.is_async = is_async
         self.budget = Budget(limits)
+        self.budget.fixed_floor = not is_async  # a sync script's stack never moves
         self.output: list[str] = []
         self.output_chars = 0
         self.calls: list[_Call] = []
@@ -662,8 +662,7 @@ class _Run:
 
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
-        self.budget.hooks = None
-        self.budget.pause = None
+        self.budget.close()
         self.switch = None
         self.child = None
         self.task_context = None
