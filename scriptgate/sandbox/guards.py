@@ -187,6 +187,7 @@ class Budget:
         """Set by the engine for sync scripts: the frames under ``__script__`` never change."""
         self._floor: frozenset[int] | None = None
         self._floor_frames: list[types.FrameType] = []
+        self._probes: tuple[int, ...] = ()
         self._ticks: list[Any] = []
         self._pop = self._ticks.pop
         self._chunk = 0
@@ -261,6 +262,12 @@ class Budget:
                             frame = frame.f_back
                         self._floor_frames = floor
                         self._floor = frozenset(map(id, floor))
+                        # probe depths: the floor's height less one first (the frame
+                        # that far up always exists), then _DEPTH_PROBE
+                        most = self.limits.max_recursion // 2
+                        self._probes = tuple(
+                            sorted({p for p in (len(floor) - 1, _DEPTH_PROBE) if 0 < p <= most})
+                        )
                     return depth
                 if name[0] != "<" or name == "<lambda>":
                     depth += 1
@@ -271,20 +278,20 @@ class Budget:
         """How many more calls may nest before the limit (trips the budget past it).
 
         ``offset``: how far up the stack (from this frame) the script's frames may
-        start. The common case costs one ``sys._getframe`` (a walk in C): when the
-        frame ``_DEPTH_PROBE`` frames further up is ``__script__`` or under it,
-        fewer frames than that are script calls. Otherwise the frames are counted.
+        start. The common case costs one or two ``sys._getframe`` (a walk in C):
+        when the frame ``n`` frames further up is ``__script__`` or under it, at
+        most ``n`` frames are script calls. Otherwise the frames are counted.
         """
         limit = self.limits.max_recursion
         floor = self._floor
         if floor is not None:
-            probe = _DEPTH_PROBE if limit >= 2 * _DEPTH_PROBE else limit // 2
-            try:
-                frame = sys._getframe(offset + probe)
-            except ValueError:
-                return limit - probe
-            if id(frame) in floor:
-                return limit - probe
+            for probe in self._probes:
+                try:
+                    frame = sys._getframe(offset + probe)
+                except ValueError:  # the whole stack is shorter: so is the script's part
+                    return limit - probe
+                if id(frame) in floor:
+                    return limit - probe
         depth = self._walk(offset + 1)
         if depth > limit:
             raise self.trip("limit", f"Script exceeded the recursion limit ({limit} nested calls)")
