@@ -66,7 +66,9 @@ __all__ = [
     "Budget",
     "OpaqueNamespace",
     "check_value",
+    "fed",
     "make_guards",
+    "needs_feed",
     "safe_str_format",
 ]
 
@@ -303,8 +305,21 @@ _FAST_RECEIVERS = frozenset(
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy"}
-"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are size-checked)."""
+_HASHING_METHODS: dict[str, bool] = {
+    "update": True, "fromkeys": True, "subtract": True,
+    "union": False, "intersection": False, "intersection_update": False,
+    "difference": False, "difference_update": False, "symmetric_difference": False,
+    "symmetric_difference_update": False, "issubset": False, "issuperset": False,
+    "isdisjoint": False,
+}  # fmt: skip
+"""set/dict/Counter methods that hash every item of an argument (value: only the first one).
+
+The attribute guard hands out :func:`_hashing_method` wrappers for them, which
+feed a large argument in chunks (``s.update(x)`` of ints that all hash alike is
+one quadratic C call otherwise)."""
+_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy", *_HASHING_METHODS}
+"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are
+size-checked, the hashing methods fed in chunks)."""
 FAST_RECEIVER_SLOW_NAMES = _SLOW_NAMES
 """The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these."""
 _SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
@@ -526,6 +541,17 @@ def guarded_mod(a: Any, b: Any) -> Any:
     return a % b
 
 
+def guarded_ior(a: Any, b: Any) -> Any:
+    """``a |= b``; a dict's ``|=`` of an iterable of pairs is fed in chunks (hash flooding).
+
+    ``s |= t`` on sets needs a set ``t`` (its hashes are stored), ints are ints.
+    """
+    if isinstance(a, dict):
+        b = fed(b, "dict")
+    a |= b
+    return a
+
+
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {}
 
 
@@ -542,7 +568,7 @@ def _build_inplace() -> None:
             "**=": guarded_pow,
             "<<=": guarded_lshift,
             ">>=": operator.irshift,
-            "|=": operator.ior,
+            "|=": guarded_ior,
             "^=": operator.ixor,
             "&=": operator.iand,
             "//=": operator.ifloordiv,
@@ -739,6 +765,15 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
         charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
+    if name in _HASHING_METHODS:
+        into = _hashing_target(obj, name)
+        if into is not None:
+            # s.update(x), d.update(pairs), dict.fromkeys(x), Counter(x).update(x)…
+            # (test_guards_hashing_methods_feed_in_chunks)
+            value = getattr(obj, name, *default)
+            if callable(value) and not isinstance(value, type):
+                return _hashing_method(value, into, _HASHING_METHODS[name])
+            return value
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
@@ -969,13 +1004,22 @@ def make_guards(
         # chunks of 256, with the deadline and abort checked between chunks
         # (test_guards_hash_flood_constructor_is_stopped).
         charge_copy(value, into)
-        if into in _HASHING_COPIES and type(value) in _SEQUENCE_INPUTS and len(value) > CHECK_FROM:
+        if into in _HASHING_COPIES and needs_feed(value, into):
+            return _counted(value)
+        return value
+
+    def hashed_star(value: Any) -> Any:
+        # `{*x}`: a set display hashes every item of x in one C call
+        # (test_guards_set_display_star_feeds_in_chunks)
+        value = guarded_star(value)
+        if needs_feed(value, "set"):
             return _counted(value)
         return value
 
     guards = dict(_STATIC_GUARDS)
     guards["_getiter_"] = getiter
     guards["_copy_"] = copy
+    guards["_hstar_"] = hashed_star
     guards["_tick_"] = tick
     guards["_tk_"] = budget.ticker  # the iterator behind `tick`, stepped by FOR_ITER
     guards["_check_"] = check
@@ -1024,7 +1068,113 @@ _STATIC_GUARDS: dict[str, Any] = {
 
 _HASHING_COPIES = frozenset({"set", "frozenset", "dict"})
 """Builtins that hash every item of their argument (``_copy_`` feeds large inputs in chunks)."""
-_SEQUENCE_INPUTS = frozenset({list, tuple})
+
+# ----------------------------------------------------------------------------- hash feeding
+#
+# Building or updating a set or dict hashes every item of the input in one C
+# call; when the items' hashes collide (ints n * (2**61 - 1) all hash to 0) the
+# call is quadratic: 60,000 items run for minutes with no budget check. Every
+# entry point that hashes a whole input (set()/frozenset()/dict() through
+# `_copy_`, `{*x}` through `_hstar_`, the set/dict/Counter methods below through
+# the attribute guard, the collections constructors through the stand-in
+# module) feeds a large or unsized input in chunks of _TICK_CHUNK items with a
+# budget check between chunks, so the deadline and an abort stop it.
+
+_FEED_FROM = _TICK_CHUNK
+"""Inputs longer than this are fed in chunks: a single chunk's worst case is small."""
+_NO_FEED = frozenset({set, frozenset, dict, str, bytes, bytearray})
+"""Inputs passed through whole: sets and dicts reuse their stored hashes (their own
+building was fed in chunks), strings and bytes have few distinct items."""
+_FEED_SIZED = frozenset({range, collections.deque, *_SIZED_VIEWS})
+
+
+def needs_feed(value: Any, into: str) -> bool:
+    """Whether hashing ``value`` whole into a ``into`` (``"set"``/``"dict"``…) needs the chunked feed.
+
+    Lists and tuples of up to :data:`_FEED_FROM` items (and sets, dicts, strings)
+    pay one type check and a ``len``; iterators and generators are always fed
+    (``yield from xs`` or ``map(f, xs)`` drain a list in C).
+    """
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return len(value) > _FEED_FROM
+    if kind in _NO_FEED:
+        return False
+    if kind in _FEED_SIZED:
+        return len(value) > _FEED_FROM
+    if isinstance(value, (dict, set, frozenset, str, bytes, OpaqueNamespace)):
+        return False
+    if into == "dict" and hasattr(value, "keys"):
+        return False  # the mapping protocol: dict() reads keys() and items, not pairs
+    if isinstance(value, (list, tuple)):
+        return len(value) > _FEED_FROM  # namedtuples and other subclasses
+    return True
+
+
+def _hashing_target(obj: Any, name: str) -> str | None:
+    """``"set"``/``"dict"`` when ``obj.name`` is a host method that hashes its argument."""
+    if isinstance(obj, (set, frozenset)):
+        return "set"
+    if isinstance(obj, dict):
+        return "dict"
+    if name == "fromkeys" and isinstance(obj, type) and issubclass(obj, dict):
+        return "dict"
+    return None
+
+
+def fed(value: Any, into: str) -> Any:
+    """``value``, or the running script's chunked feed of it when hashing it whole needs one.
+
+    For host code a script calls (the collections stand-ins): the feed is the
+    run's ``_copy_`` (found through the innermost script frame's globals).
+    """
+    if needs_feed(value, into):
+        copy = _run_copy()
+        if copy is not None:
+            return copy(value, into)
+    return value
+
+
+def _run_copy() -> Callable[[Any, str], Any] | None:
+    """The ``_copy_`` hook of the innermost script frame's run (None: no script on the stack)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            hook = frame.f_globals.get("_copy_")
+            return hook if callable(hook) else None
+        frame = frame.f_back
+    return None
+
+
+def _hashing_method(method: Callable[..., Any], into: str, first_only: bool) -> Callable[..., Any]:
+    """``method`` whose (first, or every) positional argument goes through the run's ``_copy_``.
+
+    ``_copy_`` charges a large input to the memory budget and feeds it in chunks
+    with a budget check between them (see :func:`needs_feed`); a script's own
+    override (a plain function of a script class) is returned unchanged.
+    """
+    if isinstance(method, types.MethodType) and getattr(
+        method.__func__, "__module__", None
+    ) not in ("collections", "builtins"):
+        return method  # a script class's own method: it ticks by itself
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            if first_only:
+                fed = needs_feed(args[0], into)
+            else:
+                fed = any(needs_feed(arg, into) for arg in args)
+            if fed:
+                copy = _run_copy()
+                if copy is not None:
+                    if first_only:
+                        args = (copy(args[0], into), *args[1:])
+                    else:
+                        args = tuple(copy(arg, into) for arg in args)
+        return method(*args, **kwargs)
+
+    call.__name__ = getattr(method, "__name__", "method")
+    return call
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:
