@@ -305,14 +305,14 @@ _FAST_RECEIVERS = frozenset(
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_HASHING_METHODS: dict[str, bool] = {
-    "update": True, "fromkeys": True, "subtract": True,
-    "union": False, "intersection": False, "intersection_update": False,
-    "difference": False, "difference_update": False, "symmetric_difference": False,
-    "symmetric_difference_update": False, "issubset": False, "issuperset": False,
-    "isdisjoint": False,
-}  # fmt: skip
-"""set/dict/Counter methods that hash every item of an argument (value: only the first one).
+_HASHING_METHODS = frozenset(
+    {
+        "update", "fromkeys", "subtract", "union", "intersection", "intersection_update",
+        "difference", "difference_update", "symmetric_difference",
+        "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+    }
+)  # fmt: skip
+"""set/dict/Counter methods that hash every item of an argument.
 
 The attribute guard hands out :func:`_hashing_method` wrappers for them, which
 feed a large argument in chunks (``s.update(x)`` of ints that all hash alike is
@@ -772,7 +772,7 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             # (test_guards_hashing_methods_feed_in_chunks)
             value = getattr(obj, name, *default)
             if callable(value) and not isinstance(value, type):
-                return _hashing_method(value, into, _HASHING_METHODS[name])
+                return _hashing_method(value, into)
             return value
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
@@ -1146,8 +1146,11 @@ def _run_copy() -> Callable[[Any, str], Any] | None:
     return None
 
 
-def _hashing_method(method: Callable[..., Any], into: str, first_only: bool) -> Callable[..., Any]:
-    """``method`` whose (first, or every) positional argument goes through the run's ``_copy_``.
+def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]:
+    """``method`` whose hashed positional arguments go through the run's ``_copy_``.
+
+    A set method hashes every positional argument (``s.update(a, b)``); a dict's
+    (``update``, ``fromkeys``, ``Counter.subtract``…) only the first.
 
     ``_copy_`` charges a large input to the memory budget and feeds it in chunks
     with a budget check between them (see :func:`needs_feed`); a script's own
@@ -1157,6 +1160,7 @@ def _hashing_method(method: Callable[..., Any], into: str, first_only: bool) -> 
         method.__func__, "__module__", None
     ) not in ("collections", "builtins"):
         return method  # a script class's own method: it ticks by itself
+    first_only = into == "dict"
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if args:

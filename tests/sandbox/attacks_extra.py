@@ -239,6 +239,43 @@ EXTRA_ATTACKS: list[Any] = [
 # and in the RLIMIT_AS one (process isolation).
 _SLOW = "'a' * 60 + 'b'"
 _TIME = "time"
+_FLOOD = "xs = [i * (2 ** 61 - 1) for i in range(60000)]\n"
+"""60,000 distinct ints that all hash to 0: hashing them into one set or dict takes minutes."""
+_PAIRS = "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\n"
+_PROBE = "s = {i * (2 ** 61 - 1) for i in range(2000)}\nys = [(2 ** 61 - 1) * 1999] * 10 ** 6\n"
+"""A set of 2,000 colliding ints (cheap to build) and a million look-ups of its slowest member."""
+_FEED_OK = (
+    "from collections import Counter, OrderedDict, defaultdict\n"
+    "xs = list(range(1000))\ns = set()\ns.update(xs)\ns |= {5000}\n"
+    "d = {}\nd.update([(i, i) for i in range(300)])\nd |= [(1, 'a')]\n"
+    "c = Counter(x % 3 for x in xs)\nc.update(xs[:300])\nc.subtract(iter([2] * 400))\n"
+    "o = OrderedDict((i, -i) for i in range(300))\ndd = defaultdict(int, [(i, 1) for i in range(300)])\n"
+    "[len(s), len({*xs, -1}), len(dict.fromkeys(range(700))), d[1], d[299], c[0], c[2], len(o), "
+    "o[299], dd[5], dd[1000], isinstance(c, Counter), isinstance(o, OrderedDict), "
+    "isinstance(dd, dict), s.issuperset(range(1000)), frozenset(xs).isdisjoint(range(2000, 2600)), "
+    "len(set(map(str, xs)).union(iter(['a'] * 300))), sorted(set(range(300)).intersection(range(298, 900)))]"
+)
+"""Results through the chunked feed are those of plain Python (inputs above 256 items)."""
+_FEED_OK_VALUE = [
+    1001,
+    1001,
+    700,
+    "a",
+    299,
+    335,
+    -66,
+    300,
+    -299,
+    1,
+    0,
+    True,
+    True,
+    True,
+    True,
+    True,
+    1001,
+    [298, 299],
+]
 
 DEADLINE_ATTACKS: list[Any] = [
     # hash flooding in one constructor call: set()/frozenset()/dict() of a large list or tuple
@@ -246,6 +283,38 @@ DEADLINE_ATTACKS: list[Any] = [
     _a("hash-flood-set-constructor", "8-cpu", "xs = [i * (2 ** 61 - 1) for i in range(60000)]\nlen(set(xs))", "limit", _TIME),
     _a("hash-flood-frozenset-tuple", "8-cpu", "xs = tuple(i * (2 ** 61 - 1) for i in range(60000))\nlen(frozenset(xs))", "limit", _TIME),
     _a("hash-flood-dict-pairs", "8-cpu", "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\nlen(dict(xs))", "limit", _TIME),
+    # ... and every other entry point that hashes a whole input in one C call: the set/dict/
+    # Counter methods (attribute guard), `{*x}` (_hstar_), `d |= pairs` (guarded_ior), the
+    # collections constructors (stand-ins), and iterators/generators/ranges (C-drained inputs)
+    _a("hash-flood-set-update", "8-cpu", _FLOOD + "s = set()\ns.update(xs)", "limit", _TIME),
+    _a("hash-flood-set-union", "8-cpu", _FLOOD + "len(set().union(xs))", "limit", _TIME),
+    _a("hash-flood-frozenset-union-many", "8-cpu", _FLOOD + "len(frozenset().union([1], xs))", "limit", _TIME),
+    _a("hash-flood-set-symmetric-difference-update", "8-cpu", _FLOOD + "s = {1}\ns.symmetric_difference_update(xs)", "limit", _TIME),
+    _a("hash-flood-set-issubset", "8-cpu", _FLOOD + "{1}.issubset(xs)", "limit", _TIME),
+    _a("hash-flood-set-intersection", "8-cpu", _PROBE + "len(s.intersection(ys))", "limit", _TIME),
+    _a("hash-flood-set-isdisjoint", "8-cpu", _PROBE + "s.isdisjoint([(2 ** 61 - 1) * 5000] * 10 ** 6)", "limit", _TIME),
+    _a("hash-flood-set-issuperset", "8-cpu", _PROBE + "s.issuperset(ys)", "limit", _TIME),
+    _a("hash-flood-set-difference-update", "8-cpu", _PROBE + "s.difference_update(ys)", "limit", _TIME),
+    _a("hash-flood-set-display-star", "8-cpu", _FLOOD + "len({*xs})", "limit", _TIME),
+    _a("hash-flood-set-display-star-mixed", "8-cpu", _FLOOD + "len({0, *xs, 1})", "limit", _TIME),
+    _a("hash-flood-set-yield-from", "8-cpu", _FLOOD + "def g():\n    yield from xs\nlen(set(g()))", "limit", _TIME),
+    _a("hash-flood-set-map", "8-cpu", _FLOOD + "len(set(map(int, xs)))", "limit", _TIME),
+    _a("hash-flood-set-iter", "8-cpu", _FLOOD + "len(frozenset(iter(xs)))", "limit", _TIME),
+    _a("hash-flood-set-range", "8-cpu", "len(set(range(0, 60000 * (2 ** 61 - 1), 2 ** 61 - 1)))", "limit", _TIME),
+    _a("hash-flood-dict-fromkeys", "8-cpu", _FLOOD + "len(dict.fromkeys(xs))", "limit", _TIME),
+    _a("hash-flood-dict-fromkeys-instance", "8-cpu", _FLOOD + "len({}.fromkeys(xs, 0))", "limit", _TIME),
+    _a("hash-flood-dict-update-pairs", "8-cpu", _PAIRS + "d = {}\nd.update(xs)", "limit", _TIME),
+    _a("hash-flood-dict-ior-pairs", "8-cpu", _PAIRS + "d = {}\nd |= xs", "limit", _TIME),
+    _a("hash-flood-dict-item-ior-pairs", "8-cpu", _PAIRS + "d = {'a': {}}\nd['a'] |= xs", "limit", _TIME),
+    _a("hash-flood-dict-generator-pairs", "8-cpu", _FLOOD + "def g():\n    for x in xs[:256]:\n        yield (x, 0)\n    yield from ((x, 0) for x in xs)\nlen(dict(g()))", "limit", _TIME),
+    _a("hash-flood-counter", "8-cpu", _FLOOD + "import collections\nlen(collections.Counter(xs))", "limit", _TIME),
+    _a("hash-flood-counter-update", "8-cpu", _FLOOD + "from collections import Counter\nc = Counter()\nc.update(xs)", "limit", _TIME),
+    _a("hash-flood-counter-subtract", "8-cpu", _FLOOD + "from collections import Counter\nc = Counter()\nc.subtract(xs)", "limit", _TIME),
+    _a("hash-flood-counter-subclass", "8-cpu", _FLOOD + "from collections import Counter\nclass C(Counter):\n    pass\nlen(C(xs))", "limit", _TIME),
+    _a("hash-flood-defaultdict", "8-cpu", _PAIRS + "from collections import defaultdict\nlen(defaultdict(list, xs))", "limit", _TIME),
+    _a("hash-flood-ordereddict", "8-cpu", _PAIRS + "from collections import OrderedDict\nlen(OrderedDict(xs))", "limit", _TIME),
+    _a("hash-flood-ordereddict-fromkeys", "8-cpu", _FLOOD + "from collections import OrderedDict\nlen(OrderedDict.fromkeys(xs))", "limit", _TIME),
+    _a("hash-feed-results-unchanged", "8-cpu", _FEED_OK, "ok", value=_FEED_OK_VALUE),
     # catastrophic regular expressions: the re stand-in runs on the regex engine with a timeout
     # up to the run's deadline (regexguard), through every entry point
     _a("regex-catastrophic-match", "8-cpu", "import re\nre.match('(a+)+$', 'a' * 64 + 'b')", "ok", value=None),  # regex's engine does not backtrack here
