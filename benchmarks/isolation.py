@@ -241,8 +241,9 @@ async def _process_figures() -> dict[str, float]:
                 "import re\nre.match('(a|aa)+$', 'a' * 60 + 'b')",
             ),
             (
-                "colliding-hash set.update() in C (parent SIGKILL)",
-                "x = [i * (2 ** 61 - 1) for i in range(200000)]\ns = set()\ns.update(x)",
+                "shared-reference list == in C (parent SIGKILL)",
+                "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n"
+                "    a = [a] * 1000\n    b = [b] * 1000\na == b",
             ),
         ):
             lates = []

@@ -10,10 +10,11 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
   copies, charged to the memory budget before each copy) run in both modes too,
   under short limits (:data:`DEADLINE_LIMITS`, :data:`MEMORY_LIMITS`): each runs
   until a limit stops it.
-- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes. No in-process guard
+- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes and single C calls of
+  exponential work (comparing or hashing shared-reference DAGs). No in-process guard
   refuses them (restrictedpython-notes §7.1 — an in-process sandbox cannot contain
-  them), so they run only in process isolation, where the worker dies and the host
-  reports it. They must never run in the test process.
+  them), so they run only in process isolation, where the worker dies (or is killed
+  at the deadline) and the host reports it. They must never run in the test process.
 """
 
 from __future__ import annotations
@@ -239,6 +240,11 @@ EXTRA_ATTACKS: list[Any] = [
 # and in the RLIMIT_AS one (process isolation).
 _SLOW = "'a' * 60 + 'b'"
 _TIME = "time"
+_DAG = (
+    "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a] * 1000\n    b = [b] * 1000\n"
+)
+"""Two distinct lists that each stand for 10**15 items through shared references."""
+_DAG_TUPLE = "t = (0,) * 1000\nfor i in range(4):\n    t = (t,) * 1000\n"
 _FLOOD = "xs = [i * (2 ** 61 - 1) for i in range(60000)]\n"
 """60,000 distinct ints that all hash to 0: hashing them into one set or dict takes minutes."""
 _PAIRS = "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\n"
@@ -362,6 +368,16 @@ MEMORY_ATTACKS: list[Any] = [
 """Loops of large copies, stopped by the memory budget in both modes (``MEMORY_LIMITS``)."""
 
 EXTRA_ATTACKS += [
+    # a shared-reference DAG standing for 10**15 items renders in one C call: the render
+    # guard counts every occurrence and refuses past 10**7 characters (sizeguard)
+    _a("dag-str", "8-memory", _DAG + "str(a)", "limit", "too large"),
+    _a("dag-repr", "8-memory", _DAG + "repr(b)", "limit", "too large"),
+    _a("dag-fstring", "8-memory", _DAG + "f'{a}'", "limit", "too large"),
+    _a("dag-json-dumps", "8-memory", _DAG + "import json\njson.dumps(a)", "limit", "too large"),
+    _a("dag-tuple-str", "8-memory", _DAG_TUPLE + "str(t)", "limit", "too large"),
+    _a("dag-print", "8-output", _DAG + "print(a)", "limit", "output"),
+    # small shared rows stay ordinary: a 1000 x 1000 grid of one row compares and renders
+    _a("dag-grid-ok", "8-cpu", "row = [0] * 1000\ngrid = [row] * 1000\nother = [[0] * 1000 for _ in range(1000)]\n[grid == other, len(str(grid[:2]))]", "ok", value=[True, 6004]),
     # regex's compile unrolls counted repeats and has extras re does not: refused up front
     _a("regex-compile-huge-repeat", "8-memory", "import re\nre.compile('a{4294967294}')", "limit", "too large"),
     _a("regex-compile-nested-repeats", "8-memory", "import re\nre.compile('(?:(?:(?:a{100}){100}){100}){100}')", "limit", "too large"),
@@ -386,5 +402,19 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
+    # -- §8.2: exponential work in one C call over a shared-reference DAG -------------------
+    # Five levels of 1,000 references to the same list (tiny memory) stand for 10**15 items;
+    # comparing two such values, or hashing such a tuple, is one C call that never returns.
+    # No guard can see it: the call has no hook (an in-place comparison or hash guard would
+    # tax every `==` of ordinary code), and refusing the construction is not sound either —
+    # `[a] * 1000`, `[a for _ in range(1000)]`, `[a, a, a, ...]` displays and `append` loops
+    # all build it in a few thousand steps. Only the parent's kill at the deadline ends it.
+    # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
+    _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", "killed"),
+    _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", "killed"),
+    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
+    _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", "killed"),
+    _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", "killed"),
 ]  # fmt: skip
-"""Attacks only process isolation contains: real interpreter crashes."""
+"""Attacks only process isolation contains: real interpreter crashes, and C calls whose
+exponential work no in-process guard can bound (shared-reference DAGs)."""
