@@ -748,10 +748,16 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
         )
     kind = type(obj)
-    if kind in _FAST_RECEIVERS and name not in _SLOW_NAMES:
-        # exact builtin data types: every public attribute passes check_value
-        # (test_guards_fast_receivers_match_check_value), so skip it
-        return getattr(obj, name, *default)
+    if kind in _FAST_RECEIVERS:
+        if name not in _SLOW_NAMES:
+            # exact builtin data types: every public attribute passes check_value
+            # (test_guards_fast_receivers_match_check_value), so skip it
+            return getattr(obj, name, *default)
+        into = _HASHED_RECEIVERS.get(kind)
+        if into is not None and name in _HASHING_METHODS:
+            # s.update(x), d.update(pairs), {}.fromkeys(x)… (test_hash_feed_*)
+            value = getattr(obj, name, *default)
+            return _METHOD(_fed_set_call if into == "set" else _fed_dict_call, value)
     if kind is OpaqueNamespace:
         if default:
             try:
@@ -1108,7 +1114,9 @@ def needs_feed(value: Any, into: str) -> bool:
         return False  # the mapping protocol: dict() reads keys() and items, not pairs
     if isinstance(value, (list, tuple)):
         return len(value) > _FEED_FROM  # namedtuples and other subclasses
-    return True
+    # iterators, generators, script iterables; not None or numbers (`Counter(None)` is
+    # valid, `set(5)` keeps its own error)
+    return hasattr(kind, "__iter__") or hasattr(kind, "__getitem__")
 
 
 def _hashing_target(obj: Any, name: str) -> str | None:
@@ -1151,7 +1159,6 @@ def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]
 
     A set method hashes every positional argument (``s.update(a, b)``); a dict's
     (``update``, ``fromkeys``, ``Counter.subtract``…) only the first.
-
     ``_copy_`` charges a large input to the memory budget and feeds it in chunks
     with a budget check between them (see :func:`needs_feed`); a script's own
     override (a plain function of a script class) is returned unchanged.
@@ -1160,25 +1167,35 @@ def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]
         method.__func__, "__module__", None
     ) not in ("collections", "builtins"):
         return method  # a script class's own method: it ticks by itself
-    first_only = into == "dict"
+    return _fed_set_method(method) if into == "set" else _fed_dict_method(method)
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if args:
-            if first_only:
-                fed = needs_feed(args[0], into)
-            else:
-                fed = any(needs_feed(arg, into) for arg in args)
-            if fed:
-                copy = _run_copy()
-                if copy is not None:
-                    if first_only:
-                        args = (copy(args[0], into), *args[1:])
-                    else:
-                        args = tuple(copy(arg, into) for arg in args)
-        return method(*args, **kwargs)
 
-    call.__name__ = getattr(method, "__name__", "method")
-    return call
+def _fed_set_call(method: Callable[..., Any], *args: Any) -> Any:
+    # every positional argument is hashed: s.union(a, b), s.update(a)
+    for arg in args:
+        if needs_feed(arg, "set"):
+            return method(*[fed(arg, "set") for arg in args])
+    return method(*args)
+
+
+def _fed_dict_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # the first positional argument is hashed: d.update(pairs, **kw), fromkeys(keys, value)
+    if args and needs_feed(args[0], "dict"):
+        return method(fed(args[0], "dict"), *args[1:], **kwargs)
+    return method(*args, **kwargs)
+
+
+def _fed_set_method(method: Callable[..., Any]) -> Callable[..., Any]:
+    # a bound method of the feeding call (made in C: cheaper than a closure)
+    return types.MethodType(_fed_set_call, method)
+
+
+def _fed_dict_method(method: Callable[..., Any]) -> Callable[..., Any]:
+    return types.MethodType(_fed_dict_call, method)
+
+
+_HASHED_RECEIVERS: dict[type, str] = {set: "set", frozenset: "set", dict: "dict"}
+_METHOD = types.MethodType
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:

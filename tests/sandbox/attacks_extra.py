@@ -407,14 +407,18 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     # comparing two such values, or hashing such a tuple, is one C call that never returns.
     # No guard can see it: the call has no hook (an in-place comparison or hash guard would
     # tax every `==` of ordinary code), and refusing the construction is not sound either —
-    # `[a] * 1000`, `[a for _ in range(1000)]`, `[a, a, a, ...]` displays and `append` loops
-    # all build it in a few thousand steps. Only the parent's kill at the deadline ends it.
+    # `[a] * 1000`, `[a for _ in range(1000)]`, `append` loops and even two-item displays
+    # (`t = (t, t)` fifty times) build it in a few thousand steps. Only the parent's kill at
+    # the deadline ends it.
     # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
     _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", "killed"),
     _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", "killed"),
     _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
     _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", "killed"),
     _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", "killed"),
+    # two-item displays are enough: 50 levels of (t, t) stand for 2**50 items
+    _a("dag-tuple-pair-display-hash", "8-cpu", "t = 0\nfor i in range(50):\n    t = (t, t)\n{t: 1}", "limit", "killed"),
+    _a("dag-list-pair-display-compare", "8-cpu", "a = [0]\nb = [0]\nfor i in range(50):\n    a = [a, a]\n    b = [b, b]\na == b", "limit", "killed"),
 ]  # fmt: skip
 """Attacks only process isolation contains: real interpreter crashes, and C calls whose
 exponential work no in-process guard can bound (shared-reference DAGs)."""

@@ -39,6 +39,9 @@ ENTRY_POINTS = {
     "set-issuperset": _BIG + "{7}.issuperset(xs)",
     "set-isdisjoint": _BIG + "{-1}.isdisjoint(xs)",
     "set-method-stored": _BIG + "add_all = set().update\nadd_all(xs)",
+    "set-getattr-builtin": _BIG + "getattr(set(), 'update')(xs)",
+    "set-subclass-update": _BIG + "class S(set):\n    pass\ns = S()\ns.update(xs)",
+    "dict-subclass-update": _PAIRS + "class D(dict):\n    pass\nd = D()\nd.update(xs)",
     "set-display-star": _BIG + "{*xs}",
     "set-display-star-mixed": _BIG + "{0, *xs}",
     "set-of-range": "set(range(4500))\nset(range(4500))",
@@ -115,8 +118,13 @@ def test_hash_feed_needs_feed_decisions() -> None:
         def keys(self) -> list[Any]:
             return []
 
+        def __iter__(self) -> Any:
+            return iter([])
+
     assert not needs_feed(Mapping(), "dict")
     assert needs_feed(Mapping(), "set")
+    assert not needs_feed(None, "dict")  # Counter(None), c.update(None): no input at all
+    assert not needs_feed(5, "set")  # set(5) raises its own TypeError
 
 
 def test_hash_feed_copy_hook_feeds_iterators() -> None:
@@ -135,13 +143,15 @@ def test_hash_feed_stand_ins_behave_like_the_real_classes() -> None:
         "t = Tally(['a'] * 300 + ['b'])\n"
         "o = OrderedDict.fromkeys(range(300))\n"
         "dd = defaultdict(list)\ndd['x'].append(1)\n"
+        "t['c'] = 5\nc0 = Counter(None)\nc0.update(None)\n"
         "[t.total_of('a'), isinstance(t, Counter), isinstance(t, Tally), isinstance(Counter(), Counter),"
         " issubclass(Tally, Counter), isinstance({}, Counter), isinstance(o, OrderedDict),"
-        " isinstance(o, dict), list(o)[-1], dd['x'], Counter('abca').most_common(1), len(Counter(a=2))]"
+        " isinstance(o, dict), list(o)[-1], dd['x'], Counter('abca').most_common(1), len(Counter(a=2)),"
+        " t['c'], len(c0), isinstance(t, (OrderedDict, Counter))]"
     )
     result = _run(source, 100_000)
     assert result.ok, result.error
-    assert result.value == [
+    expected = [
         3000,
         True,
         True,
@@ -154,4 +164,8 @@ def test_hash_feed_stand_ins_behave_like_the_real_classes() -> None:
         [1],
         [["a", 2]],
         1,
+        5,
+        0,
+        True,
     ]
+    assert result.value == expected
