@@ -161,8 +161,15 @@ def make_modules(
         return wrapper
 
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
+        hashes = fn.__name__ in _COUNTING_STATISTICS
+
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
-            return fn(list(charge(charge_copy(data, "list"))), *args, **kwargs)
+            items = list(charge(charge_copy(data, "list")))
+            if hashes:
+                # mode()/multimode() count the items in a Counter: one hashing C call
+                # (guards: hash feeding), fed in chunks like Counter(x)
+                return fn(fed(items, "dict"), *args, **kwargs)
+            return fn(items, *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
         return wrapper
@@ -322,6 +329,10 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
     return collections.namedtuple(typename, names, defaults=defaults)
+
+
+_COUNTING_STATISTICS = frozenset({"mode", "multimode"})
+"""statistics functions that hash every item of their data (through a Counter)."""
 
 
 class _FedMeta(type):

@@ -320,6 +320,8 @@ DEADLINE_ATTACKS: list[Any] = [
     _a("hash-flood-defaultdict", "8-cpu", _PAIRS + "from collections import defaultdict\nlen(defaultdict(list, xs))", "limit", _TIME),
     _a("hash-flood-ordereddict", "8-cpu", _PAIRS + "from collections import OrderedDict\nlen(OrderedDict(xs))", "limit", _TIME),
     _a("hash-flood-ordereddict-fromkeys", "8-cpu", _FLOOD + "from collections import OrderedDict\nlen(OrderedDict.fromkeys(xs))", "limit", _TIME),
+    _a("hash-flood-statistics-mode", "8-cpu", _FLOOD + "import statistics\nstatistics.mode(xs)", "limit", _TIME),
+    _a("hash-flood-statistics-multimode", "8-cpu", _FLOOD + "import statistics\nlen(statistics.multimode(xs))", "limit", _TIME),
     _a("hash-feed-results-unchanged", "8-cpu", _FEED_OK, "ok", value=_FEED_OK_VALUE),
     # catastrophic regular expressions: the re stand-in runs on the regex engine with a timeout
     # up to the run's deadline (regexguard), through every entry point

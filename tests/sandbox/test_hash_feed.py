@@ -60,6 +60,8 @@ ENTRY_POINTS = {
     + "from collections import Counter\nclass C(Counter):\n    pass\nC(xs)",
     "defaultdict": _PAIRS + "from collections import defaultdict\ndefaultdict(int, xs)",
     "ordereddict": _PAIRS + "from collections import OrderedDict\nOrderedDict(xs)",
+    "statistics-mode": _BIG + "import statistics\nstatistics.mode(xs)",
+    "statistics-multimode": _BIG + "import statistics\nstatistics.multimode(xs)",
     "ordereddict-fromkeys": _BIG + "from collections import OrderedDict\nOrderedDict.fromkeys(xs)",
 }
 
@@ -169,3 +171,14 @@ def test_hash_feed_stand_ins_behave_like_the_real_classes() -> None:
         True,
     ]
     assert result.value == expected
+
+
+def test_hash_feed_statistics_mode_results_unchanged() -> None:
+    source = (
+        "import statistics\n"
+        "xs = [3] * 400 + [1, 2] * 100\n"
+        "[statistics.mode(xs), statistics.multimode([1, 2] * 300), statistics.mode('aab')]"
+    )
+    result = _run(source, 100_000)
+    assert result.ok, result.error
+    assert result.value == [3, [1, 2], "a"]
