@@ -1173,6 +1173,9 @@ def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]
 def _fed_set_call(method: Callable[..., Any], *args: Any) -> Any:
     # every positional argument is hashed: s.union(a, b), s.update(a)
     for arg in args:
+        kind = type(arg)
+        if kind in _NO_FEED or ((kind is list or kind is tuple) and len(arg) <= _FEED_FROM):
+            continue  # the common case, without a call
         if needs_feed(arg, "set"):
             return method(*[fed(arg, "set") for arg in args])
     return method(*args)
@@ -1180,8 +1183,13 @@ def _fed_set_call(method: Callable[..., Any], *args: Any) -> Any:
 
 def _fed_dict_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # the first positional argument is hashed: d.update(pairs, **kw), fromkeys(keys, value)
-    if args and needs_feed(args[0], "dict"):
-        return method(fed(args[0], "dict"), *args[1:], **kwargs)
+    if args:
+        first = args[0]
+        kind = type(first)
+        if kind in _NO_FEED or ((kind is list or kind is tuple) and len(first) <= _FEED_FROM):
+            pass  # the common case, without a call
+        elif needs_feed(first, "dict"):
+            return method(fed(first, "dict"), *args[1:], **kwargs)
     return method(*args, **kwargs)
 
 
