@@ -314,7 +314,7 @@ _HASHING_METHODS = frozenset(
 )  # fmt: skip
 """set/dict/Counter methods that hash every item of an argument.
 
-The attribute guard hands out :func:`_hashing_method` wrappers for them, which
+The attribute guard hands out wrappers for them (:func:`_hashing_method`), which
 feed a large argument in chunks (``s.update(x)`` of ints that all hash alike is
 one quadratic C call otherwise)."""
 _SLOW_NAMES = _DENIED_NAMES | {"extend", "copy", *_HASHING_METHODS}
@@ -757,7 +757,7 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         if into is not None and name in _HASHING_METHODS:
             # s.update(x), d.update(pairs), {}.fromkeys(x)… (test_hash_feed_*)
             value = getattr(obj, name, *default)
-            return _METHOD(_fed_set_call if into == "set" else _fed_dict_call, value)
+            return _METHOD((_FED_SET_CALLS if into == "set" else _FED_DICT_CALLS)[name], value)
     if kind is OpaqueNamespace:
         if default:
             try:
@@ -774,11 +774,15 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     if name in _HASHING_METHODS:
         into = _hashing_target(obj, name)
         if into is not None:
-            # s.update(x), d.update(pairs), dict.fromkeys(x), Counter(x).update(x)…
-            # (test_guards_hashing_methods_feed_in_chunks)
+            # s.update(x), d.update(pairs), dict.fromkeys(x), Counter(x).update(x),
+            # Counter.update(c, x)… (test_hash_feed_*)
             value = getattr(obj, name, *default)
+            if type(value) is types.FunctionType:
+                if value.__module__ == "collections":
+                    return _METHOD(_FED_UNBOUND_CALLS[name], value)  # Counter.update(c, xs)
+                return value
             if callable(value) and not isinstance(value, type):
-                return _hashing_method(value, into)
+                return _hashing_method(value, into, name)
             return value
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
@@ -1016,7 +1020,7 @@ def make_guards(
 
     def hashed_star(value: Any) -> Any:
         # `{*x}`: a set display hashes every item of x in one C call
-        # (test_guards_set_display_star_feeds_in_chunks)
+        # (test_hash_feed_large_input_is_charged_in_chunks[set-display-star])
         value = guarded_star(value)
         if needs_feed(value, "set"):
             return _counted(value)
@@ -1125,8 +1129,8 @@ def _hashing_target(obj: Any, name: str) -> str | None:
         return "set"
     if isinstance(obj, dict):
         return "dict"
-    if name == "fromkeys" and isinstance(obj, type) and issubclass(obj, dict):
-        return "dict"
+    if isinstance(obj, type) and issubclass(obj, dict):
+        return "dict"  # dict.fromkeys(x), Counter.update(c, x)
     return None
 
 
@@ -1154,7 +1158,7 @@ def _run_copy() -> Callable[[Any, str], Any] | None:
     return None
 
 
-def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]:
+def _hashing_method(method: Callable[..., Any], into: str, name: str) -> Callable[..., Any]:
     """``method`` whose hashed positional arguments go through the run's ``_copy_``.
 
     A set method hashes every positional argument (``s.update(a, b)``); a dict's
@@ -1167,7 +1171,7 @@ def _hashing_method(method: Callable[..., Any], into: str) -> Callable[..., Any]
         method.__func__, "__module__", None
     ) not in ("collections", "builtins"):
         return method  # a script class's own method: it ticks by itself
-    return _fed_set_method(method) if into == "set" else _fed_dict_method(method)
+    return _METHOD((_FED_SET_CALLS if into == "set" else _FED_DICT_CALLS)[name], method)
 
 
 def _fed_set_call(method: Callable[..., Any], *args: Any) -> Any:
@@ -1193,17 +1197,27 @@ def _fed_dict_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     return method(*args, **kwargs)
 
 
-def _fed_set_method(method: Callable[..., Any]) -> Callable[..., Any]:
-    # a bound method of the feeding call (made in C: cheaper than a closure)
-    return types.MethodType(_fed_set_call, method)
+def _fed_unbound_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # a class's plain function: Counter.update(counter, xs), the input comes second
+    if len(args) > 1 and needs_feed(args[1], "dict"):
+        return function(args[0], fed(args[1], "dict"), *args[2:], **kwargs)
+    return function(*args, **kwargs)
 
 
-def _fed_dict_method(method: Callable[..., Any]) -> Callable[..., Any]:
-    return types.MethodType(_fed_dict_call, method)
+def _named(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A copy of ``function`` called ``name`` (the wrapper of ``s.update`` is named ``update``)."""
+    assert isinstance(function, types.FunctionType)
+    copy = types.FunctionType(function.__code__, function.__globals__, name)
+    copy.__qualname__ = name
+    return copy
 
 
 _HASHED_RECEIVERS: dict[type, str] = {set: "set", frozenset: "set", dict: "dict"}
 _METHOD = types.MethodType
+"""The wrappers are bound methods of the feeding calls (made in C: cheaper than a closure)."""
+_FED_SET_CALLS = {name: _named(_fed_set_call, name) for name in _HASHING_METHODS}
+_FED_DICT_CALLS = {name: _named(_fed_dict_call, name) for name in _HASHING_METHODS}
+_FED_UNBOUND_CALLS = {name: _named(_fed_unbound_call, name) for name in _HASHING_METHODS}
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:

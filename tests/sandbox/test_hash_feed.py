@@ -56,6 +56,11 @@ ENTRY_POINTS = {
     "counter": _BIG + "import collections\ncollections.Counter(xs)",
     "counter-update": _BIG + "from collections import Counter\nc = Counter()\nc.update(xs)",
     "counter-subtract": _BIG + "from collections import Counter\nc = Counter()\nc.subtract(xs)",
+    "counter-update-unbound": _BIG
+    + "from collections import Counter\nc = Counter()\nCounter.update(c, xs)",
+    "counter-subtract-unbound": _BIG
+    + "import collections\nc = collections.Counter()\ncollections.Counter.subtract(c, xs)",
+    "defaultdict-fromkeys": _BIG + "from collections import defaultdict\ndefaultdict.fromkeys(xs)",
     "counter-subclass": _BIG
     + "from collections import Counter\nclass C(Counter):\n    pass\nC(xs)",
     "defaultdict": _PAIRS + "from collections import defaultdict\ndefaultdict(int, xs)",
