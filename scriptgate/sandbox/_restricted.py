@@ -657,6 +657,19 @@ class ScriptPolicy(RestrictingNodeTransformer):
             node.value = _call("_star_", [node.value], node)
         return node
 
+    def visit_Set(self, node: ast.Set) -> Any:
+        """``{*x}``: the starred parts go through ``_hstar_`` (fed in chunks: hash flooding)."""
+        new = super().visit_Set(node)
+        for elt in cast(ast.Set, new).elts:
+            call = elt.value if isinstance(elt, ast.Starred) else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "_star_"
+            ):
+                call.func.id = "_hstar_"
+        return new
+
     def visit_Assign(self, node: ast.Assign) -> Any:
         """A slice assignment's value goes through ``_star_`` (``x[len(x):] = x`` doubling)."""
         target = node.targets[0] if len(node.targets) == 1 else None
@@ -690,7 +703,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
             self.check_name(node, target.id)
             numeric = self._proves_number(target) or self._proves_number(node.value)
             value = self.visit(node.value)
-            if type(node.op) in _GUARDED_BINOPS:
+            if type(node.op) in _GUARDED_BINOPS or type(node.op) is ast.BitOr:
+                # `|=` too: `d |= pairs` hashes a whole iterable (guards.guarded_ior)
                 new = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
                     value=_call(

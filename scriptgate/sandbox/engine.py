@@ -56,12 +56,17 @@ How scripts run
   ``sorted``, ``.copy()``, str methods — so ``y.append(x[:])`` of a
   10-million-item ``x`` stops within one copy of the limit; skipped without
   ``/proc``). It is approximate: the host's other threads count too.
-- Hash flooding: ``set(x)``, ``frozenset(x)`` and ``dict(x)`` of a large list or
-  tuple hash it in chunks of 256 with the budget checked between them, so a
-  quadratic build from colliding hashes stops at the deadline.
+- Hash flooding: every entry point that hashes a whole input — ``set(x)``,
+  ``frozenset(x)``, ``dict(x)``, ``{*x}``, the set methods (``update``, ``union``,
+  ``issubset``…), ``d.update(pairs)``, ``d |= pairs``, ``dict.fromkeys(x)``,
+  ``Counter``/``defaultdict``/``OrderedDict`` and ``Counter.update``/``subtract`` —
+  feeds a list, tuple or range longer than 256 items, and every iterator, in
+  chunks of 256 with the budget checked between them (``guards``: hash feeding),
+  so a quadratic build from colliding hashes stops at the deadline.
 - Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
-  so a single long C-level operation no guard bounds (``s.update(x)``, ``{*x}``,
-  ``dict.fromkeys(x)`` of colliding hashes, ``==`` between two huge lists) cannot be interrupted
+  so a single long C-level operation no guard bounds (``==``, ``sorted`` or
+  hashing of shared-reference structures standing for 10**15 items, operators
+  between two sets of colliding hashes) cannot be interrupted
   in-process and blocks the event loop until it returns; the deadline is then
   reported at the next check. A copy made inside such a call (``deque(x)``, the
   backtracking stack of one regex call) is seen at the next memory poll.

@@ -66,7 +66,9 @@ __all__ = [
     "Budget",
     "OpaqueNamespace",
     "check_value",
+    "fed",
     "make_guards",
+    "needs_feed",
     "safe_str_format",
 ]
 
@@ -455,8 +457,21 @@ _FAST_RECEIVERS = frozenset(
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy"}
-"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are size-checked)."""
+_HASHING_METHODS = frozenset(
+    {
+        "update", "fromkeys", "subtract", "union", "intersection", "intersection_update",
+        "difference", "difference_update", "symmetric_difference",
+        "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+    }
+)  # fmt: skip
+"""set/dict/Counter methods that hash every item of an argument.
+
+The attribute guard hands out wrappers for them (:func:`_hashing_method`), which
+feed a large argument in chunks (``s.update(x)`` of ints that all hash alike is
+one quadratic C call otherwise)."""
+_SLOW_NAMES = _DENIED_NAMES | {"extend", "copy", *_HASHING_METHODS}
+"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are
+size-checked, the hashing methods fed in chunks)."""
 FAST_RECEIVER_SLOW_NAMES = _SLOW_NAMES
 """The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these."""
 _SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
@@ -678,6 +693,17 @@ def guarded_mod(a: Any, b: Any) -> Any:
     return a % b
 
 
+def guarded_ior(a: Any, b: Any) -> Any:
+    """``a |= b``; a dict's ``|=`` of an iterable of pairs is fed in chunks (hash flooding).
+
+    ``s |= t`` on sets needs a set ``t`` (its hashes are stored), ints are ints.
+    """
+    if isinstance(a, dict):
+        b = fed(b, "dict")
+    a |= b
+    return a
+
+
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {}
 
 
@@ -694,7 +720,7 @@ def _build_inplace() -> None:
             "**=": guarded_pow,
             "<<=": guarded_lshift,
             ">>=": operator.irshift,
-            "|=": operator.ior,
+            "|=": guarded_ior,
             "^=": operator.ixor,
             "&=": operator.iand,
             "//=": operator.ifloordiv,
@@ -874,10 +900,16 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
         )
     kind = type(obj)
-    if kind in _FAST_RECEIVERS and name not in _SLOW_NAMES:
-        # exact builtin data types: every public attribute passes check_value
-        # (test_guards_fast_receivers_match_check_value), so skip it
-        return getattr(obj, name, *default)
+    if kind in _FAST_RECEIVERS:
+        if name not in _SLOW_NAMES:
+            # exact builtin data types: every public attribute passes check_value
+            # (test_guards_fast_receivers_match_check_value), so skip it
+            return getattr(obj, name, *default)
+        into = _HASHED_RECEIVERS.get(kind)
+        if into is not None and name in _HASHING_METHODS:
+            # s.update(x), d.update(pairs), {}.fromkeys(x)… (test_hash_feed_*)
+            value = getattr(obj, name, *default)
+            return _METHOD((_FED_SET_CALLS if into == "set" else _FED_DICT_CALLS)[name], value)
     if kind is OpaqueNamespace:
         if default:
             try:
@@ -891,6 +923,19 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
         charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
+    if name in _HASHING_METHODS:
+        into = _hashing_target(obj, name)
+        if into is not None:
+            # s.update(x), d.update(pairs), dict.fromkeys(x), Counter(x).update(x),
+            # Counter.update(c, x)… (test_hash_feed_*)
+            value = getattr(obj, name, *default)
+            if type(value) is types.FunctionType:
+                if value.__module__ == "collections":
+                    return _METHOD(_FED_UNBOUND_CALLS[name], value)  # Counter.update(c, xs)
+                return value
+            if callable(value) and not isinstance(value, type):
+                return _hashing_method(value, into, name)
+            return value
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
@@ -1121,7 +1166,15 @@ def make_guards(
         # chunks of 256, with the deadline and abort checked between chunks
         # (test_guards_hash_flood_constructor_is_stopped).
         charge_copy(value, into)
-        if into in _HASHING_COPIES and type(value) in _SEQUENCE_INPUTS and len(value) > CHECK_FROM:
+        if into in _HASHING_COPIES and needs_feed(value, into):
+            return _counted(value)
+        return value
+
+    def hashed_star(value: Any) -> Any:
+        # `{*x}`: a set display hashes every item of x in one C call
+        # (test_hash_feed_large_input_is_charged_in_chunks[set-display-star])
+        value = guarded_star(value)
+        if needs_feed(value, "set"):
             return _counted(value)
         return value
 
@@ -1130,6 +1183,7 @@ def make_guards(
         budget.hooks = guards  # until the engine binds the script's own globals
     guards["_getiter_"] = getiter
     guards["_copy_"] = copy
+    guards["_hstar_"] = hashed_star
     guards["_tick_"] = tick
     guards["_tk_"] = budget.first_tick()  # the tick statement's hook (see Budget)
     guards["_check_"] = check
@@ -1179,7 +1233,146 @@ _STATIC_GUARDS: dict[str, Any] = {
 
 _HASHING_COPIES = frozenset({"set", "frozenset", "dict"})
 """Builtins that hash every item of their argument (``_copy_`` feeds large inputs in chunks)."""
-_SEQUENCE_INPUTS = frozenset({list, tuple})
+
+# ----------------------------------------------------------------------------- hash feeding
+#
+# Building or updating a set or dict hashes every item of the input in one C
+# call; when the items' hashes collide (ints n * (2**61 - 1) all hash to 0) the
+# call is quadratic: 60,000 items run for minutes with no budget check. Every
+# entry point that hashes a whole input (set()/frozenset()/dict() through
+# `_copy_`, `{*x}` through `_hstar_`, the set/dict/Counter methods below through
+# the attribute guard, the collections constructors through the stand-in
+# module) feeds a large or unsized input in chunks of _TICK_CHUNK items with a
+# budget check between chunks, so the deadline and an abort stop it.
+
+_FEED_FROM = _TICK_CHUNK
+"""Inputs longer than this are fed in chunks: a single chunk's worst case is small."""
+_NO_FEED = frozenset({set, frozenset, dict, str, bytes, bytearray})
+"""Inputs passed through whole: sets and dicts reuse their stored hashes (their own
+building was fed in chunks), strings and bytes have few distinct items."""
+_FEED_SIZED = frozenset({range, collections.deque, *_SIZED_VIEWS})
+
+
+def needs_feed(value: Any, into: str) -> bool:
+    """Whether hashing ``value`` whole into a ``into`` (``"set"``/``"dict"``…) needs the chunked feed.
+
+    Lists and tuples of up to :data:`_FEED_FROM` items (and sets, dicts, strings)
+    pay one type check and a ``len``; iterators and generators are always fed
+    (``yield from xs`` or ``map(f, xs)`` drain a list in C).
+    """
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return len(value) > _FEED_FROM
+    if kind in _NO_FEED:
+        return False
+    if kind in _FEED_SIZED:
+        return len(value) > _FEED_FROM
+    if isinstance(value, (dict, set, frozenset, str, bytes, OpaqueNamespace)):
+        return False
+    if into == "dict" and hasattr(value, "keys"):
+        return False  # the mapping protocol: dict() reads keys() and items, not pairs
+    if isinstance(value, (list, tuple)):
+        return len(value) > _FEED_FROM  # namedtuples and other subclasses
+    # iterators, generators, script iterables; not None or numbers (`Counter(None)` is
+    # valid, `set(5)` keeps its own error)
+    return hasattr(kind, "__iter__") or hasattr(kind, "__getitem__")
+
+
+def _hashing_target(obj: Any, name: str) -> str | None:
+    """``"set"``/``"dict"`` when ``obj.name`` is a host method that hashes its argument."""
+    if isinstance(obj, (set, frozenset)):
+        return "set"
+    if isinstance(obj, dict):
+        return "dict"
+    if isinstance(obj, type) and issubclass(obj, dict):
+        return "dict"  # dict.fromkeys(x), Counter.update(c, x)
+    return None
+
+
+def fed(value: Any, into: str) -> Any:
+    """``value``, or the running script's chunked feed of it when hashing it whole needs one.
+
+    For host code a script calls (the collections stand-ins): the feed is the
+    run's ``_copy_`` (found through the innermost script frame's globals).
+    """
+    if needs_feed(value, into):
+        copy = _run_copy()
+        if copy is not None:
+            return copy(value, into)
+    return value
+
+
+def _run_copy() -> Callable[[Any, str], Any] | None:
+    """The ``_copy_`` hook of the innermost script frame's run (None: no script on the stack)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            hook = frame.f_globals.get("_copy_")
+            return hook if callable(hook) else None
+        frame = frame.f_back
+    return None
+
+
+def _hashing_method(method: Callable[..., Any], into: str, name: str) -> Callable[..., Any]:
+    """``method`` whose hashed positional arguments go through the run's ``_copy_``.
+
+    A set method hashes every positional argument (``s.update(a, b)``); a dict's
+    (``update``, ``fromkeys``, ``Counter.subtract``…) only the first.
+    ``_copy_`` charges a large input to the memory budget and feeds it in chunks
+    with a budget check between them (see :func:`needs_feed`); a script's own
+    override (a plain function of a script class) is returned unchanged.
+    """
+    if isinstance(method, types.MethodType) and getattr(
+        method.__func__, "__module__", None
+    ) not in ("collections", "builtins"):
+        return method  # a script class's own method: it ticks by itself
+    return _METHOD((_FED_SET_CALLS if into == "set" else _FED_DICT_CALLS)[name], method)
+
+
+def _fed_set_call(method: Callable[..., Any], *args: Any) -> Any:
+    # every positional argument is hashed: s.union(a, b), s.update(a)
+    for arg in args:
+        kind = type(arg)
+        if kind in _NO_FEED or ((kind is list or kind is tuple) and len(arg) <= _FEED_FROM):
+            continue  # the common case, without a call
+        if needs_feed(arg, "set"):
+            return method(*[fed(arg, "set") for arg in args])
+    return method(*args)
+
+
+def _fed_dict_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # the first positional argument is hashed: d.update(pairs, **kw), fromkeys(keys, value)
+    if args:
+        first = args[0]
+        kind = type(first)
+        if kind in _NO_FEED or ((kind is list or kind is tuple) and len(first) <= _FEED_FROM):
+            pass  # the common case, without a call
+        elif needs_feed(first, "dict"):
+            return method(fed(first, "dict"), *args[1:], **kwargs)
+    return method(*args, **kwargs)
+
+
+def _fed_unbound_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # a class's plain function: Counter.update(counter, xs), the input comes second
+    if len(args) > 1 and needs_feed(args[1], "dict"):
+        return function(args[0], fed(args[1], "dict"), *args[2:], **kwargs)
+    return function(*args, **kwargs)
+
+
+def _named(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A copy of ``function`` called ``name`` (the wrapper of ``s.update`` is named ``update``)."""
+    assert isinstance(function, types.FunctionType)
+    copy = types.FunctionType(function.__code__, function.__globals__, name)
+    copy.__qualname__ = name
+    return copy
+
+
+_HASHED_RECEIVERS: dict[type, str] = {set: "set", frozenset: "set", dict: "dict"}
+_METHOD = types.MethodType
+"""The wrappers are bound methods of the feeding calls (made in C: cheaper than a closure)."""
+_FED_SET_CALLS = {name: _named(_fed_set_call, name) for name in _HASHING_METHODS}
+_FED_DICT_CALLS = {name: _named(_fed_dict_call, name) for name in _HASHING_METHODS}
+_FED_UNBOUND_CALLS = {name: _named(_fed_unbound_call, name) for name in _HASHING_METHODS}
 
 
 def charged(guards: dict[str, Any], iterable: Iterable[Any]) -> Any:

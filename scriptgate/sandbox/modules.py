@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scriptgate.sandbox.errors import refuse_size
-from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace
+from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed
 from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.regexguard import make_re
 from scriptgate.sandbox.sizeguard import check_json
@@ -161,8 +161,15 @@ def make_modules(
         return wrapper
 
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
+        hashes = fn.__name__ in _COUNTING_STATISTICS
+
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
-            return fn(list(charge(charge_copy(data, "list"))), *args, **kwargs)
+            items = list(charge(charge_copy(data, "list")))
+            if hashes:
+                # mode()/multimode() count the items in a Counter: one hashing C call
+                # (guards: hash feeding), fed in chunks like Counter(x)
+                return fn(fed(items, "dict"), *args, **kwargs)
+            return fn(items, *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
         return wrapper
@@ -250,9 +257,9 @@ def make_modules(
             "batched": lazy_first(_batched),
         },
         "collections": lambda: {
-            "Counter": collections.Counter,
-            "defaultdict": collections.defaultdict,
-            "OrderedDict": collections.OrderedDict,
+            "Counter": _FED_COUNTER,
+            "defaultdict": _FED_DEFAULTDICT,
+            "OrderedDict": _FED_ORDERED_DICT,
             "deque": collections.deque,
             "namedtuple": _namedtuple,
         },
@@ -322,6 +329,68 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
     return collections.namedtuple(typename, names, defaults=defaults)
+
+
+_COUNTING_STATISTICS = frozenset({"mode", "multimode"})
+"""statistics functions that hash every item of their data (through a Counter)."""
+
+
+class _FedMeta(type):
+    """Metaclass of the collections stand-ins: ``isinstance``/``issubclass`` mean the real class."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        real = cls.__dict__.get("_real_")
+        return isinstance(obj, real) if real is not None else type.__instancecheck__(cls, obj)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        real = cls.__dict__.get("_real_")
+        return issubclass(sub, real) if real is not None else type.__subclasscheck__(cls, sub)
+
+
+def _fed_class(real: type, position: int) -> type:
+    """``real`` whose constructor feeds its iterable argument in chunks (hash flooding).
+
+    ``Counter(xs)``, ``OrderedDict(pairs)`` and ``defaultdict(f, pairs)`` hash a
+    whole input in one C call (quadratic when the hashes collide); the argument
+    at ``position`` goes through the run's chunked feed (:func:`guards.fed`).
+    Calling the stand-in returns a real instance; a script class may subclass
+    it (its ``__init__`` feeds the same way).
+    """
+
+    def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if len(args) > position:
+            return (*args[:position], fed(args[position], "dict"), *args[position + 1 :])
+        return args
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        if cls is stand_in:
+            return real(*feed(args), **kwargs)
+        return real.__new__(cls, *args, **kwargs)
+
+    real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *feed(args), **kwargs)
+
+    stand_in = _FedMeta(
+        real.__name__,
+        (real,),
+        {
+            "__new__": __new__,
+            "__init__": __init__,
+            "__slots__": (),
+            "__module__": "collections",
+            "__qualname__": real.__name__,
+            "__doc__": real.__doc__,
+            "_real_": real,
+        },
+    )
+    return stand_in
+
+
+_FED_COUNTER = _fed_class(collections.Counter, 0)
+_FED_ORDERED_DICT = _fed_class(collections.OrderedDict, 0)
+_FED_DEFAULTDICT = _fed_class(collections.defaultdict, 1)
 
 
 def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..., OpaqueNamespace]:

@@ -37,7 +37,9 @@ Also here:
 Residual (not refused here; process isolation contains it): C-level
 *comparisons* of large containers (``big_list_of_lists.count(other)``,
 ``==``, ``in``, ``sort``) are one C call costing up to the product of two
-sizes.
+sizes, and comparing or hashing a shared-reference structure (``t = (t, t)``
+fifty times stands for 2**50 items) one C call of exponential work. Their
+*rendering* is bounded here: the walk counts every occurrence.
 """
 
 from __future__ import annotations

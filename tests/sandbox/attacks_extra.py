@@ -10,10 +10,11 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
   copies, charged to the memory budget before each copy) run in both modes too,
   under short limits (:data:`DEADLINE_LIMITS`, :data:`MEMORY_LIMITS`): each runs
   until a limit stops it.
-- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes. No in-process guard
+- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes and single C calls of
+  exponential work (comparing or hashing shared-reference DAGs). No in-process guard
   refuses them (restrictedpython-notes §7.1 — an in-process sandbox cannot contain
-  them), so they run only in process isolation, where the worker dies and the host
-  reports it. They must never run in the test process.
+  them), so they run only in process isolation, where the worker dies (or is killed
+  at the deadline) and the host reports it. They must never run in the test process.
 """
 
 from __future__ import annotations
@@ -239,6 +240,48 @@ EXTRA_ATTACKS: list[Any] = [
 # and in the RLIMIT_AS one (process isolation).
 _SLOW = "'a' * 60 + 'b'"
 _TIME = "time"
+_DAG = (
+    "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a] * 1000\n    b = [b] * 1000\n"
+)
+"""Two distinct lists that each stand for 10**15 items through shared references."""
+_DAG_TUPLE = "t = (0,) * 1000\nfor i in range(4):\n    t = (t,) * 1000\n"
+_FLOOD = "xs = [i * (2 ** 61 - 1) for i in range(60000)]\n"
+"""60,000 distinct ints that all hash to 0: hashing them into one set or dict takes minutes."""
+_PAIRS = "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\n"
+_PROBE = "s = {i * (2 ** 61 - 1) for i in range(2000)}\nys = [(2 ** 61 - 1) * 1999] * 10 ** 6\n"
+"""A set of 2,000 colliding ints (cheap to build) and a million look-ups of its slowest member."""
+_FEED_OK = (
+    "from collections import Counter, OrderedDict, defaultdict\n"
+    "xs = list(range(1000))\ns = set()\ns.update(xs)\ns |= {5000}\n"
+    "d = {}\nd.update([(i, i) for i in range(300)])\nd |= [(1, 'a')]\n"
+    "c = Counter(x % 3 for x in xs)\nc.update(xs[:300])\nc.subtract(iter([2] * 400))\n"
+    "o = OrderedDict((i, -i) for i in range(300))\ndd = defaultdict(int, [(i, 1) for i in range(300)])\n"
+    "[len(s), len({*xs, -1}), len(dict.fromkeys(range(700))), d[1], d[299], c[0], c[2], len(o), "
+    "o[299], dd[5], dd[1000], isinstance(c, Counter), isinstance(o, OrderedDict), "
+    "isinstance(dd, dict), s.issuperset(range(1000)), frozenset(xs).isdisjoint(range(2000, 2600)), "
+    "len(set(map(str, xs)).union(iter(['a'] * 300))), sorted(set(range(300)).intersection(range(298, 900)))]"
+)
+"""Results through the chunked feed are those of plain Python (inputs above 256 items)."""
+_FEED_OK_VALUE = [
+    1001,
+    1001,
+    700,
+    "a",
+    299,
+    335,
+    -66,
+    300,
+    -299,
+    1,
+    0,
+    True,
+    True,
+    True,
+    True,
+    True,
+    1001,
+    [298, 299],
+]
 
 DEADLINE_ATTACKS: list[Any] = [
     # hash flooding in one constructor call: set()/frozenset()/dict() of a large list or tuple
@@ -246,6 +289,40 @@ DEADLINE_ATTACKS: list[Any] = [
     _a("hash-flood-set-constructor", "8-cpu", "xs = [i * (2 ** 61 - 1) for i in range(60000)]\nlen(set(xs))", "limit", _TIME),
     _a("hash-flood-frozenset-tuple", "8-cpu", "xs = tuple(i * (2 ** 61 - 1) for i in range(60000))\nlen(frozenset(xs))", "limit", _TIME),
     _a("hash-flood-dict-pairs", "8-cpu", "xs = [(i * (2 ** 61 - 1), 0) for i in range(60000)]\nlen(dict(xs))", "limit", _TIME),
+    # ... and every other entry point that hashes a whole input in one C call: the set/dict/
+    # Counter methods (attribute guard), `{*x}` (_hstar_), `d |= pairs` (guarded_ior), the
+    # collections constructors (stand-ins), and iterators/generators/ranges (C-drained inputs)
+    _a("hash-flood-set-update", "8-cpu", _FLOOD + "s = set()\ns.update(xs)", "limit", _TIME),
+    _a("hash-flood-set-union", "8-cpu", _FLOOD + "len(set().union(xs))", "limit", _TIME),
+    _a("hash-flood-frozenset-union-many", "8-cpu", _FLOOD + "len(frozenset().union([1], xs))", "limit", _TIME),
+    _a("hash-flood-set-symmetric-difference-update", "8-cpu", _FLOOD + "s = {1}\ns.symmetric_difference_update(xs)", "limit", _TIME),
+    _a("hash-flood-set-issubset", "8-cpu", _FLOOD + "{1}.issubset(xs)", "limit", _TIME),
+    _a("hash-flood-set-intersection", "8-cpu", _PROBE + "len(s.intersection(ys))", "limit", _TIME),
+    _a("hash-flood-set-isdisjoint", "8-cpu", _PROBE + "s.isdisjoint([(2 ** 61 - 1) * 5000] * 10 ** 6)", "limit", _TIME),
+    _a("hash-flood-set-issuperset", "8-cpu", _PROBE + "s.issuperset(ys)", "limit", _TIME),
+    _a("hash-flood-set-difference-update", "8-cpu", _PROBE + "s.difference_update(ys)", "limit", _TIME),
+    _a("hash-flood-set-display-star", "8-cpu", _FLOOD + "len({*xs})", "limit", _TIME),
+    _a("hash-flood-set-display-star-mixed", "8-cpu", _FLOOD + "len({0, *xs, 1})", "limit", _TIME),
+    _a("hash-flood-set-yield-from", "8-cpu", _FLOOD + "def g():\n    yield from xs\nlen(set(g()))", "limit", _TIME),
+    _a("hash-flood-set-map", "8-cpu", _FLOOD + "len(set(map(int, xs)))", "limit", _TIME),
+    _a("hash-flood-set-iter", "8-cpu", _FLOOD + "len(frozenset(iter(xs)))", "limit", _TIME),
+    _a("hash-flood-set-range", "8-cpu", "len(set(range(0, 60000 * (2 ** 61 - 1), 2 ** 61 - 1)))", "limit", _TIME),
+    _a("hash-flood-dict-fromkeys", "8-cpu", _FLOOD + "len(dict.fromkeys(xs))", "limit", _TIME),
+    _a("hash-flood-dict-fromkeys-instance", "8-cpu", _FLOOD + "len({}.fromkeys(xs, 0))", "limit", _TIME),
+    _a("hash-flood-dict-update-pairs", "8-cpu", _PAIRS + "d = {}\nd.update(xs)", "limit", _TIME),
+    _a("hash-flood-dict-ior-pairs", "8-cpu", _PAIRS + "d = {}\nd |= xs", "limit", _TIME),
+    _a("hash-flood-dict-item-ior-pairs", "8-cpu", _PAIRS + "d = {'a': {}}\nd['a'] |= xs", "limit", _TIME),
+    _a("hash-flood-dict-generator-pairs", "8-cpu", _FLOOD + "def g():\n    for x in xs[:256]:\n        yield (x, 0)\n    yield from ((x, 0) for x in xs)\nlen(dict(g()))", "limit", _TIME),
+    _a("hash-flood-counter", "8-cpu", _FLOOD + "import collections\nlen(collections.Counter(xs))", "limit", _TIME),
+    _a("hash-flood-counter-update", "8-cpu", _FLOOD + "from collections import Counter\nc = Counter()\nc.update(xs)", "limit", _TIME),
+    _a("hash-flood-counter-subtract", "8-cpu", _FLOOD + "from collections import Counter\nc = Counter()\nc.subtract(xs)", "limit", _TIME),
+    _a("hash-flood-counter-subclass", "8-cpu", _FLOOD + "from collections import Counter\nclass C(Counter):\n    pass\nlen(C(xs))", "limit", _TIME),
+    _a("hash-flood-defaultdict", "8-cpu", _PAIRS + "from collections import defaultdict\nlen(defaultdict(list, xs))", "limit", _TIME),
+    _a("hash-flood-ordereddict", "8-cpu", _PAIRS + "from collections import OrderedDict\nlen(OrderedDict(xs))", "limit", _TIME),
+    _a("hash-flood-ordereddict-fromkeys", "8-cpu", _FLOOD + "from collections import OrderedDict\nlen(OrderedDict.fromkeys(xs))", "limit", _TIME),
+    _a("hash-flood-statistics-mode", "8-cpu", _FLOOD + "import statistics\nstatistics.mode(xs)", "limit", _TIME),
+    _a("hash-flood-statistics-multimode", "8-cpu", _FLOOD + "import statistics\nlen(statistics.multimode(xs))", "limit", _TIME),
+    _a("hash-feed-results-unchanged", "8-cpu", _FEED_OK, "ok", value=_FEED_OK_VALUE),
     # catastrophic regular expressions: the re stand-in runs on the regex engine with a timeout
     # up to the run's deadline (regexguard), through every entry point
     _a("regex-catastrophic-match", "8-cpu", "import re\nre.match('(a+)+$', 'a' * 64 + 'b')", "ok", value=None),  # regex's engine does not backtrack here
@@ -293,6 +370,16 @@ MEMORY_ATTACKS: list[Any] = [
 """Loops of large copies, stopped by the memory budget in both modes (``MEMORY_LIMITS``)."""
 
 EXTRA_ATTACKS += [
+    # a shared-reference DAG standing for 10**15 items renders in one C call: the render
+    # guard counts every occurrence and refuses past 10**7 characters (sizeguard)
+    _a("dag-str", "8-memory", _DAG + "str(a)", "limit", "too large"),
+    _a("dag-repr", "8-memory", _DAG + "repr(b)", "limit", "too large"),
+    _a("dag-fstring", "8-memory", _DAG + "f'{a}'", "limit", "too large"),
+    _a("dag-json-dumps", "8-memory", _DAG + "import json\njson.dumps(a)", "limit", "too large"),
+    _a("dag-tuple-str", "8-memory", _DAG_TUPLE + "str(t)", "limit", "too large"),
+    _a("dag-print", "8-output", _DAG + "print(a)", "limit", "output"),
+    # small shared rows stay ordinary: a 1000 x 1000 grid of one row compares and renders
+    _a("dag-grid-ok", "8-cpu", "row = [0] * 1000\ngrid = [row] * 1000\nother = [[0] * 1000 for _ in range(1000)]\n[grid == other, len(str(grid[:2]))]", "ok", value=[True, 6004]),
     # regex's compile unrolls counted repeats and has extras re does not: refused up front
     _a("regex-compile-huge-repeat", "8-memory", "import re\nre.compile('a{4294967294}')", "limit", "too large"),
     _a("regex-compile-nested-repeats", "8-memory", "import re\nre.compile('(?:(?:(?:a{100}){100}){100}){100}')", "limit", "too large"),
@@ -317,5 +404,23 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
+    # -- §8.2: exponential work in one C call over a shared-reference DAG -------------------
+    # Five levels of 1,000 references to the same list (tiny memory) stand for 10**15 items;
+    # comparing two such values, or hashing such a tuple, is one C call that never returns.
+    # No guard can see it: the call has no hook (an in-place comparison or hash guard would
+    # tax every `==` of ordinary code), and refusing the construction is not sound either —
+    # `[a] * 1000`, `[a for _ in range(1000)]`, `append` loops and even two-item displays
+    # (`t = (t, t)` fifty times) build it in a few thousand steps. Only the parent's kill at
+    # the deadline ends it.
+    # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
+    _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", "killed"),
+    _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", "killed"),
+    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
+    _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", "killed"),
+    _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", "killed"),
+    # two-item displays are enough: 50 levels of (t, t) stand for 2**50 items
+    _a("dag-tuple-pair-display-hash", "8-cpu", "t = 0\nfor i in range(50):\n    t = (t, t)\n{t: 1}", "limit", "killed"),
+    _a("dag-list-pair-display-compare", "8-cpu", "a = [0]\nb = [0]\nfor i in range(50):\n    a = [a, a]\n    b = [b, b]\na == b", "limit", "killed"),
 ]  # fmt: skip
-"""Attacks only process isolation contains: real interpreter crashes."""
+"""Attacks only process isolation contains: real interpreter crashes, and C calls whose
+exponential work no in-process guard can bound (shared-reference DAGs)."""

@@ -296,16 +296,19 @@ async def test_process_real_interpreter_crash_is_contained(shared: ProcessRunner
 
 @pytest.mark.anyio
 async def test_process_deadline_kills_a_script_stuck_in_c() -> None:
-    # `s.update(x)` of 200,000 ints that all hash alike is one quadratic C call that
-    # no in-process budget check can interrupt; only the parent's SIGKILL ends it.
-    # (Catastrophic regexes and set(x) used to be the example: the re stand-in and
-    # the chunked set()/dict() feed now stop those at the deadline themselves.)
+    # Comparing two shared-reference DAGs that stand for 10**15 items each is one C
+    # call that no in-process budget check can interrupt; only the parent's SIGKILL
+    # ends it. (Catastrophic regexes, set(x) and s.update(x) hash floods used to be
+    # the example: the re stand-in and the chunked hashing feed now stop those at
+    # the deadline themselves.)
     limits = Limits(timeout=1.0, memory_bytes=512 << 20)
     async with ProcessRunner(limits, pool_size=1) as runner:
         await runner.start()
         [pid] = runner.worker_pids()
         result = await _run(
-            runner, "x = [i * (2 ** 61 - 1) for i in range(200000)]\ns = set()\ns.update(x)"
+            runner,
+            "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n"
+            "    a = [a] * 1000\n    b = [b] * 1000\na == b",
         )
         assert result.error is not None
         assert result.error.kind == "limit"
