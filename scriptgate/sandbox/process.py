@@ -91,14 +91,14 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import anyio
 from greenlet import getcurrent  # type: ignore[import-untyped]
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
-from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec
+from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec, slot_setters
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -118,7 +118,12 @@ _ERROR_KINDS: frozenset[str] = frozenset(
 _CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
 # Made once: ``json.dumps`` with options builds a new encoder for every message.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_DECODE = json.JSONDecoder().decode
+# For text UTF-8 cannot carry (a lone surrogate, which a tool's str may hold):
+# escaped, it decodes on the other side to the same str.
+_ENCODE_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+# ``raw_decode``: a frame is one JSON text; ``decode`` would scan for whitespace around
+# it twice (a frame with anything after the JSON value is refused below instead).
+_RAW_DECODE = json.JSONDecoder().raw_decode
 # The worker imports only what it needs: the package ``__init__``s (which re-export
 # the whole library) are replaced by bare package objects, so importing the engine
 # does not drag in the tools, the CLI or their dependencies.
@@ -316,11 +321,17 @@ class _Worker:
         once. Otherwise the rest (all of it, or what :meth:`try_write` left in
         :attr:`partial`) is written under the lock.
         """
-        if not lock.locked():
-            if self.try_write(frame):
-                return
-            if self.partial:
-                frame = b""  # the unsent rest of it is in self.partial, written first
+        if not self.send_now(frame, lock):
+            await self.send_rest(frame, lock)
+
+    def send_now(self, frame: bytes, lock: anyio.Lock) -> bool:
+        """:meth:`send_frame`'s fast path; ``False``: :meth:`send_rest` must follow."""
+        return not lock.locked() and self.try_write(frame)
+
+    async def send_rest(self, frame: bytes, lock: anyio.Lock) -> None:
+        """Write what :meth:`send_now` did not (all of ``frame``, or the rest of it)."""
+        if self.partial:
+            frame = b""  # the unsent rest of it is in self.partial, written first
         async with lock:
             await self.write(frame)
 
@@ -348,13 +359,16 @@ class _Worker:
             raise _ProtocolError(f"a {size}-byte message exceeds the {self.max_frame}-byte cap")
         if len(self.buf) < _HEADER + size:
             return None
-        payload = bytes(self.buf[_HEADER : _HEADER + size])
+        payload = self.buf[_HEADER : _HEADER + size]
         del self.buf[: _HEADER + size]
         try:
-            message = _DECODE(payload.decode())
+            text = payload.decode()
+            message, end = _RAW_DECODE(text)
         except (ValueError, RecursionError) as exc:
             raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
-        if not isinstance(message, dict):
+        if end != len(text):
+            raise _ProtocolError("a message is not valid JSON (extra data after the value)")
+        if type(message) is not dict:
             raise _ProtocolError("a message is not a JSON object")
         return message
 
@@ -502,7 +516,41 @@ def _tail(stream: Any) -> str:
 
 
 def _frame(message: dict[str, Any]) -> bytes:
-    data = _ENCODE(message).encode()
+    try:
+        data = _ENCODE(message).encode()
+    except UnicodeEncodeError:  # a lone surrogate: \u escapes
+        data = _ENCODE_ASCII(message).encode()
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def _reply_frame(call_id: str, status: str, reply: ToolReply) -> bytes:
+    """The frame of ``{"op": "reply", "id", "reply": reply.to_json()}`` with ``status``.
+
+    The same bytes :func:`_frame` makes, built as text (the encoder sets itself up
+    again for every dict, which costs more than this whole message); the value is
+    encoded on its own. ``status`` is one of ``_CALL_STATUSES``. Raises what the
+    encoder raises for a value that is not JSON data.
+    """
+    value, error, duration = reply.value, reply.error, reply.duration_ms
+    value_text = "null" if value is None else _ENCODE(value)
+    error_text = "null" if error is None else _ENCODE(error)
+    duration_text = (
+        int.__repr__(duration)
+        if type(duration) is int
+        else "null"
+        if duration is None
+        else _ENCODE(duration)
+    )
+    text = (
+        f'{{"op":"reply","id":{_ENCODE(call_id)},"reply":{{"status":"{status}",'
+        f'"value":{value_text},"error":{error_text},"duration_ms":{duration_text}}}}}'
+    )
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the encoder escapes it
+        return _frame(
+            {"op": "reply", "id": call_id, "reply": {**reply.to_json(), "status": status}}
+        )
     return len(data).to_bytes(_HEADER, "big") + data
 
 
@@ -1114,10 +1162,8 @@ class ProcessRunner:
             call.status = status
             call.duration_ms = reply.duration_ms
             call.error = reply.error
-            payload = reply.to_json()
-            payload["status"] = status
             try:
-                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
+                frame = _reply_frame(call.id, status, reply)
             except (TypeError, ValueError, RecursionError) as exc:
                 payload = {
                     "status": "error",
@@ -1126,8 +1172,11 @@ class ProcessRunner:
                     "duration_ms": reply.duration_ms,
                 }
                 frame = _frame({"op": "reply", "id": call.id, "reply": payload})
-            with contextlib.suppress(_WorkerGone):
-                await send_frame(frame)
+            try:
+                if not worker.send_now(frame, send_lock):
+                    await worker.send_rest(frame, send_lock)
+            except _WorkerGone:
+                pass
 
         # How calls run. The loop below reads the worker's messages. On asyncio it
         # runs each call itself while the socket stays watched: what arrives
@@ -1395,7 +1444,6 @@ class ProcessRunner:
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float
     ) -> ScriptResult:
-        calls = [call.record() for call in state.calls]
         result: ScriptResult | None = None
         if state.result is not None and state.stop is None:
             try:
@@ -1428,6 +1476,8 @@ class ProcessRunner:
             kind, type_, message = self._death(code)
         if session_key is not None:
             message += _SESSION_LOST
+        # (the worker's result has its own records; ours are only needed here)
+        calls = [call.record() for call in state.calls]
         return _failure(kind, type_, message, calls, started)
 
     def _death(self, code: int | None) -> tuple[ErrorKind, str, str]:
@@ -1540,6 +1590,22 @@ def _optional_int(value: object) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
+def _check_call(item: object) -> NoReturn:
+    """Raise :class:`_ProtocolError` saying what is wrong with a call record of a result."""
+    _expect(isinstance(item, dict), "call")
+    assert isinstance(item, dict)
+    call_id, tool, status = item.get("id"), item.get("tool"), item.get("status")
+    duration, call_error = item.get("duration_ms"), item.get("error")
+    _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
+    _expect(isinstance(status, str) and status in _CALL_STATUSES, "call status")
+    _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
+    raise _ProtocolError("a malformed result (call)")
+
+
+_new = object.__new__
+_RECORD_SETTERS = slot_setters(CallRecord)
+
+
 def _result_from_json(data: dict[str, Any]) -> ScriptResult:
     """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field."""
     ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
@@ -1556,7 +1622,7 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
             raw_error.get("message"),
         )
         line = raw_error.get("line")
-        _expect(kind in _ERROR_KINDS, "error.kind")
+        _expect(type(kind) is str and kind in _ERROR_KINDS, "error.kind")
         _expect(isinstance(type_, str) and isinstance(message, str), "error.type/message")
         _expect(_optional_int(line), "error.line")
         error = ScriptError(kind, type_, message, line)
@@ -1564,14 +1630,28 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
     raw_calls = data.get("calls", [])
     _expect(isinstance(raw_calls, list), "calls")
     calls: list[CallRecord] = []
+    append = calls.append
+    set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
     for item in raw_calls:
-        _expect(isinstance(item, dict), "call")
-        call_id, tool, status = item.get("id"), item.get("tool"), item.get("status")
-        duration, call_error = item.get("duration_ms"), item.get("error")
-        _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
-        _expect(status in _CALL_STATUSES, "call status")
-        _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
-        calls.append(CallRecord(call_id, tool, item.get("arguments"), status, duration, call_error))
+        # (decoded JSON: exact types; one pass of checks per record, the messages below)
+        if not (
+            type(item) is dict
+            and type(call_id := item.get("id")) is str
+            and type(tool := item.get("tool")) is str
+            and type(status := item.get("status")) is str
+            and status in _CALL_STATUSES
+            and ((duration := item.get("duration_ms")) is None or type(duration) is int)
+            and ((call_error := item.get("error")) is None or type(call_error) is str)
+        ):
+            _check_call(item)
+        record: CallRecord = _new(CallRecord)
+        set_id(record, call_id)
+        set_tool(record, tool)
+        set_arguments(record, item.get("arguments"))
+        set_status(record, status)
+        set_duration(record, duration)
+        set_error(record, call_error)
+        append(record)
     return ScriptResult(
         ok=bool(ok),
         value=data.get("value"),
