@@ -229,13 +229,14 @@ class _Channel:
 _JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
 
 
-def _call_frame(call_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
+def _call_frame(call_id: str, tool: str, arguments: dict[str, Any], tool_json: str = "") -> bytes:
     """The frame of ``{"op": "call", "id", "tool", "args"}``, as :meth:`_Channel.encode` makes it.
 
     Built as text: the encoder object sets itself up again for every dict it
     encodes, which costs more than the whole message. Flat arguments (str keys;
     str, int, bool or ``None`` values) are written here too; anything else goes
     through the encoder. Raises what the encoder raises for data that is not JSON.
+    ``tool_json``: ``tool`` as JSON text, if the caller has it already.
     """
     if type(arguments) is dict:
         parts = []
@@ -254,7 +255,8 @@ def _call_frame(call_id: str, tool: str, arguments: dict[str, Any]) -> bytes:
             parts.append(_ENCODE(key) + ":" + text)
         else:
             args = "{" + ",".join(parts) + "}"
-            data = f'{{"op":"call","id":{_ENCODE(call_id)},"tool":{_ENCODE(tool)},"args":{args}}}'
+            tool_json = tool_json or _ENCODE(tool)
+            data = f'{{"op":"call","id":{_ENCODE(call_id)},"tool":{tool_json},"args":{args}}}'
             try:
                 payload = data.encode()
             except UnicodeEncodeError:  # a lone surrogate: the encoder escapes it
@@ -296,6 +298,7 @@ class PipeToolBridge:
         self._on_message = on_message
         self._wait = wait
         self._spin = spin
+        self._tool_json: dict[str, str] = {}  # each tool name of this run as JSON text
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Ask the parent to run one tool call and wait for its reply.
@@ -312,8 +315,11 @@ class PipeToolBridge:
         pending_calls = self._pending
         if call_id in pending_calls:
             return ToolReply(status="error", error=f"duplicate tool call id {call_id!r}")
+        tool_json = self._tool_json.get(tool_name)
+        if tool_json is None:
+            tool_json = self._tool_json[tool_name] = _ENCODE(tool_name)
         try:
-            frame = _call_frame(call_id, tool_name, arguments)
+            frame = _call_frame(call_id, tool_name, arguments, tool_json)
         except (TypeError, ValueError, RecursionError) as exc:
             return ToolReply(status="error", error=f"tool arguments are not JSON data: {exc}")
         direct = not pending_calls and self._wait > 0

@@ -1125,6 +1125,7 @@ class ProcessRunner:
     ) -> None:
         send_lock = anyio.Lock()
         limits = self.limits
+        max_calls, quotas = limits.max_tool_calls, limits.max_tool_calls_per_tool
 
         async def send_frame(frame: bytes) -> None:
             await worker.send_frame(frame, send_lock)
@@ -1257,26 +1258,27 @@ class ProcessRunner:
                 raise _ProtocolError("a tool call without a string id and tool name")
             if not isinstance(args, dict) or call_id in state.by_id:
                 raise _ProtocolError(f"a malformed or repeated tool call {call_id!r}")
-            total = len(state.calls) + 1
-            if limits.max_tool_calls is not None and total > limits.max_tool_calls:
+            if max_calls is not None and len(state.calls) >= max_calls:
                 stop(
                     "limit",
                     "ToolCallLimitError",
-                    f"Tool-call limit exceeded: more than {limits.max_tool_calls} calls "
+                    f"Tool-call limit exceeded: more than {max_calls} calls "
                     "(the worker process was killed).",
                 )
                 return None
-            quota = limits.max_tool_calls_per_tool.get(tool)
-            count = state.per_tool.get(tool, 0) + 1
-            if quota is not None and count > quota:
-                stop(
-                    "limit",
-                    "ToolCallLimitError",
-                    f'Tool-call limit exceeded: more than {quota} calls to "{tool}" '
-                    "(the worker process was killed).",
-                )
-                return None
-            state.per_tool[tool] = count
+            if quotas:  # (counted only for the tools a quota names)
+                quota = quotas.get(tool)
+                if quota is not None:
+                    count = state.per_tool.get(tool, 0) + 1
+                    if count > quota:
+                        stop(
+                            "limit",
+                            "ToolCallLimitError",
+                            f'Tool-call limit exceeded: more than {quota} calls to "{tool}" '
+                            "(the worker process was killed).",
+                        )
+                        return None
+                    state.per_tool[tool] = count
             call = _Call(call_id, tool, args)
             state.calls.append(call)
             state.by_id[call_id] = call
@@ -1334,6 +1336,8 @@ class ProcessRunner:
                     inbox.append(exc)
                     return True
                 if call is None:
+                    if not worker.buf:
+                        return worker.gone
                     continue  # over a quota: the worker was killed
                 if not helper:
                     helper = True
@@ -1342,6 +1346,8 @@ class ProcessRunner:
                 try:
                     yielded = coro.send(None)
                 except StopIteration:
+                    if not worker.buf:
+                        return worker.gone
                     continue  # answered
                 except Exception as exc:
                     inbox.append(exc)
