@@ -1598,10 +1598,9 @@ def _optional_int(value: object) -> bool:
 
 def _check_call(item: object) -> NoReturn:
     """Raise :class:`_ProtocolError` saying what is wrong with a call record of a result."""
-    _expect(isinstance(item, dict), "call")
-    assert isinstance(item, dict)
-    call_id, tool, status = item.get("id"), item.get("tool"), item.get("status")
-    duration, call_error = item.get("duration_ms"), item.get("error")
+    _expect(isinstance(item, list) and len(item) == _RECORD_FIELDS, "call")
+    assert isinstance(item, list)
+    call_id, tool, _arguments, status, duration, call_error = item
     _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
     _expect(isinstance(status, str) and status in _CALL_STATUSES, "call status")
     _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
@@ -1610,10 +1609,15 @@ def _check_call(item: object) -> NoReturn:
 
 _new = object.__new__
 _RECORD_SETTERS = slot_setters(CallRecord)
+_RECORD_FIELDS = len(_RECORD_SETTERS)  # a record in a result: an array of the fields, in order
 
 
 def _result_from_json(data: dict[str, Any]) -> ScriptResult:
-    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field."""
+    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field.
+
+    The worker's ``ScriptResult.to_json()``, except that each call record is an
+    array of its fields in order (``_worker._result_json``).
+    """
     ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
     _expect(isinstance(ok, bool), "ok")
     _expect(isinstance(output, str), "output")
@@ -1639,21 +1643,24 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
     append = calls.append
     set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
     for item in raw_calls:
-        # (decoded JSON: exact types; one pass of checks per record, the messages below)
+        # [id, tool, arguments, status, duration_ms, error] (decoded JSON: exact types;
+        # one pass of checks per record, _check_call says what is wrong)
+        if type(item) is not list or len(item) != _RECORD_FIELDS:
+            _check_call(item)
+        call_id, tool, arguments, status, duration, call_error = item
         if not (
-            type(item) is dict
-            and type(call_id := item.get("id")) is str
-            and type(tool := item.get("tool")) is str
-            and type(status := item.get("status")) is str
+            type(call_id) is str
+            and type(tool) is str
+            and type(status) is str
             and status in _CALL_STATUSES
-            and ((duration := item.get("duration_ms")) is None or type(duration) is int)
-            and ((call_error := item.get("error")) is None or type(call_error) is str)
+            and (duration is None or type(duration) is int)
+            and (call_error is None or type(call_error) is str)
         ):
             _check_call(item)
         record: CallRecord = _new(CallRecord)
         set_id(record, call_id)
         set_tool(record, tool)
-        set_arguments(record, item.get("arguments"))
+        set_arguments(record, arguments)
         set_status(record, status)
         set_duration(record, duration)
         set_error(record, call_error)

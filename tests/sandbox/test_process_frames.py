@@ -24,7 +24,7 @@ from scriptgate.sandbox import _worker, process
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.process import ProcessRunner
-from scriptgate.sandbox.result import Limits
+from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
 LIMITS = Limits(timeout=20.0, memory_bytes=512 << 20)
 
@@ -199,11 +199,14 @@ def test_process_worker_poll_reads_a_frame_alone_in_its_read_and_two_in_one(
 @pytest.mark.parametrize(
     ("calls", "what"),
     [
-        ([{"id": "a", "tool": "t", "status": []}], "call status"),  # unhashable
-        ([{"id": "a", "tool": "t", "status": "done"}], "call status"),
-        ([{"id": 1, "tool": "t", "status": "ok"}], "call id/tool"),
-        ([{"id": "a", "tool": "t", "status": "ok", "duration_ms": True}], "duration"),
-        ([{"id": "a", "tool": "t", "status": "ok", "error": 5}], "duration/error"),
+        ([["a", "t", {}, [], None, None]], "call status"),  # unhashable
+        ([["a", "t", {}, "done", None, None]], "call status"),
+        ([[1, "t", {}, "ok", None, None]], "call id/tool"),
+        ([["a", "t", {}, "ok", True, None]], "duration"),
+        ([["a", "t", {}, "ok", 1.5, None]], "duration"),
+        ([["a", "t", {}, "ok", 1, 5]], "duration/error"),
+        ([["a", "t", {}, "ok", 1]], r"\(call\)"),  # a field short
+        ([{"id": "a", "tool": "t", "status": "ok"}], r"\(call\)"),  # an object
         (["not a record"], r"\(call\)"),
     ],
 )
@@ -222,15 +225,15 @@ def test_process_result_with_an_unhashable_error_kind_is_a_protocol_error() -> N
 
 
 def test_process_result_call_records_are_rebuilt_field_by_field() -> None:
-    calls = [
-        {"id": "s/1", "tool": "t", "arguments": {"a": 1}, "status": "ok", "duration_ms": 3},
-        {"id": "s/2", "tool": "u", "arguments": {}, "status": "error", "error": "bad"},
-    ]
-    result = process._result_from_json({"ok": True, "calls": calls})
-    assert [record.to_json() for record in result.calls] == [
-        {**calls[0], "error": None},
-        {**calls[1], "duration_ms": None},
-    ]
+    records = (
+        CallRecord("s/1", "t", {"a": [1, {"b": None}]}, "ok", 3, None),
+        CallRecord("s/2", "u", {}, "error", None, "bad"),
+        CallRecord("s/3", "v", {"x": "é"}, "cancelled", 0, "cancelled"),
+    )
+    result = ScriptResult(ok=True, value={"v": 1}, output="out\n", calls=records, wall_time=0.5)
+    data = json.loads(json.dumps(_worker._result_json(result)))
+    assert data["calls"][0] == ["s/1", "t", {"a": [1, {"b": None}]}, "ok", 3, None]
+    assert process._result_from_json(data) == result
 
 
 # ----------------------------------------------------------------------------- end to end
