@@ -42,7 +42,11 @@ start. While such a call waits, the reader callback handles whatever arrives (a
 cancel, the result, a concurrent call, which gets a task of its own). Every
 frame is still size-capped and checked, every call still goes through the
 bridge here, and the quotas are still counted here. Trio reads in the run's
-task and runs the calls in tasks.
+task and runs the calls in tasks. The frames of a call and of its reply are
+built as text on both sides (the same bytes the JSON encoder makes; the encoder
+sets itself up again for every dict, which costs more than such a message) and
+every frame is decoded with ``raw_decode`` and an end check (exactly one JSON
+object, nothing after it).
 
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
