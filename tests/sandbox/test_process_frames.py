@@ -266,3 +266,14 @@ async def test_process_lone_surrogates_cross_both_ways_as_in_process() -> None:
     assert remote.output == local.output == "\ud800\n"
     assert [(c.arguments, c.status) for c in remote.calls] == [({"text": "\ud800"}, "ok")]
     assert again.value == 2  # the worker is still there
+
+
+@pytest.mark.anyio
+async def test_process_source_with_a_lone_surrogate_is_refused_as_in_process() -> None:
+    source = "x = '\ud800'\nlen(x)"  # the character itself, not an escape
+    bridge = HostToolBridge([])
+    local = await run_script(source, bridge=bridge, tools=[], limits=LIMITS)
+    async with ProcessRunner(LIMITS, pool_size=1) as runner:
+        remote = await runner.run(source, bridge=bridge, tools=[])  # (it raised before)
+    assert local.error is not None
+    assert remote.error == local.error
