@@ -6,7 +6,9 @@ Figures, each next to a baseline measured in the same run:
 
 - a warm pooled run of ``x = 1 + 2`` (baseline: the same script in-process);
 - one tool-call round trip (a script with one call minus a script with none);
-- 1,000 tool calls in one script (baseline: the same script in-process);
+- 1,000 tool calls in one script (baseline: the same script in-process), and the
+  CPU each side spends per call (the parent's own, the workers' from
+  ``/proc/<pid>/schedstat``);
 - the pool's cold start (``ProcessRunner.start()``, one and two workers);
 - how long after its deadline a script is stopped: ``while True: pass`` (stopped by
   the engine's budget check inside the worker), a catastrophic regex (stopped by
@@ -30,6 +32,7 @@ figures of the 1,000-call scripts are given as the median and the best of
 from __future__ import annotations
 
 import json
+import resource
 import socket
 import statistics
 import subprocess
@@ -161,6 +164,34 @@ def _floor_figures() -> dict[str, float]:
     return figures
 
 
+def _process_cpu(pids: list[int]) -> float:
+    """CPU seconds the processes ``pids`` have run so far (Linux ``/proc/<pid>/schedstat``)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _cpu_per_call(fn: Callable[[], Awaitable[Any]], pids: list[int]) -> tuple[float, float]:
+    """Median CPU per call of this process and of the workers ``pids``, over ``REPEAT`` runs."""
+    ours, theirs = [], []
+    for _ in range(REPEAT):
+        own, workers = _own_cpu(), _process_cpu(pids)
+        await fn()
+        ours.append((_own_cpu() - own) / CALLS)
+        theirs.append((_process_cpu(pids) - workers) / CALLS)
+    return statistics.median(ours), statistics.median(theirs)
+
+
 async def _per_call(fn: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
     """Median and best per-call time of ``REPEAT`` runs of a ``CALLS``-call script."""
     times = []
@@ -230,6 +261,10 @@ async def _process_figures() -> dict[str, float]:
             _row(f"{label}, in-process (baseline), best", local_best)
             _row(f"{label}, process, median", median, local_median, "in-process")
             _row(f"{label}, process, best", best, local_best, "in-process")
+        parent, worker = await _cpu_per_call(lambda: remote(LOOP), runner.worker_pids())
+        figures["parent_cpu"], figures["worker_cpu"] = parent, worker
+        _row("CPU per blocking call: the parent (median)", parent)
+        _row("CPU per blocking call: the worker (median, schedstat)", worker)
 
     print("stopping at the deadline (timeout 0.5 s; time past the deadline)")
     short = Limits(timeout=0.5, max_steps=None)
@@ -318,6 +353,10 @@ def main() -> None:
         f"  vs the floor    {best / floor['raw']:.1f}× the raw transport floor "
         f"({_fmt(floor['raw']).strip()}), {best / floor['json']:.1f}× the JSON floor "
         f"({_fmt(floor['json']).strip()})"
+    )
+    print(
+        f"  CPU per call    parent {_fmt(figures['parent_cpu']).strip()}, "
+        f"worker {_fmt(figures['worker_cpu']).strip()} (a round trip is both, one after the other)"
     )
     print(f"  cold start      {_fmt(figures['cold2'])}  for a pool of two (zygote + two forks)")
     late = figures["shared-reference list == in C (parent SIGKILL)"]

@@ -38,7 +38,9 @@ another is pending, is awaited on the event loop. Messages are
 length-prefixed JSON (4-byte big-endian length, UTF-8 JSON); nothing is ever
 pickled. The protocol, worker → parent: ``{"op": "ready"}``, ``{"op": "call",
 "id", "tool", "args"}``, ``{"op": "cancel", "id"}`` (a pending call the script
-no longer waits for), ``{"op": "result", "result", "cpu", "retire"}``; parent →
+no longer waits for), ``{"op": "result", "result", "cpu", "retire"}`` (the
+result's call records as ``[id, tool, arguments, status, duration_ms, error]``
+arrays); parent →
 worker: ``{"op": "run", ...}``, ``{"op": "reply", "id", "reply"}``,
 ``{"op": "abort", "reason"}``.
 """
@@ -46,6 +48,7 @@ worker: ``{"op": "run", ...}``, ``{"op": "reply", "id", "reply"}``,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -62,7 +65,7 @@ from typing import Any
 import anyio
 
 from scriptgate.runtime.abort import AbortController
-from scriptgate.sandbox.bridge import ToolReply, ToolSpec
+from scriptgate.sandbox.bridge import ToolReply, ToolSpec, _reply
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.result import CallStatus, Limits, ScriptError, ScriptResult
 
@@ -75,7 +78,12 @@ _MAX_FRAME = 1 << 30
 _RESULT_MAX_DEPTH_MESSAGE = "the script's result could not be encoded as JSON"
 # Made once: ``json.dumps`` with options builds a new encoder for every message.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_DECODE = json.JSONDecoder().decode
+# For text UTF-8 cannot carry (a lone surrogate, which a script's str may hold):
+# escaped, it decodes on the other side to the same str.
+_ENCODE_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+# ``raw_decode``: a frame holds exactly one JSON text with no whitespace around it,
+# so ``decode``'s two whitespace scans are not needed (the end is checked instead).
+_RAW_DECODE = json.JSONDecoder().raw_decode
 # How long a tool call waits for its reply on the socket itself, with the event loop
 # blocked, before it falls back to waiting on the loop (see PipeToolBridge.call). The
 # engine notices a deadline or a pause at most this much later while a call waits.
@@ -105,7 +113,10 @@ class _Channel:
     @staticmethod
     def encode(message: dict[str, Any]) -> bytes:
         """One frame: 4-byte big-endian length, then compact UTF-8 JSON."""
-        data = _ENCODE(message).encode()
+        try:
+            data = _ENCODE(message).encode()
+        except UnicodeEncodeError:  # a lone surrogate: \u escapes
+            data = _ENCODE_ASCII(message).encode()
         return len(data).to_bytes(_HEADER, "big") + data
 
     def send(self, message: dict[str, Any]) -> None:
@@ -126,10 +137,14 @@ class _Channel:
             return None
         if len(self._buf) < _HEADER + size:
             return None
-        payload = bytes(self._buf[_HEADER : _HEADER + size])
+        text = self._buf[_HEADER : _HEADER + size].decode()
         del self._buf[: _HEADER + size]
-        message = _DECODE(payload.decode())
-        if not isinstance(message, dict):
+        return self._decode(text)
+
+    def _decode(self, text: str) -> dict[str, Any] | None:
+        """The JSON object ``text`` holds (anything else closes the channel)."""
+        message, end = _RAW_DECODE(text)
+        if end != len(text) or type(message) is not dict:
             self._eof = True
             return None
         return message
@@ -173,6 +188,28 @@ class _Channel:
         if message is not None or self._eof:
             return message
         start = time.perf_counter()
+        if spin <= 0 and not self._buf and timeout > 0:
+            # the usual case: one poll(2), one recv that holds exactly one frame
+            if not self._poller.poll(math.ceil(timeout * 1000)):
+                return None
+            try:
+                chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                chunk = None  # a spurious wake-up: the loop below waits on
+            except OSError:
+                self._eof = True
+                return None
+            if chunk is not None:
+                if not chunk:
+                    self._eof = True
+                    return None
+                size = len(chunk) - _HEADER
+                if size >= 0 and int.from_bytes(chunk[:_HEADER], "big") == size:
+                    return self._decode(chunk[_HEADER:].decode())
+                self._buf += chunk
+                message = self._parse()
+                if message is not None or self._eof:
+                    return message
         while True:
             elapsed = time.perf_counter() - start
             if elapsed >= timeout:
@@ -190,6 +227,46 @@ class _Channel:
     def at_eof(self) -> bool:
         """True once the parent has gone away (or sent something unreadable)."""
         return self._eof
+
+
+_JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
+
+
+def _call_frame(call_id: str, tool: str, arguments: dict[str, Any], tool_json: str = "") -> bytes:
+    """The frame of ``{"op": "call", "id", "tool", "args"}``, as :meth:`_Channel.encode` makes it.
+
+    Built as text: the encoder object sets itself up again for every dict it
+    encodes, which costs more than the whole message. Flat arguments (str keys;
+    str, int, bool or ``None`` values) are written here too; anything else goes
+    through the encoder. Raises what the encoder raises for data that is not JSON.
+    ``tool_json``: ``tool`` as JSON text, if the caller has it already.
+    """
+    if type(arguments) is dict:
+        parts = []
+        for key, value in arguments.items():
+            kind = type(value)
+            if type(key) is not str:
+                break
+            if kind is str:
+                text = _ENCODE(value)
+            elif kind is int:
+                text = int.__repr__(value)
+            elif kind is bool or value is None:
+                text = _JSON_CONSTANTS[value]
+            else:
+                break
+            parts.append(_ENCODE(key) + ":" + text)
+        else:
+            args = "{" + ",".join(parts) + "}"
+            tool_json = tool_json or _ENCODE(tool)
+            data = f'{{"op":"call","id":{_ENCODE(call_id)},"tool":{tool_json},"args":{args}}}'
+            try:
+                payload = data.encode()
+            except UnicodeEncodeError:  # a lone surrogate: the encoder escapes it
+                pass
+            else:
+                return len(payload).to_bytes(_HEADER, "big") + payload
+    return _Channel.encode({"op": "call", "id": call_id, "tool": tool, "args": arguments})
 
 
 class _Pending:
@@ -224,6 +301,7 @@ class PipeToolBridge:
         self._on_message = on_message
         self._wait = wait
         self._spin = spin
+        self._tool_json: dict[str, str] = {}  # each tool name of this run as JSON text
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Ask the parent to run one tool call and wait for its reply.
@@ -237,15 +315,18 @@ class PipeToolBridge:
         pending (``gather``), is awaited on the event loop, so concurrent calls
         are never held back by more than ``wait`` once.
         """
-        if call_id in self._pending:
+        pending_calls = self._pending
+        if call_id in pending_calls:
             return ToolReply(status="error", error=f"duplicate tool call id {call_id!r}")
-        message = {"op": "call", "id": call_id, "tool": tool_name, "args": arguments}
+        tool_json = self._tool_json.get(tool_name)
+        if tool_json is None:
+            tool_json = self._tool_json[tool_name] = _ENCODE(tool_name)
         try:
-            frame = self._channel.encode(message)
+            frame = _call_frame(call_id, tool_name, arguments, tool_json)
         except (TypeError, ValueError, RecursionError) as exc:
             return ToolReply(status="error", error=f"tool arguments are not JSON data: {exc}")
-        direct = not self._pending and self._wait > 0
-        pending = self._pending[call_id] = _Pending()
+        direct = not pending_calls and self._wait > 0
+        pending = pending_calls[call_id] = _Pending()
         try:
             self._channel.write(frame)
             if direct:
@@ -265,16 +346,20 @@ class PipeToolBridge:
     def _wait_directly(self, pending: _Pending) -> None:
         """Read and dispatch messages until the reply is there or ``wait`` has passed."""
         start = time.perf_counter()
-        while pending.reply is None:
-            left = self._wait - (time.perf_counter() - start)
-            if left <= 0:
-                return
+        left = self._wait
+        while True:
             message = self._channel.poll(left, self._spin)
             if message is None:
                 return
-            self.dispatch(message)
             if message.get("op") != "reply":
+                self.dispatch(message)
                 return  # an abort: let the event loop act on it now
+            self.deliver(message.get("id"), message.get("reply"))
+            if pending.reply is not None:
+                return
+            left = self._wait - (time.perf_counter() - start)
+            if left <= 0:
+                return
 
     def dispatch(self, message: dict[str, Any]) -> None:
         """Handle a message from the parent while a job runs: a reply, or (``on_message``) the rest."""
@@ -296,11 +381,11 @@ class PipeToolBridge:
             status = raw_status
         error = reply.get("error")
         duration = reply.get("duration_ms")
-        pending.reply = ToolReply(
-            status=status,
-            value=reply.get("value"),
-            error=error if isinstance(error, str) else None,
-            duration_ms=duration if isinstance(duration, int) else None,
+        pending.reply = _reply(
+            status,
+            reply.get("value"),
+            error if type(error) is str else None,
+            duration if type(duration) is int else None,
         )
         if pending.event is not None:
             pending.event.set()
@@ -345,11 +430,30 @@ def _specs_from_json(data: object) -> list[ToolSpec]:
     return specs
 
 
-def _encode_result(result: ScriptResult) -> dict[str, Any]:
-    """The result as JSON data; a result that cannot be encoded becomes a sandbox error."""
-    data = result.to_json()
+def _result_json(result: ScriptResult) -> dict[str, Any]:
+    """``result.to_json()`` with each call record as an array.
+
+    ``[id, tool, arguments, status, duration_ms, error]``: a third of the bytes of
+    the record objects, cheaper to encode here and to decode and check in the
+    parent (a run's records are most of its result).
+    """
+    data = dataclasses.replace(result, calls=()).to_json()
+    data["calls"] = [
+        [call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error]
+        for call in result.calls
+    ]
+    return data
+
+
+def _result_frame(result: ScriptResult, message: dict[str, Any]) -> bytes:
+    """The frame of ``message`` with ``result`` (:func:`_result_json`) as its ``"result"``.
+
+    Encoded once. A result that cannot be encoded becomes a sandbox error (its
+    output and calls are kept).
+    """
+    message["result"] = _result_json(result)
     try:
-        json.dumps(data)
+        return _Channel.encode(message)
     except (TypeError, ValueError, RecursionError) as exc:
         fallback = ScriptResult(
             ok=False,
@@ -358,8 +462,8 @@ def _encode_result(result: ScriptResult) -> dict[str, Any]:
             calls=result.calls,
             wall_time=result.wall_time,
         )
-        data = fallback.to_json()
-    return data
+        message["result"] = _result_json(fallback)
+        return _Channel.encode(message)
 
 
 class _NoTools:
@@ -462,17 +566,23 @@ class _Worker:
                 signal=controller.signal,
                 call_id_prefix=prefix if isinstance(prefix, str) else "script",
             )
-            data = _encode_result(result)
+            frame = self._result_frame(result)
         except BaseException as exc:  # the engine never raises; this is the last line of defence
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 raise
-            data = ScriptResult(
+            failure = ScriptResult(
                 ok=False,
                 error=ScriptError("sandbox", type(exc).__name__, f"the worker failed: {exc}"),
-            ).to_json()
+            )
+            frame = self._result_frame(failure)
+        self.channel.write(frame)
+
+    def _result_frame(self, result: ScriptResult) -> bytes:
         used = _cpu_seconds()
         retire = self.cpu_lifetime is not None and used > self.cpu_lifetime / 2
-        self.channel.send({"op": "result", "result": data, "cpu": used, "retire": retire})
+        return _result_frame(
+            result, {"op": "result", "result": None, "cpu": used, "retire": retire}
+        )
 
 
 def _isolate_descriptors(channel_fd: int) -> _Channel:

@@ -42,7 +42,11 @@ start. While such a call waits, the reader callback handles whatever arrives (a
 cancel, the result, a concurrent call, which gets a task of its own). Every
 frame is still size-capped and checked, every call still goes through the
 bridge here, and the quotas are still counted here. Trio reads in the run's
-task and runs the calls in tasks.
+task and runs the calls in tasks. The frames of a call and of its reply are
+built as text on both sides (the same bytes the JSON encoder makes; the encoder
+sets itself up again for every dict, which costs more than such a message) and
+every frame is decoded with ``raw_decode`` and an end check (exactly one JSON
+object, nothing after it).
 
 Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 
@@ -91,14 +95,14 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import anyio
 from greenlet import getcurrent  # type: ignore[import-untyped]
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
-from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec
+from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec, slot_setters
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -118,7 +122,12 @@ _ERROR_KINDS: frozenset[str] = frozenset(
 _CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
 # Made once: ``json.dumps`` with options builds a new encoder for every message.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_DECODE = json.JSONDecoder().decode
+# For text UTF-8 cannot carry (a lone surrogate, which a tool's str may hold):
+# escaped, it decodes on the other side to the same str.
+_ENCODE_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+# ``raw_decode``: a frame is one JSON text; ``decode`` would scan for whitespace around
+# it twice (a frame with anything after the JSON value is refused below instead).
+_RAW_DECODE = json.JSONDecoder().raw_decode
 # The worker imports only what it needs: the package ``__init__``s (which re-export
 # the whole library) are replaced by bare package objects, so importing the engine
 # does not drag in the tools, the CLI or their dependencies.
@@ -316,11 +325,17 @@ class _Worker:
         once. Otherwise the rest (all of it, or what :meth:`try_write` left in
         :attr:`partial`) is written under the lock.
         """
-        if not lock.locked():
-            if self.try_write(frame):
-                return
-            if self.partial:
-                frame = b""  # the unsent rest of it is in self.partial, written first
+        if not self.send_now(frame, lock):
+            await self.send_rest(frame, lock)
+
+    def send_now(self, frame: bytes, lock: anyio.Lock) -> bool:
+        """:meth:`send_frame`'s fast path; ``False``: :meth:`send_rest` must follow."""
+        return not lock.locked() and self.try_write(frame)
+
+    async def send_rest(self, frame: bytes, lock: anyio.Lock) -> None:
+        """Write what :meth:`send_now` did not (all of ``frame``, or the rest of it)."""
+        if self.partial:
+            frame = b""  # the unsent rest of it is in self.partial, written first
         async with lock:
             await self.write(frame)
 
@@ -348,13 +363,16 @@ class _Worker:
             raise _ProtocolError(f"a {size}-byte message exceeds the {self.max_frame}-byte cap")
         if len(self.buf) < _HEADER + size:
             return None
-        payload = bytes(self.buf[_HEADER : _HEADER + size])
+        payload = self.buf[_HEADER : _HEADER + size]
         del self.buf[: _HEADER + size]
         try:
-            message = _DECODE(payload.decode())
+            text = payload.decode()
+            message, end = _RAW_DECODE(text)
         except (ValueError, RecursionError) as exc:
             raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
-        if not isinstance(message, dict):
+        if end != len(text):
+            raise _ProtocolError("a message is not valid JSON (extra data after the value)")
+        if type(message) is not dict:
             raise _ProtocolError("a message is not a JSON object")
         return message
 
@@ -502,7 +520,41 @@ def _tail(stream: Any) -> str:
 
 
 def _frame(message: dict[str, Any]) -> bytes:
-    data = _ENCODE(message).encode()
+    try:
+        data = _ENCODE(message).encode()
+    except UnicodeEncodeError:  # a lone surrogate: \u escapes
+        data = _ENCODE_ASCII(message).encode()
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def _reply_frame(call_id: str, status: str, reply: ToolReply) -> bytes:
+    """The frame of ``{"op": "reply", "id", "reply": reply.to_json()}`` with ``status``.
+
+    The same bytes :func:`_frame` makes, built as text (the encoder sets itself up
+    again for every dict, which costs more than this whole message); the value is
+    encoded on its own. ``status`` is one of ``_CALL_STATUSES``. Raises what the
+    encoder raises for a value that is not JSON data.
+    """
+    value, error, duration = reply.value, reply.error, reply.duration_ms
+    value_text = "null" if value is None else _ENCODE(value)
+    error_text = "null" if error is None else _ENCODE(error)
+    duration_text = (
+        int.__repr__(duration)
+        if type(duration) is int
+        else "null"
+        if duration is None
+        else _ENCODE(duration)
+    )
+    text = (
+        f'{{"op":"reply","id":{_ENCODE(call_id)},"reply":{{"status":"{status}",'
+        f'"value":{value_text},"error":{error_text},"duration_ms":{duration_text}}}}}'
+    )
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the encoder escapes it
+        return _frame(
+            {"op": "reply", "id": call_id, "reply": {**reply.to_json(), "status": status}}
+        )
     return len(data).to_bytes(_HEADER, "big") + data
 
 
@@ -1077,6 +1129,7 @@ class ProcessRunner:
     ) -> None:
         send_lock = anyio.Lock()
         limits = self.limits
+        max_calls, quotas = limits.max_tool_calls, limits.max_tool_calls_per_tool
 
         async def send_frame(frame: bytes) -> None:
             await worker.send_frame(frame, send_lock)
@@ -1114,10 +1167,8 @@ class ProcessRunner:
             call.status = status
             call.duration_ms = reply.duration_ms
             call.error = reply.error
-            payload = reply.to_json()
-            payload["status"] = status
             try:
-                frame = _frame({"op": "reply", "id": call.id, "reply": payload})
+                frame = _reply_frame(call.id, status, reply)
             except (TypeError, ValueError, RecursionError) as exc:
                 payload = {
                     "status": "error",
@@ -1126,8 +1177,11 @@ class ProcessRunner:
                     "duration_ms": reply.duration_ms,
                 }
                 frame = _frame({"op": "reply", "id": call.id, "reply": payload})
-            with contextlib.suppress(_WorkerGone):
-                await send_frame(frame)
+            try:
+                if not worker.send_now(frame, send_lock):
+                    await worker.send_rest(frame, send_lock)
+            except _WorkerGone:
+                pass
 
         # How calls run. The loop below reads the worker's messages. On asyncio it
         # runs each call itself while the socket stays watched: what arrives
@@ -1208,26 +1262,27 @@ class ProcessRunner:
                 raise _ProtocolError("a tool call without a string id and tool name")
             if not isinstance(args, dict) or call_id in state.by_id:
                 raise _ProtocolError(f"a malformed or repeated tool call {call_id!r}")
-            total = len(state.calls) + 1
-            if limits.max_tool_calls is not None and total > limits.max_tool_calls:
+            if max_calls is not None and len(state.calls) >= max_calls:
                 stop(
                     "limit",
                     "ToolCallLimitError",
-                    f"Tool-call limit exceeded: more than {limits.max_tool_calls} calls "
+                    f"Tool-call limit exceeded: more than {max_calls} calls "
                     "(the worker process was killed).",
                 )
                 return None
-            quota = limits.max_tool_calls_per_tool.get(tool)
-            count = state.per_tool.get(tool, 0) + 1
-            if quota is not None and count > quota:
-                stop(
-                    "limit",
-                    "ToolCallLimitError",
-                    f'Tool-call limit exceeded: more than {quota} calls to "{tool}" '
-                    "(the worker process was killed).",
-                )
-                return None
-            state.per_tool[tool] = count
+            if quotas:  # (counted only for the tools a quota names)
+                quota = quotas.get(tool)
+                if quota is not None:
+                    count = state.per_tool.get(tool, 0) + 1
+                    if count > quota:
+                        stop(
+                            "limit",
+                            "ToolCallLimitError",
+                            f'Tool-call limit exceeded: more than {quota} calls to "{tool}" '
+                            "(the worker process was killed).",
+                        )
+                        return None
+                    state.per_tool[tool] = count
             call = _Call(call_id, tool, args)
             state.calls.append(call)
             state.by_id[call_id] = call
@@ -1285,6 +1340,8 @@ class ProcessRunner:
                     inbox.append(exc)
                     return True
                 if call is None:
+                    if not worker.buf:
+                        return worker.gone
                     continue  # over a quota: the worker was killed
                 if not helper:
                     helper = True
@@ -1293,6 +1350,8 @@ class ProcessRunner:
                 try:
                     yielded = coro.send(None)
                 except StopIteration:
+                    if not worker.buf:
+                        return worker.gone
                     continue  # answered
                 except Exception as exc:
                     inbox.append(exc)
@@ -1395,7 +1454,6 @@ class ProcessRunner:
     async def _finish(
         self, worker: _Worker, state: _Run, session_key: str | None, started: float
     ) -> ScriptResult:
-        calls = [call.record() for call in state.calls]
         result: ScriptResult | None = None
         if state.result is not None and state.stop is None:
             try:
@@ -1428,6 +1486,8 @@ class ProcessRunner:
             kind, type_, message = self._death(code)
         if session_key is not None:
             message += _SESSION_LOST
+        # (the worker's result has its own records; ours are only needed here)
+        calls = [call.record() for call in state.calls]
         return _failure(kind, type_, message, calls, started)
 
     def _death(self, code: int | None) -> tuple[ErrorKind, str, str]:
@@ -1540,8 +1600,28 @@ def _optional_int(value: object) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
+def _check_call(item: object) -> NoReturn:
+    """Raise :class:`_ProtocolError` saying what is wrong with a call record of a result."""
+    _expect(isinstance(item, list) and len(item) == _RECORD_FIELDS, "call")
+    assert isinstance(item, list)
+    call_id, tool, _arguments, status, duration, call_error = item
+    _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
+    _expect(isinstance(status, str) and status in _CALL_STATUSES, "call status")
+    _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
+    raise _ProtocolError("a malformed result (call)")
+
+
+_new = object.__new__
+_RECORD_SETTERS = slot_setters(CallRecord)
+_RECORD_FIELDS = len(_RECORD_SETTERS)  # a record in a result: an array of the fields, in order
+
+
 def _result_from_json(data: dict[str, Any]) -> ScriptResult:
-    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field."""
+    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field.
+
+    The worker's ``ScriptResult.to_json()``, except that each call record is an
+    array of its fields in order (``_worker._result_json``).
+    """
     ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
     _expect(isinstance(ok, bool), "ok")
     _expect(isinstance(output, str), "output")
@@ -1556,7 +1636,7 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
             raw_error.get("message"),
         )
         line = raw_error.get("line")
-        _expect(kind in _ERROR_KINDS, "error.kind")
+        _expect(type(kind) is str and kind in _ERROR_KINDS, "error.kind")
         _expect(isinstance(type_, str) and isinstance(message, str), "error.type/message")
         _expect(_optional_int(line), "error.line")
         error = ScriptError(kind, type_, message, line)
@@ -1564,14 +1644,31 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
     raw_calls = data.get("calls", [])
     _expect(isinstance(raw_calls, list), "calls")
     calls: list[CallRecord] = []
+    append = calls.append
+    set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
     for item in raw_calls:
-        _expect(isinstance(item, dict), "call")
-        call_id, tool, status = item.get("id"), item.get("tool"), item.get("status")
-        duration, call_error = item.get("duration_ms"), item.get("error")
-        _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
-        _expect(status in _CALL_STATUSES, "call status")
-        _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
-        calls.append(CallRecord(call_id, tool, item.get("arguments"), status, duration, call_error))
+        # [id, tool, arguments, status, duration_ms, error] (decoded JSON: exact types;
+        # one pass of checks per record, _check_call says what is wrong)
+        if type(item) is not list or len(item) != _RECORD_FIELDS:
+            _check_call(item)
+        call_id, tool, arguments, status, duration, call_error = item
+        if not (
+            type(call_id) is str
+            and type(tool) is str
+            and type(status) is str
+            and status in _CALL_STATUSES
+            and (duration is None or type(duration) is int)
+            and (call_error is None or type(call_error) is str)
+        ):
+            _check_call(item)
+        record: CallRecord = _new(CallRecord)
+        set_id(record, call_id)
+        set_tool(record, tool)
+        set_arguments(record, arguments)
+        set_status(record, status)
+        set_duration(record, duration)
+        set_error(record, call_error)
+        append(record)
     return ScriptResult(
         ok=bool(ok),
         value=data.get("value"),
