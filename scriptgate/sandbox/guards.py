@@ -160,8 +160,8 @@ class Budget:
 
     Every function entry and ``while`` iteration of the script runs the tick
     statement ``_tk_()``. Between two real checks ``_tk_`` is ``pop`` of a list
-    of ``None`` (the cheapest call CPython 3.11 has: no Python frame), the
-    chunk, whose first item is a :class:`_ChunkEnd`: when that one is popped and
+    of ``None`` (a specialised builtin call, no Python frame: the cheapest
+    counting step we measured), the chunk, whose first item is a :class:`_ChunkEnd`: when that one is popped and
     dropped, its finalizer charges the chunk, checks the limits and refills the
     list. A chunk is never longer than the number of calls that could still nest
     without passing ``max_recursion``, nor than the steps left: so the call that
