@@ -24,6 +24,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
+from scriptgate.sandbox import dagguard
 from scriptgate.sandbox._restricted import (
     ENTRY,
     FILENAME,
@@ -1225,6 +1226,12 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_fastrecv_": _FAST_RECEIVERS,
     "_checkv_": check_value,
     "_str_": str,
+    # the shared-reference bounds of comparisons and hashing (dagguard; compiled sites)
+    "_scalar_": dagguard.SCALARS,
+    "_cmpok_": dagguard.compare_ok,
+    "_inok_": dagguard.contains_ok,
+    "_hkey_": dagguard.hash_ok,
+    "_cval_": dagguard.operand_ok,
     "__metaclass__": _script_metaclass,
     "__name__": "__script__",
     "__hasattr__": _guarded_hasattr,  # a helper the curated builtins use

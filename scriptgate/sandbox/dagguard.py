@@ -1,0 +1,349 @@
+"""Bounds on single C calls that compare or hash values built from shared references.
+
+Comparing two lists, or hashing a tuple, is one C call whose work is the size of
+the value *expanded as a tree*: every path from the top to an item is visited
+once. A value built from shared references has a tree far larger than its memory
+— five levels of a list holding 1,000 references to the level below stand for
+10**15 items in a few kilobytes, and ``t = (t, t)`` fifty times stands for 2**50 —
+so ``a == b``, ``sorted([a, b])``, ``t in {1}`` or ``{t: 1}`` on such values is
+a C call that never returns, with no loop, tick or allocation for a budget check
+to see. Refusing the construction is not sound (two-item displays are enough),
+so the sandbox bounds the operation instead: every site where a script makes C
+code compare or hash a value that is not provably scalar first measures the
+value's expanded size here, and a value that expands to more than :data:`CAP`
+items *through shared references* ends the script with a size limit
+(``error.kind == "limit"``, :func:`scriptgate.sandbox.errors.refuse_size`).
+
+The measure (:func:`measure`) walks the value level by level, keeping one
+entry per distinct container of a level with the number of paths that reach it,
+so its own work is the number of *distinct* items (tens of nanoseconds an item,
+the type scan of a level's items runs in C) while the count is the number of
+*paths*. Two rules decide:
+
+- a value whose expanded size is at most :data:`CAP` passes;
+- a value that expands beyond it passes only while its expanded size stays within
+  :data:`RATIO` times its distinct items — data without sharing (a large JSON
+  result, a big list of rows) compares in time linear in the memory it occupies,
+  which its construction already paid for; the refusal is reserved for
+  amplification.
+
+Nesting deeper than :data:`MAX_NESTING` is refused too: CPython 3.11 hashes
+nested tuples by C recursion without a depth check, and crashes on a tuple
+190,000 levels deep.
+
+What each site measures:
+
+- a comparison ``a OP b`` (``==``, ``<``…) costs at most the expansion of either
+  side (the walk through both stops at the shorter path and at identical items),
+  so :func:`compare_ok` passes when one side is a scalar, when both are the same
+  object, or when one side is not amplified;
+- hashing (dict and set keys, ``in`` on a dict or set, ``hash()``) recurses only
+  through tuples (a frozenset hashes its stored item hashes; lists and dicts are
+  unhashable), so :func:`hash_ok` measures the tuple-only expansion;
+- ``x in seq`` compares ``x`` with each item of a list, tuple or deque:
+  :func:`contains_ok`;
+- sorting, ``min``/``max`` and other C calls that compare many items pairwise:
+  :func:`items_ok` bounds the sum of the items' expansions times the number of
+  comparisons each item takes part in.
+
+Scalars (``str``, ``int``, ``float``, ``bool``, ``None``, ``bytes``, ``complex``,
+``range``) compare and hash in time bounded by their own size; a script class's
+``__eq__``/``__hash__`` is script code with its own budget checks. Only values
+whose comparison C code recurses into are walked: lists, tuples, dicts (keys and
+values), sets, frozensets, deques, slices, dict key and item views, and their
+subclasses (``Counter``, ``OrderedDict``, namedtuples, a script's ``class
+Row(list)``).
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import operator
+from collections.abc import Iterable
+from typing import Any, Final
+
+from scriptgate.sandbox.errors import refuse_size
+
+__all__ = [
+    "CAP",
+    "MAX_NESTING",
+    "RATIO",
+    "SCALARS",
+    "SMALL",
+    "compare_ok",
+    "contains_ok",
+    "hash_ok",
+    "items_ok",
+    "log2_ceiling",
+    "measure",
+    "operand_ok",
+]
+
+CAP: Final = 5_000_000
+"""Expanded items a single comparison or hash may visit regardless of sharing (~0.1 s of C)."""
+
+RATIO: Final = 2
+"""Beyond :data:`CAP`, the expanded size may be at most this many times the distinct items."""
+
+MAX_NESTING: Final = 10_000
+"""Levels of nesting a compared or hashed value may have (CPython hashes tuples by C recursion)."""
+
+SCALARS: Final = frozenset(
+    {str, int, float, bool, type(None), bytes, complex, range, type(Ellipsis)}
+)
+"""Exact types that compare and hash without recursing into other values."""
+
+_SEQUENCES: Final = frozenset({list, tuple, set, frozenset, collections.deque})
+_MAPPINGS: Final = frozenset(
+    {dict, collections.Counter, collections.OrderedDict, collections.defaultdict}
+)
+_KEYS_VIEW: Final[type[Any]] = type({}.keys())
+_ITEMS_VIEW: Final[type[Any]] = type({}.items())
+_RECURSIVE_BASES: Final = (list, tuple, dict, set, frozenset, collections.deque, slice)
+_RECURSIVE_VIEWS: Final = (_KEYS_VIEW, _ITEMS_VIEW)
+_RECURSIVE_ANY: Final = (*_RECURSIVE_BASES, *_RECURSIVE_VIEWS)
+
+_COMPARE_MESSAGE: Final = (
+    "a comparison would take too long for the sandbox: the values expand to more than "
+    f"{CAP:,} items through shared references"
+)
+_HASH_MESSAGE: Final = (
+    "hashing this value would take too long for the sandbox: the tuple expands to more "
+    f"than {CAP:,} items through shared references"
+)
+_SORT_MESSAGE: Final = (
+    "comparing these items would take too long for the sandbox: together they expand to "
+    f"more than {CAP:,} items through shared references"
+)
+_NESTING_MESSAGE: Final = (
+    f"a value nested more than {MAX_NESTING:,} levels deep is too deep to compare or hash in "
+    "the sandbox"
+)
+
+
+def _recursive(value: Any, hashing: bool) -> bool:
+    """Whether comparing (or hashing) ``value`` makes C code recurse into its items."""
+    kind = type(value)
+    if kind in SCALARS:
+        return False
+    if hashing:
+        return isinstance(value, tuple)
+    if kind in _SEQUENCES or kind in _MAPPINGS:
+        return True
+    return isinstance(value, _RECURSIVE_ANY)
+
+
+def _flat(value: Any, hashing: bool) -> bool:
+    """Whether ``value`` is a list, tuple or dict of scalars only (one C pass): never amplified."""
+    kind = type(value)
+    if kind is tuple or (kind is list and not hashing):
+        return SCALARS.issuperset(map(type, value))
+    if kind is dict and not hashing:
+        return SCALARS.issuperset(map(type, value.values())) and SCALARS.issuperset(
+            map(type, value)
+        )
+    return False
+
+
+def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
+    """The collections of items C code compares (or hashes) when it recurses into ``value``."""
+    if hashing or isinstance(value, (list, tuple, set, frozenset, collections.deque)):
+        return (value,)
+    if isinstance(value, dict):
+        return (value.keys(), value.values())  # dict equality compares keys and values
+    if isinstance(value, slice):
+        return ((value.start, value.stop, value.step),)
+    if isinstance(value, _ITEMS_VIEW):
+        return (list(value),)  # fresh (key, value) pairs: kept alive by the list
+    return (value,)  # a keys view
+
+
+_ITERATED: Final = frozenset({list, tuple, set, frozenset, collections.deque})
+_DICTS: Final = frozenset({dict})
+_RECURSIVE_EXACT: Final = _SEQUENCES | _MAPPINGS
+_chain_items = itertools.chain.from_iterable
+_compress = itertools.compress
+_not = operator.not_
+
+
+def _items(nodes: list[Any], hashing: bool) -> list[Any]:
+    """Every item C code visits in ``nodes`` (distinct containers of one level), as one list.
+
+    Built in C for the usual levels (all sequences, or all plain dicts); other
+    mixes go node by node.
+    """
+    if hashing:
+        return list(_chain_items(nodes))
+    kinds = set(map(type, nodes))
+    if kinds <= _ITERATED:
+        return list(_chain_items(nodes))
+    if kinds <= _DICTS:
+        return [*_chain_items(nodes), *_chain_items(map(dict.values, nodes))]
+    items: list[Any] = []
+    for node in nodes:
+        for part in _parts(node, hashing):
+            items.extend(part)
+    return items
+
+
+def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
+    """``(expanded, distinct)`` items comparing (``hashing``: hashing) ``value`` visits.
+
+    ``expanded`` counts every path from ``value`` to an item once (a shared item
+    counts once per path); ``distinct`` counts the items of each distinct
+    container of a level once. ``None`` as soon as the value is *amplified*:
+    ``expanded`` exceeds :data:`CAP` and :data:`RATIO` times ``distinct``.
+    Refuses nesting deeper than :data:`MAX_NESTING` (a size limit). Scalars
+    measure ``(0, 0)``.
+
+    A level is a list of groups ``(paths, distinct nodes)``. Without sharing
+    (every node reached by one path) a level is one group, and its items are
+    listed, typed and filtered in C; Python touches each container once.
+    """
+    if not _recursive(value, hashing):
+        return (0, 0)
+    groups: list[tuple[int, list[Any]]] = [(1, [value])]
+    total = 0
+    distinct = 0
+    depth = 0
+    scalars = SCALARS
+    while groups:
+        depth += 1
+        if depth > MAX_NESTING:
+            refuse_size(_NESTING_MESSAGE)
+        following: dict[int, list[Any]] = {}
+        unshared: list[Any] | None = None
+        for paths, nodes in groups:
+            items = _items(nodes, hashing)
+            size = len(items)
+            total += paths * size
+            distinct += size
+            if total > CAP and total > RATIO * distinct:
+                return None
+            inner = list(_compress(items, map(_not, map(scalars.__contains__, map(type, items)))))
+            if not inner:
+                continue
+            if hashing:
+                inner = [item for item in inner if isinstance(item, tuple)]
+            elif not _RECURSIVE_EXACT.issuperset(map(type, inner)):
+                inner = [item for item in inner if _recursive(item, False)]
+            if len(groups) > 1:
+                for item in inner:
+                    seen = following.get(id(item))
+                    if seen is None:
+                        following[id(item)] = [item, paths]
+                    else:
+                        seen[1] += paths
+                continue
+            ids = list(map(id, inner))
+            counts = collections.Counter(ids)  # in C: how many paths lead to each container
+            if paths == 1 and len(counts) == len(ids):
+                unshared = inner  # no sharing: the next level is one group again
+                break
+            objects = dict(zip(ids, inner, strict=True))
+            for key, count in counts.items():
+                following[key] = [objects[key], count * paths]
+        if unshared is not None:
+            groups = [(1, unshared)]
+            continue
+        by_paths: dict[int, list[Any]] = {}
+        for node, paths in following.values():
+            by_paths.setdefault(paths, []).append(node)
+        groups = list(by_paths.items())
+    return (total, distinct)
+
+
+def compare_ok(a: Any, b: Any) -> bool:
+    """``True`` when ``a OP b`` is bounded; refuses (a size limit) when both sides are amplified.
+
+    The C comparison stops at the shorter path and skips identical items, so its
+    work is at most either side's expansion: one side that is not amplified is
+    enough.
+    """
+    if a is b or not _recursive(a, False) or not _recursive(b, False):
+        return True  # `a == a` compares items by identity first; a scalar side stops at once
+    if _flat(a, False) or _flat(b, False):
+        return True
+    if measure(a) is not None or measure(b) is not None:
+        return True
+    refuse_size(_COMPARE_MESSAGE)
+
+
+def hash_ok(key: Any) -> Any:
+    """``key`` itself, once hashing it is bounded (only tuples hash their items recursively)."""
+    if isinstance(key, tuple) and not _flat(key, True) and measure(key, hashing=True) is None:
+        refuse_size(_HASH_MESSAGE)
+    return key
+
+
+def operand_ok(value: Any) -> Any:
+    """``value`` itself, once comparing it with anything is bounded (it is not amplified)."""
+    if _recursive(value, False) and not _flat(value, False) and measure(value) is None:
+        refuse_size(_COMPARE_MESSAGE)
+    return value
+
+
+SMALL: Final = 256
+"""An item expanding to at most this many items costs a bounded amount per comparison."""
+
+_HASHED_CONTAINERS: Final = (dict, set, frozenset, _KEYS_VIEW, _ITEMS_VIEW)
+
+
+def contains_ok(item: Any, container: Any) -> bool:
+    """``True`` when ``item in container`` is bounded; refuses (a size limit) otherwise.
+
+    A dict, set or key view hashes ``item`` (:func:`hash_ok`; an items view also
+    compares the value); a list, tuple or deque compares ``item`` with each of
+    its elements, each comparison costing at most the smaller expansion: bounded
+    when ``item`` expands to at most :data:`SMALL` items, or when the container
+    is not amplified (the comparisons together visit at most its expansion).
+    Anything else (a string, a range, a script object's ``__contains__``) is
+    bounded by its own guards.
+    """
+    if isinstance(container, _HASHED_CONTAINERS):
+        hash_ok(item)
+        if isinstance(container, _ITEMS_VIEW):
+            operand_ok(item)
+        return True
+    if not _recursive(item, False) or not isinstance(container, (list, tuple, collections.deque)):
+        return True
+    own = measure(item)
+    if (own is not None and own[0] <= SMALL) or measure(container) is not None:
+        return True
+    refuse_size(_COMPARE_MESSAGE)
+
+
+def items_ok(items: Iterable[Any]) -> bool:
+    """``True`` when comparing ``items`` pairwise is bounded; refuses (a size limit) otherwise.
+
+    For C calls that compare many items (``sorted``, ``list.sort``, ``min``,
+    ``max``, ``heapq``, ``bisect``): each comparison costs at most the smaller
+    item's expansion, so the items measured together as one list must not be
+    amplified — a list repeating two large values (``[a, b] * 500``) is, a list
+    of distinct rows is not. A sort compares each item about ``log2(n)`` times,
+    so its C work stays within ``log2(n)`` times that bound. Items that are
+    scalars, or tuples of scalars no longer than :data:`SMALL` (``sorted(d.items())``),
+    are checked in C without the walk.
+    """
+    values = items if isinstance(items, (list, tuple)) else list(items)
+    kinds = set(map(type, values))
+    if kinds <= SCALARS:
+        return True
+    if kinds <= _TUPLE_OR_SCALAR:
+        tuples = [value for value in values if type(value) is tuple] if kinds & SCALARS else values
+        if max(map(len, tuples), default=0) <= SMALL and SCALARS.issuperset(
+            map(type, _chain_items(tuples))
+        ):
+            return True  # each comparison visits at most SMALL plain items
+    if measure(values) is None:
+        refuse_size(_SORT_MESSAGE)
+    return True
+
+
+_TUPLE_OR_SCALAR: Final = SCALARS | {tuple}
+
+
+def log2_ceiling(count: int) -> int:
+    """``ceil(log2(count))`` for ``count >= 1``: the comparisons each item of a sort takes part in."""
+    return max(1, (count - 1).bit_length())
