@@ -77,6 +77,7 @@ How scripts run
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
@@ -895,13 +896,30 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             wall_time=wall_time,
         )
     cap = run.limits.max_result_bytes
-    if cap is not None and not (
+    if not (
         value is None
-        or type(value) in (bool, int, float)
-        or (type(value) is str and len(value) * 4 <= cap)
+        or type(value) in (bool, float)
+        or (type(value) is int and value.bit_length() <= 3 * sys.get_int_max_str_digits())
+        or (type(value) is str and (cap is None or len(value) * 4 <= cap))
     ):
-        size = json_size(value)
-        if size > cap:
+        try:
+            size = json_size(value)
+        except ValueError:
+            # an int longer than Python's int-to-text limit: the value has no JSON text,
+            # and process isolation could not send it (test_limits_value_with_an_int_too_long_for_text)
+            return ScriptResult(
+                ok=False,
+                output=output,
+                error=ScriptError(
+                    "runtime",
+                    "ValueError",
+                    "The script's value holds an int too long to convert to text "
+                    f"(more than {sys.get_int_max_str_digits()} digits)",
+                ),
+                calls=calls,
+                wall_time=wall_time,
+            )
+        if cap is not None and size > cap:
             return ScriptResult(
                 ok=False,
                 output=output,

@@ -139,3 +139,24 @@ async def test_limits_limit_from_tool_quota_cannot_be_caught() -> None:
         max_tool_calls=2,
     )
     _limit(result, "tool-call limit")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("isolation", ["in_process", "process"])
+@pytest.mark.parametrize(
+    "code",
+    ["10**5000", "[1, 10**5000]", "{'a': (10**5000,)}"],
+    ids=["int", "list", "nested"],
+)
+async def test_limits_value_with_an_int_too_long_for_text(isolation: Any, code: str) -> None:
+    # the value has no JSON text (Python refuses to
+    # convert ints of more than 4300 digits); it used to raise ValueError out of run()
+    # in-process and end the worker ("sandbox") under process isolation
+    async with Sandbox([], isolation=isolation) as sandbox:
+        result = await sandbox.run(code)
+        assert result.error is not None
+        assert (result.error.kind, result.error.type) == ("runtime", "ValueError")
+        assert "int too long to convert to text" in result.error.message
+        ok = await sandbox.run("[10**4000, -(10**4000)]")  # within the limit: plain data
+        assert ok.ok
+        assert ok.value == [10**4000, -(10**4000)]
