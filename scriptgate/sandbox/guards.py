@@ -79,6 +79,9 @@ MAX_SEQUENCE = 10_000_000
 MAX_INT_BITS = 1_000_000
 """Largest int (in bits) ``*``, ``**`` and ``<<`` may build."""
 
+MAX_MODPOW_WORK = 100_000_000
+"""``pow(a, b, m)``: the most bits(b) x digits(m)**2 allowed (about 0.1-0.3 s of C here)."""
+
 MAX_RANGE = 100_000_000
 """Longest ``range`` a script may create."""
 
@@ -654,8 +657,19 @@ def guarded_mul(a: Any, b: Any) -> Any:
 
 
 def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
-    """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``)."""
+    """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``).
+
+    A modular power's result is small, but its work is one squaring and one
+    quadratic reduction per bit of the exponent: ``pow(3, 10**5000, 10**5000)``
+    is one C call of seconds, and the allowed int sizes reach hours. It is
+    refused when bits(exponent) x digits(modulus)**2 exceeds
+    :data:`MAX_MODPOW_WORK` (a 4096-bit RSA-style power passes).
+    """
     if mod is not None:
+        if isinstance(b, int) and isinstance(mod, int):
+            digits = (abs(mod).bit_length() + 29) // 30  # CPython's 30-bit digits
+            if max(abs(b).bit_length(), 1) * digits * digits > MAX_MODPOW_WORK:
+                refuse_size("a modular power would take too long for the sandbox")
         return _builtins.pow(a, b, mod)
     if (
         isinstance(a, int)

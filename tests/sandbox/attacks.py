@@ -268,6 +268,9 @@ ATTACKS: list[Attack] = [
     _a("left-shift", "8-memory", "1 << 10 ** 11", "limit", "too large"),
     _a("power", "8-memory", "10 ** (10 ** 9)", "limit", "too large"),
     _a("pow-builtin", "8-memory", "pow(7, 10 ** 9)", "limit", "too large"),
+    # a modular power's result is small but its work is not: one C call of seconds to hours
+    _a("pow-modular-huge", "8-cpu", "pow(3, 10 ** 5000, 10 ** 5000)", "limit", "take too long"),
+    _a("pow-modular-inverse-huge", "8-cpu", "pow(3, -1, 2 ** 990000 - 3)", "limit", "take too long"),
     _a("repeated-squaring", "8-memory", "x = 3\nfor i in range(100):\n    x = x * x", "limit", "too large"),
     _a("inplace-squaring", "8-memory", "x = 3\nfor i in range(100):\n    x *= x", "limit", "too large"),
     _a("item-inplace-repeat", "8-memory", "d = {'s': 'x' * 1000}\nfor i in range(100):\n    d['s'] *= 100", "limit", "too large"),

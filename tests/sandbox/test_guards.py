@@ -155,6 +155,19 @@ def test_guards_pow_and_shift_refuse_huge_ints() -> None:
         guarded_lshift(1, 10**11)
 
 
+def test_guards_pow_refuses_modular_powers_too_slow_to_compute() -> None:
+    # pow(3, 10**5000, 10**5000) is one C call of seconds (hours at the allowed int sizes)
+    modulus = (1 << 2048) - 159
+    assert guarded_pow(3, 65537, modulus) == pow(3, 65537, modulus)  # RSA-sized work passes
+    assert guarded_pow(3, -1, 7) == 5
+    with pytest.raises(ScriptStop, match="take too long"):
+        guarded_pow(3, 10**5000, 10**5000)
+    with pytest.raises(ScriptStop, match="take too long"):
+        guarded_pow(3, -1, 2**990000 - 3)
+    with pytest.raises(TypeError):
+        guarded_pow(3.0, 2, 5)  # Python's own error for non-int operands
+
+
 def test_guards_mod_refuses_printf_widths() -> None:
     assert guarded_mod("%5d|%s", (1, "x")) == "    1|x"
     assert guarded_mod(7, 3) == 1
