@@ -58,8 +58,10 @@ Row(list)``).
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import operator
+import sys
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -135,15 +137,48 @@ def _recursive(value: Any, hashing: bool) -> bool:
 
 
 def _flat(value: Any, hashing: bool) -> bool:
-    """Whether ``value`` is a list, tuple or dict of scalars only (one C pass): never amplified."""
+    """Whether ``value`` is a list, tuple or dict of small scalars only (C passes): never amplified."""
     kind = type(value)
     if kind is tuple or (kind is list and not hashing):
-        return SCALARS.issuperset(map(type, value))
+        return SCALARS.issuperset(map(type, value)) and _light(value)
     if kind is dict and not hashing:
-        return SCALARS.issuperset(map(type, value.values())) and SCALARS.issuperset(
-            map(type, value)
+        return (
+            SCALARS.issuperset(map(type, value.values()))
+            and SCALARS.issuperset(map(type, value))
+            and _light(value.values())
+            and _light(value)
         )
     return False
+
+
+def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
+    """Whether no item of ``items`` (scalars) is a large scalar: C passes by type.
+
+    ``sys.getsizeof`` calls a method per item (several times a ``len``), so
+    strings and bytes are measured by ``len``, ints by ``bit_length`` and
+    fixed-size types not at all; only other types pay ``getsizeof``.
+    """
+    values = items if isinstance(items, list) else list(items)
+    if kinds is None:
+        kinds = set(map(type, values))
+    for kind in kinds - _FIXED_SIZE:
+        bucket: Iterable[Any] = values
+        if len(kinds) > 1:
+            bucket = _compress(
+                values, map(functools.partial(operator.is_, kind), map(type, values))
+            )
+        if kind is str or kind is bytes:
+            if max(map(len, bucket), default=0) > _HEAVY:
+                return False
+        elif kind is int:
+            if max(map(int.bit_length, bucket), default=0) > _HEAVY * 8:
+                return False
+        elif max(map(_sizeof, bucket), default=0) > _HEAVY:
+            return False
+    return True
+
+
+_FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
 
 
 def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
@@ -162,6 +197,11 @@ def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
 _ITERATED: Final = frozenset({list, tuple, set, frozenset, collections.deque})
 _DICTS: Final = frozenset({dict})
 _RECURSIVE_EXACT: Final = _SEQUENCES | _MAPPINGS
+_HEAVY: Final = 256
+"""Bytes above which a scalar's comparison or hash is weighed by its size."""
+_UNIT_SHIFT: Final = 6
+"""A large scalar weighs one item per 64 bytes (a memcmp or digit scan of that length)."""
+_sizeof = sys.getsizeof
 _chain_items = itertools.chain.from_iterable
 _compress = itertools.compress
 _not = operator.not_
@@ -221,9 +261,20 @@ def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
             distinct += size
             if total > CAP and total > RATIO * distinct:
                 return None
-            inner = list(_compress(items, map(_not, map(scalars.__contains__, map(type, items)))))
-            if not inner:
+            scalar = list(map(scalars.__contains__, map(type, items)))
+            plain = list(_compress(items, scalar))
+            if plain and not _light(plain):
+                # large scalars (long strings, big ints) cost one unit per 64 bytes each time
+                # they are compared or hashed: `[s] * 10**6 == [t] * 10**6` is 10**6 memcmps
+                heavy = list(_compress(plain, map(_HEAVY.__lt__, map(_sizeof, plain))))
+                unique = dict(zip(map(id, heavy), heavy, strict=True))
+                total += paths * (sum(map(_sizeof, heavy)) >> _UNIT_SHIFT)
+                distinct += sum(map(_sizeof, unique.values())) >> _UNIT_SHIFT
+                if total > CAP and total > RATIO * distinct:
+                    return None
+            if len(plain) == size:
                 continue
+            inner = list(_compress(items, map(_not, scalar)))
             if hashing:
                 inner = [item for item in inner if isinstance(item, tuple)]
             elif not _RECURSIVE_EXACT.issuperset(map(type, inner)):
@@ -237,10 +288,10 @@ def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
                         seen[1] += paths
                 continue
             ids = list(map(id, inner))
-            counts = collections.Counter(ids)  # in C: how many paths lead to each container
-            if paths == 1 and len(counts) == len(ids):
+            if paths == 1 and len(set(ids)) == len(ids):
                 unshared = inner  # no sharing: the next level is one group again
                 break
+            counts = collections.Counter(ids)  # in C: how many paths lead to each container
             objects = dict(zip(ids, inner, strict=True))
             for key, count in counts.items():
                 following[key] = [objects[key], count * paths]
@@ -306,8 +357,16 @@ def contains_ok(item: Any, container: Any) -> bool:
         if isinstance(container, _ITEMS_VIEW):
             operand_ok(item)
         return True
-    if not _recursive(item, False) or not isinstance(container, (list, tuple, collections.deque)):
+    if not isinstance(container, (list, tuple, collections.deque)):
         return True
+    if not _recursive(item, False):
+        # a scalar needle: each comparison costs at most its own size
+        size = _sizeof(item)
+        if size <= _HEAVY or len(container) * (size >> _UNIT_SHIFT) <= CAP:
+            return True
+        if measure(container) is not None:
+            return True
+        refuse_size(_COMPARE_MESSAGE)
     own = measure(item)
     if (own is not None and own[0] <= SMALL) or measure(container) is not None:
         return True
@@ -328,14 +387,18 @@ def items_ok(items: Iterable[Any]) -> bool:
     """
     values = items if isinstance(items, (list, tuple)) else list(items)
     kinds = set(map(type, values))
-    if kinds <= SCALARS:
+    if kinds <= SCALARS and _light(values, kinds):
         return True
     if kinds <= _TUPLE_OR_SCALAR:
-        tuples = [value for value in values if type(value) is tuple] if kinds & SCALARS else values
-        if max(map(len, tuples), default=0) <= SMALL and SCALARS.issuperset(
-            map(type, _chain_items(tuples))
-        ):
-            return True  # each comparison visits at most SMALL plain items
+        tuples, plain = values, []
+        if kinds & SCALARS:
+            tuples = [value for value in values if type(value) is tuple]
+            plain = [value for value in values if type(value) is not tuple]
+        if _light(plain) and max(map(len, tuples), default=0) <= SMALL:
+            inner = list(_chain_items(tuples))
+            inner_kinds = set(map(type, inner))
+            if inner_kinds <= SCALARS and _light(inner, inner_kinds):
+                return True  # each comparison visits at most SMALL small plain items
     if measure(values) is None:
         refuse_size(_SORT_MESSAGE)
     return True

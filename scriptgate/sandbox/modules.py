@@ -211,7 +211,9 @@ def make_modules(
         return rng().sample(list(charge(population)), k, counts=counts)
 
     def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
-        return functools.reduce(function, charge(iterable), *initial)
+        # every item ticks (not one charge up front): a builtin function does C work per
+        # item that can grow with the accumulated value (test_modules_reduce_ticks_per_item)
+        return functools.reduce(function, ticking(iter(charge(iterable))), *initial)
 
     builders: dict[str, Callable[[], dict[str, Any]]] = {
         "json": lambda: {
@@ -222,7 +224,14 @@ def make_modules(
         "math": lambda: {
             **{name: getattr(math, name) for name in MODULE_NAMES["math"]},
             "fsum": lambda data: math.fsum(charge(data)),
-            "prod": lambda data, *, start=1: functools.reduce(_mul_checked, charge(data), start),
+            # products, lcm and gcd of many ints are one C call whose steps grow with the
+            # result (math.lcm(*range(1, 200000)) ran 11 s unchecked): reduced pairwise,
+            # every item ticking (test_modules_math_reductions_stop_at_the_deadline)
+            "prod": lambda data, *, start=1: functools.reduce(
+                _mul_checked, ticking(iter(charge(data))), start
+            ),
+            "lcm": lambda *integers: functools.reduce(_lcm_checked, ticking(iter(integers)), 1),
+            "gcd": lambda *integers: functools.reduce(math.gcd, ticking(iter(integers)), 0),
             "factorial": _capped(math.factorial, _MAX_FACTORIAL, "factorial"),
             "comb": _capped(math.comb, _MAX_FACTORIAL, "comb"),
             "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
@@ -305,6 +314,15 @@ def make_modules(
         return module
 
     return get
+
+
+def _lcm_checked(a: Any, b: Any) -> Any:
+    from scriptgate.sandbox.guards import MAX_INT_BITS
+
+    result = math.lcm(a, b)
+    if result.bit_length() > MAX_INT_BITS:
+        refuse_size("an int lcm would be too large for the sandbox")
+    return result
 
 
 def _mul_checked(a: Any, b: Any) -> Any:

@@ -242,6 +242,10 @@ ATTACKS: list[Attack] = [
     _a("endless-generator", "8-cpu", "def g():\n    while True:\n        yield 1\nfor x in g():\n    pass", "limit"),
     _a("raise-catch-loop", "8-cpu", "while True:\n    try:\n        raise ValueError\n    except ValueError:\n        pass", "limit"),
     _a("itertools-count-sum", "8-cpu", "import itertools\nsum(itertools.count())", "limit"),
+    # reductions whose every step grows with the result: one C call of 11 s before
+    _a("math-lcm-many", "8-cpu", "import math\nmath.lcm(*range(1, 400000))", "limit"),
+    _a("math-prod-many", "8-cpu", "import math\nmath.prod(range(1, 400000))", "limit"),
+    _a("reduce-builtin-lcm", "8-cpu", "import functools, math\nfunctools.reduce(math.lcm, range(1, 400000))", "limit"),
     _a("itertools-repeat-list", "8-cpu", "import itertools\nlist(itertools.repeat(0))", "limit"),
     _a("itertools-cycle-max", "8-cpu", "import itertools\nmax(itertools.cycle([1]))", "limit"),
     _a("itertools-count-sorted", "8-cpu", "import itertools\nsorted(itertools.count())", "limit"),

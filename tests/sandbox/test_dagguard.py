@@ -137,3 +137,24 @@ def test_dagguard_walks_subclasses_views_and_slices() -> None:
 
     with pytest.raises(ScriptStop):
         dagguard.compare_ok(Row([a]), Row([b]))
+
+
+def test_dagguard_repeated_large_scalars_are_weighed() -> None:
+    # `[s] * n == [t] * n` with s, t equal but distinct 1 MB strings is n memcmps of 1 MB
+    s, t = "x" * 1_000_000, "".join(["x"] * 1_000_000)
+    assert s is not t
+    with pytest.raises(ScriptStop, match="through shared references"):
+        dagguard.compare_ok([s] * 10_000, [t] * 10_000)
+    with pytest.raises(ScriptStop):
+        dagguard.contains_ok(t, [s] * 10_000)
+    with pytest.raises(ScriptStop):
+        dagguard.items_ok([s, t] * 5_000)
+    big = 10**100_000
+    with pytest.raises(ScriptStop):
+        dagguard.hash_ok((big,) * 100_000)
+    # the same values once each, or small ones repeated, are plain data
+    assert dagguard.compare_ok([s, "y"], [t, "y"])
+    assert dagguard.contains_ok(t, [s, "y"])
+    assert dagguard.contains_ok("x" * 100, ["x" * 100] * 100_000)
+    assert dagguard.items_ok(["b", "a"] * 100_000)
+    assert dagguard.hash_ok((big, big + 1)) == (big, big + 1)

@@ -102,6 +102,13 @@ CASES: dict[str, tuple[str, Any]] = {
     "int-float-math": ("[7 // 2, 7 % 3, 2 ** 10, round(2.675, 2), divmod(7, 2), abs(-3)]", [3, 1, 1024, 2.67, [3, 1], 3]),
     "json-module": ("import json\ndata = json.loads('{\"a\": [1, 2]}')\njson.dumps(data, sort_keys=True)", '{"a": [1, 2]}'),
     "math-module": ("import math\n[math.sqrt(16), math.floor(2.5), math.pi > 3]", [4.0, 2, True]),
+    # reduced pairwise with a tick per item (they were one unchecked C call): plain results
+    "math-reductions": (
+        "import math, functools\n[math.lcm(), math.lcm(-5), math.lcm(4, 6, 10), math.lcm(0, 3),"
+        " math.gcd(), math.gcd(-4), math.gcd(12, 18, 27), math.prod([]), math.prod([2, 3], start=5),"
+        " functools.reduce(max, [], 0), functools.reduce(lambda a, b: a + b, [1, 2, 3])]",
+        [1, 5, 60, 0, 0, 4, 3, 1, 30, 0, 6],
+    ),
     "re-module": ("import re\n[re.findall(r'\\d+', 'a1b22'), re.sub(r'\\s+', ' ', 'a   b'), re.match(r'(\\w+)@', 'me@x').group(1)]", [["1", "22"], "a b", "me"]),
     "datetime-module": ("from datetime import date, timedelta\n(date(2024, 1, 30) + timedelta(days=2)).isoformat()", "2024-02-01"),
     "itertools-module": ("import itertools\n[list(itertools.islice(itertools.count(5), 3)), list(itertools.chain([1], [2])), list(itertools.chain.from_iterable([[1], [2]])), len(list(itertools.combinations(range(4), 2)))]", [[5, 6, 7], [1, 2], [1, 2], 6]),
