@@ -24,6 +24,30 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   ``%`` on a number, ``str()`` of a number), the plain operator is compiled.
   Operands are bound to temporaries ``_t<n>_`` with ``:=`` except where Python
   or sharing forbids it (:class:`_FastSites`), where the guard call stays;
+- bounds every comparison and hash the compiled code makes C run
+  (:mod:`scriptgate.sandbox.dagguard`): comparing two lists or hashing a tuple is
+  one C call whose work is the value's size expanded as a tree, and shared
+  references make that exponential in tiny memory (``t = (t, t)`` fifty times),
+  a call no budget check can interrupt. So
+  ``==``/``!=``/``<``/``<=``/``>``/``>=`` (chains too), ``in``/``not in``, dict and
+  set display keys, dict/set comprehension keys and subscript keys (reads,
+  writes, ``del``, ``d[k] op= v``) whose operand is not provably scalar — a
+  scalar literal, an f-string, a number :class:`NumericNames` proves (``i < n``,
+  ``x == 'a'``, ``d['k']``, ``d[i, j]`` over ranges compile plainly) — run the
+  plain operator behind one inline test: ``(_t1_ OP _t2_) if (type(_t1_ := a) in
+  _scalar_) | (type(_t2_ := b) in _scalar_) or _cmpok_(_t1_, _t2_) else None``
+  (each operand evaluated once, left first; a chain is the ``and`` of its links,
+  which short-circuits and returns a falsy link's own value exactly as Python
+  does), ``x in y`` → ``… type(x) in _scalar_ or _inok_(x, y)``, a key ``k`` →
+  ``k if type(k) in _scalar_ else _hkey_(k)``. The dagguard checks return or end
+  the script with a size limit. Where nothing may be bound, a single comparison
+  runs in ``(lambda l, r: <the same test>)(a, b)``, a chain's operands go through
+  ``_cval_`` (an operand that is not amplified bounds every comparison with it)
+  and a key through ``_hkey_``. ``is`` never recurses. Value patterns and
+  mapping-pattern keys of ``match`` must be literals (a named value would compare
+  or hash with no place for a check); literals compare in time bounded by their
+  own size. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
+  the guarded builtins and methods, not here;
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
   (capture names checked like variables, class-pattern keyword attributes checked
