@@ -24,6 +24,30 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   ``%`` on a number, ``str()`` of a number), the plain operator is compiled.
   Operands are bound to temporaries ``_t<n>_`` with ``:=`` except where Python
   or sharing forbids it (:class:`_FastSites`), where the guard call stays;
+- bounds every comparison and hash the compiled code makes C run
+  (:mod:`scriptgate.sandbox.dagguard`): comparing two lists or hashing a tuple is
+  one C call whose work is the value's size expanded as a tree, and shared
+  references make that exponential in tiny memory (``t = (t, t)`` fifty times),
+  a call no budget check can interrupt. So
+  ``==``/``!=``/``<``/``<=``/``>``/``>=`` (chains too), ``in``/``not in``, dict and
+  set display keys, dict/set comprehension keys and subscript keys (reads,
+  writes, ``del``, ``d[k] op= v``) whose operand is not provably scalar — a
+  scalar literal, an f-string, a number :class:`NumericNames` proves (``i < n``,
+  ``x == 'a'``, ``d['k']``, ``d[i, j]`` over ranges compile plainly) — run the
+  plain operator behind one inline test: ``(_t1_ OP _t2_) if (type(_t1_ := a) in
+  _scalar_) | (type(_t2_ := b) in _scalar_) or _cmpok_(_t1_, _t2_) else None``
+  (each operand evaluated once, left first; a chain is the ``and`` of its links,
+  which short-circuits and returns a falsy link's own value exactly as Python
+  does), ``x in y`` → ``… type(x) in _scalar_ or _inok_(x, y)``, a key ``k`` →
+  ``k if type(k) in _scalar_ else _hkey_(k)``. The dagguard checks return or end
+  the script with a size limit. Where nothing may be bound, a single comparison
+  runs in ``(lambda l, r: <the same test>)(a, b)``, a chain's operands go through
+  ``_cval_`` (an operand that is not amplified bounds every comparison with it)
+  and a key through ``_hkey_``. ``is`` never recurses. Value patterns and
+  mapping-pattern keys of ``match`` must be literals (a named value would compare
+  or hash with no place for a check); literals compare in time bounded by their
+  own size. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
+  the guarded builtins and methods, not here;
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
   (capture names checked like variables, class-pattern keyword attributes checked
@@ -164,6 +188,12 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
     return new
 
 
+_SCALAR_CONSTANTS = frozenset({str, bytes, int, float, complex, bool, type(None), type(Ellipsis)})
+"""Types of literals that compare and hash without recursing (dagguard.SCALARS)."""
+
+_MEMBERSHIP = (ast.In, ast.NotIn)
+_IDENTITY = (ast.Is, ast.IsNot)
+
 _COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
 """Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
 
@@ -221,7 +251,7 @@ class _FastSites(ast.NodeVisitor):
     """The expressions where an inline fast path may not bind a temporary (``unsafe``).
 
     The fast paths bind operands with ``:=``. Python refuses that in the
-    iterables of a comprehension and in comprehensions of a class body; in a
+    iterables and targets of a comprehension and in comprehensions of a class body; in a
     class body it would bind class attributes; and inside a generator expression
     the temporaries would live in the enclosing function, shared by every
     generator object made from it, which could interleave. Those places keep
@@ -277,7 +307,9 @@ class _FastSites(ast.NodeVisitor):
             self.unsafe.add(id(node))
         for generator in node.generators:
             self._iterable(generator.iter)
-            self._visit_as(self._bad, [generator.target, *generator.ifs])
+            # `for d[k] in …` inside a comprehension: Python refuses `:=` in its target
+            self._visit_as(True, [generator.target])
+            self._visit_as(self._bad, list(generator.ifs))
         parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
         self._visit_as(self._bad, parts)
 
@@ -511,6 +543,153 @@ class ScriptPolicy(RestrictingNodeTransformer):
         fast = ast.Attribute(value=value, attr=attr.value, ctx=ast.Load())
         return self._ifexp(test, fast, _call("_getattr_", [value, attr], node), node)
 
+    # -- comparisons and hashing: bounded through shared references (dagguard) ----
+
+    def _proves_scalar(self, node: ast.expr) -> bool:
+        """A value that compares and hashes without recursing: a scalar literal, an f-string, a number."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) in _SCALAR_CONSTANTS
+        if isinstance(node, ast.JoinedStr):
+            return True
+        return self._proves_number(node)
+
+    def _proves_plain_key(self, node: ast.expr) -> bool:
+        """A subscript key whose hash is bounded: a scalar, a slice, a tuple of those."""
+        if isinstance(node, ast.Slice):
+            return True
+        if isinstance(node, ast.Tuple):
+            return all(self._proves_plain_key(elt) for elt in node.elts)
+        return self._proves_scalar(node)
+
+    def _scalar_test(self, value: ast.expr, node: ast.AST) -> ast.Compare:
+        """``_type_(value) in _scalar_``."""
+        return ast.Compare(
+            left=_call("_type_", [value], node),
+            ops=[ast.In()],
+            comparators=[_name("_scalar_", node)],
+        )
+
+    def _hash_guard(self, key: ast.expr, node: ast.AST, bind: bool) -> ast.expr:
+        """``k`` → ``k if type(k) in _scalar_ else _hkey_(k)`` (``_hkey_(k)`` where nothing binds).
+
+        ``_hkey_`` (dagguard.hash_ok) returns the key once hashing it is bounded.
+        """
+        if not bind:
+            return _call("_hkey_", [key], node)
+        key_bind, key_read = self._operand(key, node, reuse=True)
+        return self._ifexp(
+            self._scalar_test(key_bind, node), key_read, _call("_hkey_", [key_read], node), node
+        )
+
+    def _guarded_link(
+        self,
+        left_bind: ast.expr,
+        left: ast.expr,
+        op: ast.cmpop,
+        right_bind: ast.expr,
+        right: ast.expr,
+        node: ast.AST,
+    ) -> ast.expr:
+        """One guarded ``left OP right``: the plain operator behind an inline scalar test.
+
+        ``(_type_(l := a) in _scalar_) | (_type_(r := b) in _scalar_) or _cmpok_(l, r)``
+        evaluates ``a`` then ``b`` once (``|`` does not short-circuit); when ``b``
+        is a name or a constant it is read again instead and ``or`` suffices.
+        ``in``/``not in`` test the left operand and call ``_inok_(item, container)``.
+        The ``else None`` branch never runs: the dagguard checks return ``True``
+        or end the script.
+        """
+        reads_again = right_bind is right
+        membership = isinstance(op, (ast.In, ast.NotIn))
+        first = self._scalar_test(left_bind, node)
+        check = _call("_inok_" if membership else "_cmpok_", [left, right], node)
+        second: ast.expr
+        if membership:
+            # the container is evaluated (bound) whatever the item's type; `type(x)` is never None
+            second = ast.Compare(
+                left=_call("_type_", [right_bind], node),
+                ops=[ast.Is()],
+                comparators=[ast.Constant(None)],
+            )
+        else:
+            second = self._scalar_test(right_bind, node)
+        if reads_again:
+            values = [first, check] if membership else [first, second, check]
+            test: ast.expr = ast.BoolOp(op=ast.Or(), values=values)
+        else:
+            either = ast.BinOp(left=first, op=ast.BitOr(), right=second)
+            test = ast.BoolOp(op=ast.Or(), values=[either, check])
+        compare = ast.Compare(left=left, ops=[op], comparators=[right])
+        return self._ifexp(test, compare, ast.Constant(None), node)
+
+    def _inline_compare(self, node: ast.Compare, need: list[bool]) -> ast.expr:
+        """``a < b < c`` → ``<a < b, guarded> and <b < c, guarded>``, ``b`` bound once.
+
+        A chain is the ``and`` of its links, exactly like Python's: a falsy link's
+        result is the result, later operands are not evaluated, each result's truth
+        is tested once. Links that need no guard stay plain comparisons.
+        """
+        links: list[ast.expr] = []
+        last = len(node.ops) - 1
+        first_pure = isinstance(node.comparators[0], (ast.Name, ast.Constant))
+        left_bind, left = self._operand(node.left, node, reuse=first_pure)
+        for index, (op, value) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            # a middle operand is read by the next link: bound, so it is evaluated once
+            reuse = index == last or isinstance(value, ast.Constant)
+            right_bind, right = self._operand(value, node, reuse=reuse)
+            if need[index]:
+                links.append(self._guarded_link(left_bind, left, op, right_bind, right, node))
+            else:
+                plain = ast.Compare(left=left_bind, ops=[op], comparators=[right_bind])
+                copy_locations(plain, node)
+                links.append(plain)
+            left_bind = left = right
+        if len(links) == 1:
+            return links[0]
+        new = ast.BoolOp(op=ast.And(), values=links)
+        copy_locations(new, node)
+        return ast.fix_missing_locations(new)
+
+    def _lambda_compare(self, node: ast.Compare) -> ast.expr:
+        """``a OP b`` where nothing may be bound: ``(lambda l, r: <guarded l OP r>)(a, b)``.
+
+        The lambda's parameters are its own locals (no ``:=``), so this works in
+        comprehension iterables, class bodies and generator expressions alike.
+        """
+        left_name, right_name = self._temp(node), self._temp(node)
+        left, right = _name(left_name, node), _name(right_name, node)
+        body = self._guarded_link(left, left, node.ops[0], right, right, node)
+        params = ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(left_name), ast.arg(right_name)],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        function = ast.Lambda(args=params, body=body)
+        copy_locations(function, node)
+        new = ast.Call(func=function, args=[node.left, node.comparators[0]], keywords=[])
+        copy_locations(new, node)
+        return ast.fix_missing_locations(new)
+
+    def _checked_chain(self, node: ast.Compare, need: list[bool], proven: list[bool]) -> ast.expr:
+        """A chain where nothing may be bound: each operand of a guarded link through ``_cval_``.
+
+        ``_cval_`` (dagguard.operand_ok) refuses an amplified operand; a comparison,
+        a hash or a scan of a container costs at most the expansion of operands
+        that are not amplified, which their memory already paid for.
+        """
+        operands = [node.left, *node.comparators]
+        for index, operand in enumerate(operands):
+            used = (index > 0 and need[index - 1]) or (index < len(need) and need[index])
+            if used and not proven[index]:
+                operands[index] = _call("_cval_", [operand], operand)
+        node.left = operands[0]
+        node.comparators = operands[1:]
+        return node
+
     @staticmethod
     def _ifexp(test: ast.expr, body: ast.expr, orelse: ast.expr, node: ast.AST) -> ast.expr:
         new = ast.IfExp(test=test, body=body, orelse=orelse)
@@ -621,10 +800,75 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return node
         return _call(func, [node.left, node.right], node)
 
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        """``a OP b``: bounded through shared references before C code compares.
+
+        Decided on the operands as written: a link needs nothing when either
+        operand is provably scalar (``in``: the item, or a str/number container),
+        and ``is`` never does. Otherwise the plain operator runs behind an inline
+        scalar test (:meth:`_guarded_link`), or, where nothing may be bound, behind
+        a lambda (one comparison) or ``_cval_`` on the operands (a chain).
+        """
+        operands = [node.left, *node.comparators]
+        proven = [self._proves_scalar(operand) for operand in operands]
+        need = [
+            not isinstance(op, _IDENTITY) and not (proven[index] or proven[index + 1])
+            for index, op in enumerate(node.ops)
+        ]
+        bind = self._can_bind(node)
+        new = self.node_contents_visit(node)
+        if not any(need) or not isinstance(new, ast.Compare):
+            return new
+        if bind:
+            return self._inline_compare(new, need)
+        if len(new.ops) == 1:
+            return self._lambda_compare(new)
+        return self._checked_chain(new, need, proven)
+
+    def visit_Dict(self, node: ast.Dict) -> Any:
+        """Display keys that may be tuples are checked before the dict hashes them (``_hkey_``)."""
+        plain = [key is None or self._proves_scalar(key) for key in node.keys]
+        bind = self._can_bind(node)
+        new = self.node_contents_visit(node)
+        new.keys = [
+            key if done or key is None else self._hash_guard(key, key, bind)
+            for key, done in zip(new.keys, plain, strict=True)
+        ]
+        return new
+
+    def visit_DictComp(self, node: ast.DictComp) -> Any:
+        """A dict comprehension's key is checked before the dict hashes it (``_hkey_``)."""
+        plain = self._proves_scalar(node.key)
+        bind = self._can_bind(node.key)
+        new = super().visit_DictComp(node)
+        if not plain and isinstance(new, ast.DictComp):
+            new.key = self._hash_guard(new.key, new.key, bind)
+        return new
+
+    def visit_SetComp(self, node: ast.SetComp) -> Any:
+        """A set comprehension's element is checked before the set hashes it (``_hkey_``)."""
+        plain = self._proves_scalar(node.elt)
+        bind = self._can_bind(node.elt)
+        new = super().visit_SetComp(node)
+        if not plain and isinstance(new, ast.SetComp):
+            new.elt = self._hash_guard(new.elt, new.elt, bind)
+        return new
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
-        """``o[k]`` reads through ``_getitem_``, its value check inline (slices keep the guard)."""
-        inline = isinstance(node.ctx, ast.Load) and self._can_bind(node)
+        """``o[k]`` reads through ``_getitem_``, its value check inline (slices keep the guard).
+
+        A key that may be a tuple is checked first (``_hkey_``), in reads,
+        writes and ``del`` alike: a dict hashes it.
+        """
+        bind = self._can_bind(node)
+        plain_key = self._proves_plain_key(node.slice)
+        inline = isinstance(node.ctx, ast.Load) and bind
         new = super().visit_Subscript(node)
+        if not plain_key:
+            if isinstance(new, ast.Call) and len(new.args) == 2:
+                new.args[1] = self._hash_guard(new.args[1], node, bind)
+            elif isinstance(new, ast.Subscript):
+                new.slice = self._hash_guard(new.slice, node, bind)
         if not inline or not (isinstance(new, ast.Call) and len(new.args) == 2):
             return new
         obj, key = new.args
@@ -658,8 +902,17 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_Set(self, node: ast.Set) -> Any:
-        """``{*x}``: the starred parts go through ``_hstar_`` (fed in chunks: hash flooding)."""
+        """``{*x}``: the starred parts go through ``_hstar_`` (fed in chunks: hash flooding).
+
+        Other elements that may be tuples are checked before the set hashes them (``_hkey_``).
+        """
+        plain = [isinstance(elt, ast.Starred) or self._proves_scalar(elt) for elt in node.elts]
+        bind = self._can_bind(node)
         new = super().visit_Set(node)
+        cast(ast.Set, new).elts = [
+            elt if done else self._hash_guard(elt, elt, bind)
+            for elt, done in zip(cast(ast.Set, new).elts, plain, strict=True)
+        ]
         for elt in cast(ast.Set, new).elts:
             call = elt.value if isinstance(elt, ast.Starred) else None
             if (
@@ -684,8 +937,12 @@ class ScriptPolicy(RestrictingNodeTransformer):
         op = _OP_TEXT[type(node.op)]
         target = node.target
         if isinstance(target, ast.Subscript):
+            plain_key = self._proves_plain_key(target.slice)
+            bind = self._can_bind(target)
             obj = self.visit(target.value)
             key = _slice_to_expr(self.visit(target.slice))
+            if not plain_key:
+                key = self._hash_guard(key, node, bind)
             value = self.visit(node.value)
             new: ast.stmt = ast.Expr(_call("_aug_item_", [obj, key, ast.Constant(op), value], node))
             copy_locations(new, node)
@@ -866,7 +1123,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
-        """Value patterns are ordinary (guarded) expressions."""
+        """Value patterns must be literals (``case 1``, ``case 'a'``, ``case -2.5``).
+
+        A literal compares with the subject (or a part of it) in time bounded by
+        its own size. ``case K.x`` would read the attribute around its guard and
+        compare two values no guard can see (the pattern has no place for one).
+        """
+        if not _literal_pattern(node.value):
+            self.error(node, _PATTERN_VALUE_MESSAGE)
+            return node
         return self.node_contents_visit(node)
 
     def visit_MatchSingleton(self, node: ast.MatchSingleton) -> Any:
@@ -883,7 +1148,10 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> Any:
-        """Mapping patterns; ``**rest`` binds a variable."""
+        """Mapping patterns (literal keys only: a key is hashed with no place for a guard)."""
+        if not all(_literal_pattern(key) for key in node.keys):
+            self.error(node, _PATTERN_KEY_MESSAGE)
+            return node
         self.check_name(node, node.rest)
         return self.node_contents_visit(node)
 
@@ -906,6 +1174,25 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
 
 _MATCH_DENIED_ATTRIBUTES = frozenset({"format", "format_map", "mro", "get_field", "vformat"})
+
+_PATTERN_VALUE_MESSAGE = (
+    "Value patterns must be literals in the sandbox (case 1, case 'a'): a named value "
+    "(case K.x) cannot be checked; capture and compare in a guard instead "
+    "(case v if v == K.x)."
+)
+_PATTERN_KEY_MESSAGE = (
+    "Mapping pattern keys must be literals in the sandbox (case {'k': v}): a named key "
+    "(case {K.x: v}) cannot be checked before it is hashed."
+)
+
+
+def _literal_pattern(node: ast.expr) -> bool:
+    """A literal in a pattern: a scalar constant, ``-1``, ``1 + 2j`` (what Python calls literal)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _literal_pattern(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _literal_pattern(node.left) and _literal_pattern(node.right)
+    return isinstance(node, ast.Constant) and type(node.value) in _SCALAR_CONSTANTS
 
 
 # ----------------------------------------------------------------------------- compile

@@ -395,6 +395,8 @@ _EITHER = (ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Pow)
 """Operators whose result is a number (or a TypeError) if one operand is a number."""
 _BOTH = (ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 """Operators whose result is a number only if both operands are numbers."""
+_BOOL_COMPARISONS = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+"""Comparison operators whose result is always a bool, whatever the operands."""
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NESTED = (
     ast.FunctionDef,
@@ -426,7 +428,8 @@ class NumericNames:
 
     ``a + b`` can only build a large sequence when both operands are sequences,
     so the policy leaves it unguarded when one operand is provably a number (or
-    the operation raises ``TypeError``): number literals, comparisons, ``len()``
+    the operation raises ``TypeError``): number literals, ``in``/``is`` tests and
+    comparisons of numbers (a script class's ``__eq__`` may return anything), ``len()``
     and other number-returning builtins, arithmetic on numbers, and names whose
     every binding in their scope is one of those (``for i in range(n)``,
     ``total = 0`` … ``total += i * i``). A name is proved numeric by a least
@@ -631,7 +634,11 @@ class NumericNames:
                 return self.is_numeric(node.left, names)
             return False
         if isinstance(node, ast.Compare):
-            return True
+            # `in` and `is` always give a bool; `==`, `<`… call the operands' own
+            # methods, and a script class's `__eq__` may return any value
+            return all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops) or all(
+                self.is_numeric(operand, names) for operand in (node.left, *node.comparators)
+            )
         if isinstance(node, ast.BoolOp):
             return all(self.is_numeric(v, names) for v in node.values)
         if isinstance(node, ast.IfExp):

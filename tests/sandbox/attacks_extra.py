@@ -192,7 +192,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("recursion-catch-exception", "8-recursion", "def f(n):\n    try:\n        return f(n + 1)\n    except Exception:\n        return f(n + 1)\nf(0)", "limit", "recursion limit"),
     _a("class-init-recursion", "8-recursion", "class A:\n    def __init__(self):\n        A()\nA()", "limit", "recursion limit"),
     _a("deep-list-repr", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nrepr(x)", "runtime", "recursion"),
-    _a("deep-list-compare", "8-recursion", "a = []\nb = []\nfor i in range(90000):\n    a = [a]\n    b = [b]\na == b", "runtime", "recursion"),
+    _a("deep-list-compare", "8-recursion", "a = []\nb = []\nfor i in range(90000):\n    a = [a]\n    b = [b]\na == b", "limit", "too deep"),  # measured before the C comparison (dagguard)
     _a("deep-dict-json", "8-recursion", "import json\nd = {}\nfor i in range(100000):\n    d = {'a': d}\njson.dumps(d)", "runtime", "recursion"),
     _a("deep-result-value", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nx", "runtime", "nested"),
     # -- §8: memory and big values ---------------------------------------------------------------
@@ -397,10 +397,56 @@ EXTRA_ATTACKS += [
     _a("regex-pattern-sub-huge", "8-memory", "import re\nre.compile('').sub('x' * 100, 'a' * 10 ** 6)", "limit", "too large"),
 ]  # fmt: skip
 
+# -- §8.2: comparing or hashing a shared-reference DAG at a compiled site --------------------
+# Five levels of 1,000 references to one list (tiny memory) stand for 10**15 items, and two-item
+# displays are enough (50 levels of `(t, t)` stand for 2**50): comparing two such values, or
+# hashing such a tuple, is one C call that never returns. The policy measures every operand that
+# is not provably scalar first (dagguard, through _cmpok_/_inok_/_hkey_/_cval_): a size limit.
+_PAIR = "t = 0\nfor i in range(50):\n    t = (t, t)\n"
+_SHARED = "shared references"
+
+EXTRA_ATTACKS += [
+    _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", _SHARED),
+    _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", _SHARED),
+    _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", _SHARED),
+    _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", _SHARED),
+    _a("dag-tuple-pair-display-hash", "8-cpu", "t = 0\nfor i in range(50):\n    t = (t, t)\n{t: 1}", "limit", _SHARED),
+    _a("dag-list-pair-display-compare", "8-cpu", "a = [0]\nb = [0]\nfor i in range(50):\n    a = [a, a]\n    b = [b, b]\na == b", "limit", _SHARED),
+    _a("dag-chained-compare", "8-cpu", _DAG + "1 != a == b", "limit", _SHARED),
+    _a("dag-list-not-equal", "8-cpu", _DAG + "a != b", "limit", _SHARED),
+    _a("dag-list-less-than", "8-cpu", _DAG + "a < b", "limit", _SHARED),
+    _a("dag-list-not-in-list", "8-cpu", _DAG + "a not in [1, b]", "limit", _SHARED),
+    _a("dag-dict-comprehension-key", "8-cpu", _PAIR + "{k: 1 for k in [t]}", "limit", _SHARED),
+    _a("dag-set-comprehension", "8-cpu", _PAIR + "{k for k in [t]}", "limit", _SHARED),
+    _a("dag-set-display", "8-cpu", _PAIR + "{1, t}", "limit", _SHARED),
+    _a("dag-subscript-read", "8-cpu", _PAIR + "d = {}\nd.get(1, d[t])", "limit", _SHARED),
+    _a("dag-subscript-write", "8-cpu", _PAIR + "d = {}\nd[t] = 1", "limit", _SHARED),
+    _a("dag-subscript-augmented", "8-cpu", _PAIR + "d = {t: 0}\nd[t] += 1", "limit", _SHARED),
+    _a("dag-subscript-augmented-only", "8-cpu", _PAIR + "d = {}\nd[t] += 1", "limit", _SHARED),
+    _a("dag-subscript-del", "8-cpu", _PAIR + "d = {}\ndel d[t]", "limit", _SHARED),
+    _a("dag-generator-expression", "8-cpu", _DAG + "any(x == b for x in [a])", "limit", _SHARED),
+    _a("dag-generator-expression-membership", "8-cpu", _PAIR + "list(x in {1} for x in [t])", "limit", _SHARED),
+    _a("dag-lambda-body", "8-cpu", _DAG + "f = lambda x: x <= b\nf(a)", "limit", _SHARED),
+    _a("dag-class-body", "8-cpu", _DAG + "class C:\n    same = a == b", "limit", _SHARED),
+    _a("dag-class-body-chain", "8-cpu", _DAG + "class C:\n    same = 1 != a == b", "limit", _SHARED),
+    _a("dag-comprehension-iterable", "8-cpu", _DAG + "[x for x in [a == b]]", "limit", _SHARED),
+    _a("dag-comprehension-condition", "8-cpu", _DAG + "[x for x in [a] if x == b]", "limit", _SHARED),
+    _a("dag-assert", "8-cpu", _DAG + "assert a != b", "limit", _SHARED),
+    _a("dag-while-test", "8-cpu", _DAG + "while a == b:\n    pass", "limit", _SHARED),
+    _a("dag-function-default", "8-cpu", _DAG + "def f(x=a == b):\n    return x\nf()", "limit", _SHARED),
+    # literal patterns compare in time bounded by the literal: a DAG subject matches normally
+    _a("dag-match-literal-patterns", "8-cpu", _DAG + "match a:\n    case [0, 1]:\n        r = 1\n    case {'k': 0}:\n        r = 2\n    case 'a' | 1:\n        r = 3\n    case _:\n        r = 4\nr", "ok", value=4),
+    # a named value pattern compares with no place for a guard (and reads around the attribute
+    # guard): value patterns and mapping-pattern keys must be literals
+    _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "rejected", "literals"),
+    _a("dag-match-mapping-key", "8-cpu", _PAIR + "class K:\n    v = t\nmatch {}:\n    case {K.v: 1}:\n        pass", "rejected", "literals"),
+    # a tuple nested 190,000 levels deep crashed CPython 3.11's recursive hash: refused up front
+    _a("deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "limit", "too deep"),
+    _a("deep-tuple-dict-key", "7.1-crash", "t = ()\nfor i in range(190000):\n    t = (t,)\n{t: 1}", "limit", "too deep"),
+]  # fmt: skip
+
 PROCESS_ONLY_ATTACKS: list[Any] = [
     # -- §7.1: interpreter crashes (SIGSEGV in CPython 3.11) ---------------------------------
-    _a("crash-deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "sandbox", "SIGSEGV"),
-    _a("crash-deep-tuple-dict-key", "7.1-crash", "t = ()\nfor i in range(190000):\n    t = (t,)\n{t: 1}", "sandbox", "SIGSEGV"),
     _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
@@ -413,14 +459,7 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     # (`t = (t, t)` fifty times) build it in a few thousand steps. Only the parent's kill at
     # the deadline ends it.
     # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
-    _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", "killed"),
-    _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", "killed"),
     _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
-    _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", "killed"),
-    _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", "killed"),
-    # two-item displays are enough: 50 levels of (t, t) stand for 2**50 items
-    _a("dag-tuple-pair-display-hash", "8-cpu", "t = 0\nfor i in range(50):\n    t = (t, t)\n{t: 1}", "limit", "killed"),
-    _a("dag-list-pair-display-compare", "8-cpu", "a = [0]\nb = [0]\nfor i in range(50):\n    a = [a, a]\n    b = [b, b]\na == b", "limit", "killed"),
 ]  # fmt: skip
 """Attacks only process isolation contains: real interpreter crashes, and C calls whose
 exponential work no in-process guard can bound (shared-reference DAGs)."""

@@ -293,3 +293,49 @@ def test_fast_paths_tick_statement_calls_the_runs_ticker() -> None:
         namespace["f"](1)
     with pytest.raises(type(stop), match="step limit"):
         namespace["__script__"]()
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def test_fast_paths_comprehension_targets_bind_nothing() -> None:
+    # Python refuses `:=` in a comprehension's target: item reads and keys there keep the guards
+    source = (
+        "def g(d, xs, i):\n"
+        "    return [v for d[xs[i]] in [5, 6] for v in [d[xs[i]]]]\n"
+        "[g({}, ['k'], 0), list({k: 1 for k in [(1, 2)]})]"
+    )
+    assert value(source) == [[5, 6], [[1, 2]]]
+
+
+def test_fast_paths_comparisons_plain_where_an_operand_is_a_number() -> None:
+    names = compiled_names(
+        "def count(xs, limit):\n"
+        "    n = 0\n"
+        "    i = 0\n"
+        "    while i < len(xs):\n"
+        "        if xs[i] > 0 and i != limit and n <= 100:\n"
+        "            n += 1\n"
+        "        i += 1\n"
+        "    return n\n"
+    )
+    assert not names & {"_cmpok_", "_scalar_", "_hkey_"}, names
+
+
+def test_fast_paths_comparisons_inline_the_scalar_test() -> None:
+    # two unproved operands: the plain operator behind `type(x) in _scalar_`, dagguard
+    # called only when both are containers
+    names = compiled_names("def g(a, b):\n    return a == b, a in b, {a: b}, b[a]")
+    assert {"_scalar_", "_cmpok_", "_inok_", "_hkey_"} <= names
+    assert value("def g(a, b):\n    return [a == b, a < b, a in [b], {a: 1}[a]]\ng('x', 'y')") == [
+        False,
+        True,
+        False,
+        1,
+    ]
+
+
+def test_fast_paths_comparison_results_prove_no_number() -> None:
+    # a script class's __eq__ may return a list: `x + x` on its result keeps the size guard
+    assert "_add_" in compiled_names("x = [1] == [2]\ny = x + x")
+    assert "_add_" not in compiled_names("x = 1 in [2]\ny = x + x")

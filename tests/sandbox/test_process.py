@@ -296,19 +296,18 @@ async def test_process_real_interpreter_crash_is_contained(shared: ProcessRunner
 
 @pytest.mark.anyio
 async def test_process_deadline_kills_a_script_stuck_in_c() -> None:
-    # Comparing two shared-reference DAGs that stand for 10**15 items each is one C
-    # call that no in-process budget check can interrupt; only the parent's SIGKILL
-    # ends it. (Catastrophic regexes, set(x) and s.update(x) hash floods used to be
-    # the example: the re stand-in and the chunked hashing feed now stop those at
-    # the deadline themselves.)
+    # A modular power of 200,000-bit ints is one C call of minutes that no in-process
+    # budget check can interrupt; only the parent's SIGKILL ends it. (Catastrophic
+    # regexes, set(x) and s.update(x) hash floods and comparisons of shared-reference
+    # DAGs used to be the example: the re stand-in, the chunked hashing feed and the
+    # dagguard checks now stop those themselves.)
     limits = Limits(timeout=1.0, memory_bytes=512 << 20)
     async with ProcessRunner(limits, pool_size=1) as runner:
         await runner.start()
         [pid] = runner.worker_pids()
         result = await _run(
             runner,
-            "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n"
-            "    a = [a] * 1000\n    b = [b] * 1000\na == b",
+            "m = 2 ** 200000 - 1\npow(3, m, m)",
         )
         assert result.error is not None
         assert result.error.kind == "limit"
