@@ -845,9 +845,16 @@ def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
     output = "".join(run.output)
     calls = tuple([call.record() for call in run.calls])
-    stop = run.budget.stop
+    budget = run.budget
+    stop = budget.stop
     if stop is None and not ok and isinstance(payload, ScriptStop):
         stop = payload  # a stop raised with no run in reach (errors.size_stop): still a limit
+    if stop is None and budget.deadline is not None and time.monotonic() > budget.deadline:
+        # straight-line code has no budget check between its C operations: a script of
+        # slow ones (big-int divisions, scans of large strings) can end past its deadline.
+        # It timed out all the same, as process isolation's kill would report it
+        # (test_limits_straight_line_code_past_the_deadline_is_a_timeout)
+        stop = budget.trip("limit", budget.timeout_message())
     if stop is not None:
         line = stop.line
         if line is None and isinstance(payload, BaseException):

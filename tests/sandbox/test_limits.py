@@ -160,3 +160,18 @@ async def test_limits_value_with_an_int_too_long_for_text(isolation: Any, code: 
         ok = await sandbox.run("[10**4000, -(10**4000)]")  # within the limit: plain data
         assert ok.ok
         assert ok.value == [10**4000, -(10**4000)]
+
+
+@pytest.mark.anyio
+async def test_limits_straight_line_code_past_the_deadline_is_a_timeout() -> None:
+    # No budget check runs between the C operations of straight-line code, so a
+    # script of slow ones ends past its deadline; it is reported as the timeout it is
+    # (process isolation would have killed it), not as a success.
+    line = "q = x // y\n"
+    code = "x = 10 ** 300000\ny = 10 ** 150000 + 1\n" + line * 4 + "1"
+    result = await run(code, timeout=0.2)
+    assert result.error is not None
+    assert (result.error.kind, result.error.type) == ("limit", "LimitExceeded")
+    assert result.error.message == "Script timed out after 0.2 s"
+    fast = await run("1 + 1", timeout=5.0)
+    assert fast.ok

@@ -296,18 +296,19 @@ async def test_process_real_interpreter_crash_is_contained(shared: ProcessRunner
 
 @pytest.mark.anyio
 async def test_process_deadline_kills_a_script_stuck_in_c() -> None:
-    # A modular power of 200,000-bit ints is one C call of minutes that no in-process
-    # budget check can interrupt; only the parent's SIGKILL ends it. (Catastrophic
-    # regexes, set(x) and s.update(x) hash floods and comparisons of shared-reference
-    # DAGs used to be the example: the re stand-in, the chunked hashing feed and the
-    # dagguard checks now stop those themselves.)
+    # Straight-line code runs no budget check between its C operations: forty
+    # divisions of million-bit ints (about half a second each) run on past the
+    # deadline, and only the parent's SIGKILL ends them. (In-process such a run is
+    # reported as a timeout when it ends.) Catastrophic regexes, hash floods,
+    # comparisons of shared-reference DAGs and huge modular powers used to be the
+    # example: the sandbox now stops or refuses those itself.
     limits = Limits(timeout=1.0, memory_bytes=512 << 20)
     async with ProcessRunner(limits, pool_size=1) as runner:
         await runner.start()
         [pid] = runner.worker_pids()
         result = await _run(
             runner,
-            "m = 2 ** 200000 - 1\npow(3, m, m)",
+            "x = 10 ** 300000\ny = 10 ** 150000 + 1\n" + "q = x // y\n" * 40,
         )
         assert result.error is not None
         assert result.error.kind == "limit"
