@@ -38,7 +38,10 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   _scalar_) | (type(_t2_ := b) in _scalar_) or _cmpok_(_t1_, _t2_) else None``
   (each operand evaluated once, left first; a chain is the ``and`` of its links,
   which short-circuits and returns a falsy link's own value exactly as Python
-  does), ``x in y`` → ``… type(x) in _scalar_ or _inok_(x, y)``, a key ``k`` →
+  does), ``x in y`` → ``… (type(x) in _scalar_) & (type(y) in _haystack_) or
+  _inok_(x, y)`` (a scalar item is bounded in a dict, set or string; in a list a
+  long string or big int costs its size per item, so only short literals skip the
+  check there), a key ``k`` →
   ``k if type(k) in _scalar_ else _hkey_(k)``. The dagguard checks return or end
   the script with a size limit. Where nothing may be bound, a single comparison
   runs in ``(lambda l, r: <the same test>)(a, b)``, a chain's operands go through
@@ -553,6 +556,20 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return True
         return self._proves_number(node)
 
+    @staticmethod
+    def _proves_small_constant(node: ast.expr) -> bool:
+        """A literal whose every comparison is short: the needle of ``x in seq`` needs no check.
+
+        ``x in seq`` compares ``x`` with each item, so a long string or a big int
+        (even one proven a number) repeated in ``seq`` costs its size per item.
+        """
+        if not isinstance(node, ast.Constant) or type(node.value) not in _SCALAR_CONSTANTS:
+            return False
+        value = node.value
+        if isinstance(value, (str, bytes)):
+            return len(value) <= 256
+        return not isinstance(value, int) or abs(value) < _SMALL_INT
+
     def _proves_plain_key(self, node: ast.expr) -> bool:
         """A subscript key whose hash is bounded: a scalar, a slice, a tuple of those."""
         if isinstance(node, ast.Slice):
@@ -605,19 +622,25 @@ class ScriptPolicy(RestrictingNodeTransformer):
         check = _call("_inok_" if membership else "_cmpok_", [left, right], node)
         second: ast.expr
         if membership:
-            # the container is evaluated (bound) whatever the item's type; `type(x)` is never None
+            # a scalar item needs no check when the container hashes it or scans text:
+            # in a list, a long string or big int is compared with every item
             second = ast.Compare(
                 left=_call("_type_", [right_bind], node),
-                ops=[ast.Is()],
-                comparators=[ast.Constant(None)],
+                ops=[ast.In()],
+                comparators=[_name("_haystack_", node)],
             )
         else:
             second = self._scalar_test(right_bind, node)
         if reads_again:
-            values = [first, check] if membership else [first, second, check]
-            test: ast.expr = ast.BoolOp(op=ast.Or(), values=values)
+            if membership:
+                both = ast.BoolOp(op=ast.And(), values=[first, second])
+                test: ast.expr = ast.BoolOp(op=ast.Or(), values=[both, check])
+            else:
+                test = ast.BoolOp(op=ast.Or(), values=[first, second, check])
         else:
-            either = ast.BinOp(left=first, op=ast.BitOr(), right=second)
+            either = ast.BinOp(
+                left=first, op=ast.BitAnd() if membership else ast.BitOr(), right=second
+            )
             test = ast.BoolOp(op=ast.Or(), values=[either, check])
         compare = ast.Compare(left=left, ops=[op], comparators=[right])
         return self._ifexp(test, compare, ast.Constant(None), node)
@@ -812,7 +835,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
         operands = [node.left, *node.comparators]
         proven = [self._proves_scalar(operand) for operand in operands]
         need = [
-            not isinstance(op, _IDENTITY) and not (proven[index] or proven[index + 1])
+            not isinstance(op, _IDENTITY)
+            and not (
+                proven[index + 1]
+                or (
+                    self._proves_small_constant(operands[index])
+                    if isinstance(op, _MEMBERSHIP)
+                    else proven[index]
+                )
+            )
             for index, op in enumerate(node.ops)
         ]
         bind = self._can_bind(node)

@@ -69,6 +69,7 @@ from scriptgate.sandbox.errors import refuse_size
 
 __all__ = [
     "CAP",
+    "HAYSTACKS",
     "MAX_NESTING",
     "RATIO",
     "SCALARS",
@@ -95,6 +96,11 @@ SCALARS: Final = frozenset(
     {str, int, float, bool, type(None), bytes, complex, range, type(Ellipsis)}
 )
 """Exact types that compare and hash without recursing into other values."""
+
+HAYSTACKS: Final = frozenset(
+    {dict, set, frozenset, str, bytes, range, type({}.keys()), type({}.items())}
+)
+"""Exact container types whose ``in`` hashes the item or scans text: a scalar item is bounded."""
 
 _SEQUENCES: Final = frozenset({list, tuple, set, frozenset, collections.deque})
 _MAPPINGS: Final = frozenset(

@@ -1242,6 +1242,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_str_": str,
     # the shared-reference bounds of comparisons and hashing (dagguard; compiled sites)
     "_scalar_": dagguard.SCALARS,
+    "_haystack_": dagguard.HAYSTACKS,
     "_cmpok_": dagguard.compare_ok,
     "_inok_": dagguard.contains_ok,
     "_hkey_": dagguard.hash_ok,

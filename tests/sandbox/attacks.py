@@ -242,6 +242,10 @@ ATTACKS: list[Attack] = [
     _a("endless-generator", "8-cpu", "def g():\n    while True:\n        yield 1\nfor x in g():\n    pass", "limit"),
     _a("raise-catch-loop", "8-cpu", "while True:\n    try:\n        raise ValueError\n    except ValueError:\n        pass", "limit"),
     _a("itertools-count-sum", "8-cpu", "import itertools\nsum(itertools.count())", "limit"),
+    # a long scalar repeated in a list: `t in a` compares t with every item, a memcmp each
+    _a("in-list-repeated-long-string", "8-cpu", "s = 'x' * 10 ** 6\nt = ''.join(['x'] * 10 ** 6)\na = [s] * 10 ** 5\nt in a", "limit", "shared references"),
+    _a("in-list-repeated-big-int", "8-cpu", "x = 10 ** 300000\ny = -(-x)\na = [x] * 10 ** 5\ny in a", "limit", "shared references"),
+    _a("compare-lists-of-repeated-long-strings", "8-cpu", "s = 'x' * 10 ** 6\nt = ''.join(['x'] * 10 ** 6)\n[s] * 10 ** 5 == [t] * 10 ** 5", "limit", "shared references"),
     # reductions whose every step grows with the result: one C call of 11 s before
     _a("math-lcm-many", "8-cpu", "import math\nmath.lcm(*range(1, 400000))", "limit"),
     _a("math-prod-many", "8-cpu", "import math\nmath.prod(range(1, 400000))", "limit"),
