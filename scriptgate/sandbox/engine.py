@@ -63,16 +63,22 @@ How scripts run
   feeds a list, tuple or range longer than 256 items, and every iterator, in
   chunks of 256 with the budget checked between them (``guards``: hash feeding),
   so a quadratic build from colliding hashes stops at the deadline.
+- Comparisons and hashes are bounded through shared references
+  (``scriptgate.sandbox.dagguard``): the compiled ``==``/``<``/``in``/keys and
+  the builtins and methods that compare or hash (``sorted``, ``min``,
+  ``list.index``, ``s.add``, ``hash``…) measure a value's expansion as a tree
+  first, so ``a == b`` on five levels of 1,000 references (10**15 items) is
+  refused as a limit instead of running for ever.
 - Residual (restrictedpython-notes §8.2): every script runs on the loop's thread,
-  so a single long C-level operation no guard bounds (``==``, ``sorted`` or
-  hashing of shared-reference structures standing for 10**15 items, operators
-  between two sets of colliding hashes) cannot be interrupted
-  in-process and blocks the event loop until it returns; the deadline is then
-  reported at the next check. A copy made inside such a call (``deque(x)``, the
+  and the checks run between Python operations. A sequence of slow C operations
+  with no loop or call between them (straight-line code of big-int divisions or
+  scans of large strings, each bounded on its own) runs on past the deadline:
+  the run is then reported as a timeout (:func:`_finish`), but the event loop
+  was blocked meanwhile. A copy made inside a C call (``deque(x)``, the
   backtracking stack of one regex call) is seen at the next memory poll.
   Process isolation (``scriptgate.sandbox.process``) covers both, and crashes
-  from crafted deep structures: use it for untrusted workloads that must not
-  stall or crash the host.
+  from crafted deep iterator chains: use it for untrusted workloads that must
+  not stall or crash the host.
 """
 
 from __future__ import annotations
