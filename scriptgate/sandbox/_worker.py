@@ -302,8 +302,8 @@ class PipeToolBridge:
         self._wait = wait
         self._spin = spin
         self._tool_json: dict[str, str] = {}  # each tool name of this run as JSON text
-        self.answered: dict[str, tuple[str, Any, ToolReply]] = {}
-        """Each call the parent answered: the tool name and arguments sent, the reply."""
+        self.answered: dict[str, ToolReply] = {}
+        """The reply of each call the parent answered (kept for :func:`_result_json`)."""
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Ask the parent to run one tool call and wait for its reply.
@@ -344,7 +344,7 @@ class PipeToolBridge:
             self._pending.pop(call_id, None)
         reply = pending.reply
         assert reply is not None
-        self.answered[call_id] = (tool_name, arguments, reply)
+        self.answered[call_id] = reply
         return reply
 
     def _wait_directly(self, pending: _Pending) -> None:
@@ -435,16 +435,18 @@ def _specs_from_json(data: object) -> list[ToolSpec]:
 
 
 def _result_json(
-    result: ScriptResult, answered: dict[str, tuple[str, Any, ToolReply]] | None = None
+    result: ScriptResult, answered: dict[str, ToolReply] | None = None
 ) -> dict[str, Any]:
     """``result.to_json()`` with each call record as an array, or as its id alone.
 
     A record is ``[id, tool, arguments, status, duration_ms, error]`` (a third of
     the bytes of the record objects). A call the parent answered (``answered``:
-    :attr:`PipeToolBridge.answered`) whose record is what was sent and what the
-    reply said is only its id: the parent ran that call and holds every field of
-    its record already (a run's records are most of its result, and encoding,
-    decoding and checking them cost each side more than a round trip's frames).
+    :attr:`PipeToolBridge.answered`) whose record says what the reply said is only
+    its id: the parent ran that call and holds every field of its record already
+    (its id, tool name and arguments are the record's own, which the engine hands
+    the bridge; a run's records are most of its result, and encoding, decoding and
+    checking them cost each side more than a round trip's frames). A record the
+    engine changed after the reply (none does today) crosses whole.
     """
     data = dataclasses.replace(result, calls=()).to_json()
     if not answered:
@@ -456,18 +458,15 @@ def _result_json(
     records: list[Any] = []
     append = records.append
     for call in result.calls:
-        entry = answered.get(call.id)
-        if entry is not None:
-            tool, arguments, reply = entry
-            if (
-                tool == call.tool
-                and arguments is call.arguments
-                and reply.status == call.status
-                and reply.duration_ms == call.duration_ms
-                and reply.error == call.error
-            ):
-                append(call.id)
-                continue
+        reply = answered.get(call.id)
+        if (
+            reply is not None
+            and reply.status == call.status
+            and reply.duration_ms == call.duration_ms
+            and reply.error == call.error
+        ):
+            append(call.id)
+            continue
         append([call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error])
     data["calls"] = records
     return data
@@ -476,7 +475,7 @@ def _result_json(
 def _result_frame(
     result: ScriptResult,
     message: dict[str, Any],
-    answered: dict[str, tuple[str, Any, ToolReply]] | None = None,
+    answered: dict[str, ToolReply] | None = None,
 ) -> bytes:
     """The frame of ``message`` with ``result`` (:func:`_result_json`) as its ``"result"``.
 
@@ -612,7 +611,7 @@ class _Worker:
     def _result_frame(
         self,
         result: ScriptResult,
-        answered: dict[str, tuple[str, Any, ToolReply]] | None = None,
+        answered: dict[str, ToolReply] | None = None,
     ) -> bytes:
         used = _cpu_seconds()
         retire = self.cpu_lifetime is not None and used > self.cpu_lifetime / 2
