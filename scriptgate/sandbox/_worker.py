@@ -40,7 +40,8 @@ pickled. The protocol, worker → parent: ``{"op": "ready"}``, ``{"op": "call",
 "id", "tool", "args"}``, ``{"op": "cancel", "id"}`` (a pending call the script
 no longer waits for), ``{"op": "result", "result", "cpu", "retire"}`` (the
 result's call records as ``[id, tool, arguments, status, duration_ms, error]``
-arrays); parent →
+arrays, or as the id alone of a call the parent answered whose record says
+what the reply said: the parent builds that record itself); parent →
 worker: ``{"op": "run", ...}``, ``{"op": "reply", "id", "reply"}``,
 ``{"op": "abort", "reason"}``.
 """
