@@ -380,23 +380,139 @@ async def run_tool_call(
     a block, or an exception from the tool or a hook all come back as an outcome
     with ``is_error=True``. ``on_update`` receives the tool's partial results
     (sync or async; it is not called after ``execute`` settles).
+
+    The three steps (:func:`prepare_tool_call`, :func:`execute_prepared_tool_call`,
+    :func:`finalize_executed_tool_call`) run here as one coroutine, their code
+    written out in the same order (a script's tool calls all come through here, and
+    three nested coroutines called with keywords cost more than a fast tool):
+    keep both in step. ``tests/runtime/test_run_tool_call_steps.py`` runs every
+    path both ways and compares the outcomes.
     """
-    prepared = await prepare_tool_call(
-        tool_call,
-        tools=tools,
-        before_tool_call=before_tool_call,
-        signal=signal,
-        assistant_message=assistant_message,
-        context=context,
-    )
-    if isinstance(prepared, ToolCallOutcome):
-        return prepared
-    executed = await execute_prepared_tool_call(prepared, signal=signal, on_update=on_update)
-    return await finalize_executed_tool_call(
-        prepared,
-        executed,
-        after_tool_call=after_tool_call,
-        signal=signal,
-        assistant_message=assistant_message,
-        context=context,
-    )
+    # -- prepare_tool_call
+    if signal is not None and signal.aborted:
+        return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+    tool = find_tool(tools, tool_call.name)
+    if tool is None:
+        return _immediate(tool_call, not_found_text(tool_call.name))
+    try:
+        call = tool_call
+        shim = tool.prepare_arguments
+        if shim is not None:
+            shimmed = shim(tool_call.arguments)
+            if shimmed is not tool_call.arguments:
+                call = dataclasses.replace(tool_call, arguments=shimmed)
+        args = validate_tool_arguments(tool, call)
+        if before_tool_call is not None:
+            decision: Any = before_tool_call(
+                BeforeToolCallContext(assistant_message, tool_call, args, context), signal
+            )
+            if inspect.isawaitable(decision):
+                decision = await decision
+            if signal is not None and signal.aborted:
+                return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+            if decision is not None:
+                if not isinstance(decision, BeforeToolCallResult):
+                    raise TypeError(
+                        "before_tool_call must return a BeforeToolCallResult or None, "
+                        f"got {type(decision).__name__}"
+                    )
+                if decision.block:
+                    blocked = AgentToolResult(
+                        content=(TextContent(decision.reason or BLOCKED_TEXT),),
+                        details={},
+                        terminate=decision.terminate is True,
+                    )
+                    return ToolCallOutcome(tool_call, blocked, True, None, blocked=True)
+    except Exception as exc:
+        return _immediate(tool_call, error_message(exc))
+    # -- execute_prepared_tool_call
+    updates = _Updates(on_update) if on_update is not None else None
+    callback: Callable[[Any], None] = updates if updates is not None else _ignore_update
+    executed: Any
+    duration: int | None
+    try:
+        if type(tool).build_params is _BUILD_PARAMS and tool.params_model is None:
+            params = args  # (what AgentTool.build_params returns)
+        else:
+            params = tool.build_params(args)
+    except Exception as exc:
+        if updates is not None:
+            await updates.drain()
+        executed, is_error, duration = _error_result(error_message(exc)), True, None
+    else:
+        start = time.perf_counter_ns()
+        try:
+            if tool.is_async:
+                executed = await tool.execute(tool_call.id, params, signal, callback)  # type: ignore[misc]
+            else:
+                executed = await anyio.to_thread.run_sync(
+                    tool.execute, tool_call.id, params, signal, callback
+                )
+                if inspect.isawaitable(executed):
+                    executed = await executed
+        except Exception as exc:
+            duration = _elapsed_ms(start)
+            if updates is not None:
+                await updates.drain()
+            executed, is_error = _error_result(error_message(exc)), True
+        else:
+            duration = _elapsed_ms(start)
+            if updates is not None:
+                await updates.drain()
+            if not isinstance(executed, AgentToolResult):
+                text = (
+                    f"Tool {tool.name} returned {type(executed).__name__} "
+                    "instead of an AgentToolResult"
+                )
+                executed, is_error = _error_result(text), True
+            else:
+                is_error = executed.is_error is True
+    # -- finalize_executed_tool_call
+    result: AgentToolResult = executed
+    if after_tool_call is not None:
+        try:
+            override: Any = after_tool_call(
+                AfterToolCallContext(assistant_message, tool_call, args, result, is_error, context),
+                signal,
+            )
+            if inspect.isawaitable(override):
+                override = await override
+            if override is not None:
+                if not isinstance(override, AfterToolCallResult):
+                    raise TypeError(
+                        "after_tool_call must return an AfterToolCallResult or None, "
+                        f"got {type(override).__name__}"
+                    )
+                result = _merge(result, override)
+                if override.is_error is not None:
+                    is_error = override.is_error
+        except Exception as exc:
+            result = _error_result(error_message(exc))
+            is_error = True
+    return _outcome(tool_call, result, is_error, duration)
+
+
+_BUILD_PARAMS = AgentTool.build_params
+_new = object.__new__
+(_SET_CALL, _SET_RESULT, _SET_IS_ERROR, _SET_DURATION, _SET_BLOCKED, _SET_ABORTED) = (
+    ToolCallOutcome.__dict__[f.name].__set__ for f in dataclasses.fields(ToolCallOutcome)
+)
+
+
+def _outcome(
+    tool_call: ToolCall, result: AgentToolResult, is_error: bool, duration_ms: int | None
+) -> ToolCallOutcome:
+    """``ToolCallOutcome(tool_call, result, is_error, duration_ms)`` without its ``__init__``.
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``;
+    its slots' own setters make the same object for a fraction of the cost (the
+    class has no ``__post_init__``).
+    """
+    outcome: ToolCallOutcome = _new(ToolCallOutcome)
+    _SET_CALL(outcome, tool_call)
+    _SET_RESULT(outcome, result)
+    _SET_IS_ERROR(outcome, is_error)
+    _SET_DURATION(outcome, duration_ms)
+    _SET_BLOCKED(outcome, False)
+    _SET_ABORTED(outcome, False)
+    return outcome

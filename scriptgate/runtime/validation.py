@@ -94,10 +94,16 @@ def compiled_for(schema: Any) -> CompiledSchema:
     return compiled
 
 
+# The dict behind ``_tool_cache`` (weak references to the tools as keys): looked up
+# directly, as ``WeakKeyDictionary.get`` would, without that Python-level method's frame.
+_tool_entries: dict[Any, tuple[Any, CompiledSchema]] = vars(_tool_cache)["data"]
+_ref = weakref.ref
+
+
 def _compiled_for_tool(tool: AgentTool) -> CompiledSchema:
     schema = tool.parameters_schema
     try:
-        hit = _tool_cache.get(tool)
+        hit = _tool_entries.get(_ref(tool))
     except TypeError:  # an unhashable tool object
         return compiled_for(schema)
     if hit is not None and hit[0] is schema:
@@ -158,7 +164,13 @@ def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
         )
     validator = _compiled_for_tool(tool)
     original = tool_call.arguments
-    result = validator.parse(_clone(original))
+    value = _clone(original)
+    try:
+        if validator._fast(value):  # what ``parse`` does first, without its result object
+            return value
+    except RecursionError:
+        pass  # ``parse`` reports it as the generic ``invalid`` error
+    result = validator.parse(value)
     if result.ok:
         return result.value
     raise ToolArgumentsError(

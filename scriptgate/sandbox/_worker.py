@@ -40,7 +40,8 @@ pickled. The protocol, worker → parent: ``{"op": "ready"}``, ``{"op": "call",
 "id", "tool", "args"}``, ``{"op": "cancel", "id"}`` (a pending call the script
 no longer waits for), ``{"op": "result", "result", "cpu", "retire"}`` (the
 result's call records as ``[id, tool, arguments, status, duration_ms, error]``
-arrays); parent →
+arrays, or as the id alone of a call the parent answered whose record says
+what the reply said: the parent builds that record itself); parent →
 worker: ``{"op": "run", ...}``, ``{"op": "reply", "id", "reply"}``,
 ``{"op": "abort", "reason"}``.
 """
@@ -302,6 +303,8 @@ class PipeToolBridge:
         self._wait = wait
         self._spin = spin
         self._tool_json: dict[str, str] = {}  # each tool name of this run as JSON text
+        self.answered: dict[str, ToolReply] = {}
+        """The reply of each call the parent answered (kept for :func:`_result_json`)."""
 
     async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
         """Ask the parent to run one tool call and wait for its reply.
@@ -340,8 +343,10 @@ class PipeToolBridge:
             raise
         finally:
             self._pending.pop(call_id, None)
-        assert pending.reply is not None
-        return pending.reply
+        reply = pending.reply
+        assert reply is not None
+        self.answered[call_id] = reply
+        return reply
 
     def _wait_directly(self, pending: _Pending) -> None:
         """Read and dispatch messages until the reply is there or ``wait`` has passed."""
@@ -430,28 +435,55 @@ def _specs_from_json(data: object) -> list[ToolSpec]:
     return specs
 
 
-def _result_json(result: ScriptResult) -> dict[str, Any]:
-    """``result.to_json()`` with each call record as an array.
+def _result_json(
+    result: ScriptResult, answered: dict[str, ToolReply] | None = None
+) -> dict[str, Any]:
+    """``result.to_json()`` with each call record as an array, or as its id alone.
 
-    ``[id, tool, arguments, status, duration_ms, error]``: a third of the bytes of
-    the record objects, cheaper to encode here and to decode and check in the
-    parent (a run's records are most of its result).
+    A record is ``[id, tool, arguments, status, duration_ms, error]`` (a third of
+    the bytes of the record objects). A call the parent answered (``answered``:
+    :attr:`PipeToolBridge.answered`) whose record says what the reply said is only
+    its id: the parent ran that call and holds every field of its record already
+    (its id, tool name and arguments are the record's own, which the engine hands
+    the bridge; a run's records are most of its result, and encoding, decoding and
+    checking them cost each side more than a round trip's frames). A record the
+    engine changed after the reply (none does today) crosses whole.
     """
     data = dataclasses.replace(result, calls=()).to_json()
-    data["calls"] = [
-        [call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error]
-        for call in result.calls
-    ]
+    if not answered:
+        data["calls"] = [
+            [call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error]
+            for call in result.calls
+        ]
+        return data
+    records: list[Any] = []
+    append = records.append
+    for call in result.calls:
+        reply = answered.get(call.id)
+        if (
+            reply is not None
+            and reply.status == call.status
+            and reply.duration_ms == call.duration_ms
+            and reply.error == call.error
+        ):
+            append(call.id)
+            continue
+        append([call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error])
+    data["calls"] = records
     return data
 
 
-def _result_frame(result: ScriptResult, message: dict[str, Any]) -> bytes:
+def _result_frame(
+    result: ScriptResult,
+    message: dict[str, Any],
+    answered: dict[str, ToolReply] | None = None,
+) -> bytes:
     """The frame of ``message`` with ``result`` (:func:`_result_json`) as its ``"result"``.
 
     Encoded once. A result that cannot be encoded becomes a sandbox error (its
     output and calls are kept).
     """
-    message["result"] = _result_json(result)
+    message["result"] = _result_json(result, answered)
     try:
         return _Channel.encode(message)
     except (TypeError, ValueError, RecursionError) as exc:
@@ -462,7 +494,7 @@ def _result_frame(result: ScriptResult, message: dict[str, Any]) -> bytes:
             calls=result.calls,
             wall_time=result.wall_time,
         )
-        message["result"] = _result_json(fallback)
+        message["result"] = _result_json(fallback, answered)
         return _Channel.encode(message)
 
 
@@ -566,7 +598,7 @@ class _Worker:
                 signal=controller.signal,
                 call_id_prefix=prefix if isinstance(prefix, str) else "script",
             )
-            frame = self._result_frame(result)
+            frame = self._result_frame(result, bridge.answered)
         except BaseException as exc:  # the engine never raises; this is the last line of defence
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 raise
@@ -577,11 +609,15 @@ class _Worker:
             frame = self._result_frame(failure)
         self.channel.write(frame)
 
-    def _result_frame(self, result: ScriptResult) -> bytes:
+    def _result_frame(
+        self,
+        result: ScriptResult,
+        answered: dict[str, ToolReply] | None = None,
+    ) -> bytes:
         used = _cpu_seconds()
         retire = self.cpu_lifetime is not None and used > self.cpu_lifetime / 2
         return _result_frame(
-            result, {"op": "result", "result": None, "cpu": used, "retire": retire}
+            result, {"op": "result", "result": None, "cpu": used, "retire": retire}, answered
         )
 
 

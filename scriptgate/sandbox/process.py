@@ -1163,17 +1163,22 @@ class ProcessRunner:
             await reply_to(call, reply)
 
         async def reply_to(call: _Call, reply: ToolReply) -> None:
+            # (the call's record: what the worker reads from the reply frame, so that
+            # the worker's result may name the call instead of repeating its record)
             status = reply.status if reply.status in _CALL_STATUSES else "error"
+            duration, error = reply.duration_ms, reply.error
             call.status = status
-            call.duration_ms = reply.duration_ms
-            call.error = reply.error
+            call.duration_ms = duration if type(duration) is int else None
+            call.error = error if error is None or type(error) is str else _as_text(error)
             try:
                 frame = _reply_frame(call.id, status, reply)
             except (TypeError, ValueError, RecursionError) as exc:
+                call.status = "error"
+                call.error = f"the tool's result is not JSON data: {exc}"
                 payload = {
                     "status": "error",
                     "value": None,
-                    "error": f"the tool's result is not JSON data: {exc}",
+                    "error": call.error,
                     "duration_ms": reply.duration_ms,
                 }
                 frame = _frame({"op": "reply", "id": call.id, "reply": payload})
@@ -1457,7 +1462,7 @@ class ProcessRunner:
         result: ScriptResult | None = None
         if state.result is not None and state.stop is None:
             try:
-                result = _result_from_json(state.result)
+                result = _result_from_json(state.result, state.by_id)
             except _ProtocolError as exc:
                 state.stop = ("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
         if result is not None:
@@ -1616,11 +1621,22 @@ _RECORD_SETTERS = slot_setters(CallRecord)
 _RECORD_FIELDS = len(_RECORD_SETTERS)  # a record in a result: an array of the fields, in order
 
 
-def _result_from_json(data: dict[str, Any]) -> ScriptResult:
+def _as_text(error: object) -> str | None:
+    """A reply's ``error`` as the worker decodes it from the reply frame: a str subclass
+    as its plain text, anything else as ``None``."""
+    return str.__str__(error) if isinstance(error, str) else None
+
+
+def _result_from_json(
+    data: dict[str, Any], answered: dict[str, _Call] | None = None
+) -> ScriptResult:
     """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field.
 
     The worker's ``ScriptResult.to_json()``, except that each call record is an
-    array of its fields in order (``_worker._result_json``).
+    array of its fields in order, or the id alone of a call this side answered
+    (``answered``: the run's calls by id), whose record is then built from what
+    this side received and replied (``_worker._result_json``). An id this side did
+    not answer is a protocol error.
     """
     ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
     _expect(isinstance(ok, bool), "ok")
@@ -1645,8 +1661,23 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
     _expect(isinstance(raw_calls, list), "calls")
     calls: list[CallRecord] = []
     append = calls.append
+    record: CallRecord
     set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
     for item in raw_calls:
+        if type(item) is str:
+            # a call this side answered: its record is ours
+            known = answered.get(item) if answered is not None else None
+            if known is None or known.status is None:
+                raise _ProtocolError("a malformed result (a call record names an unanswered call)")
+            record = _new(CallRecord)
+            set_id(record, known.id)
+            set_tool(record, known.tool)
+            set_arguments(record, known.arguments)
+            set_status(record, known.status)
+            set_duration(record, known.duration_ms)
+            set_error(record, known.error)
+            append(record)
+            continue
         # [id, tool, arguments, status, duration_ms, error] (decoded JSON: exact types;
         # one pass of checks per record, _check_call says what is wrong)
         if type(item) is not list or len(item) != _RECORD_FIELDS:
@@ -1661,7 +1692,7 @@ def _result_from_json(data: dict[str, Any]) -> ScriptResult:
             and (call_error is None or type(call_error) is str)
         ):
             _check_call(item)
-        record: CallRecord = _new(CallRecord)
+        record = _new(CallRecord)
         set_id(record, call_id)
         set_tool(record, tool)
         set_arguments(record, arguments)

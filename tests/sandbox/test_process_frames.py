@@ -207,7 +207,7 @@ def test_process_worker_poll_reads_a_frame_alone_in_its_read_and_two_in_one(
         ([["a", "t", {}, "ok", 1, 5]], "duration/error"),
         ([["a", "t", {}, "ok", 1]], r"\(call\)"),  # a field short
         ([{"id": "a", "tool": "t", "status": "ok"}], r"\(call\)"),  # an object
-        (["not a record"], r"\(call\)"),
+        (["not a record"], "names an unanswered call"),  # an id this side did not answer
     ],
 )
 def test_process_result_with_a_malformed_call_record_is_a_protocol_error(
