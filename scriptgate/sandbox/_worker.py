@@ -68,7 +68,7 @@ import anyio
 from scriptgate.runtime.abort import AbortController
 from scriptgate.sandbox.bridge import ToolReply, ToolSpec, _reply
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.result import CallStatus, Limits, ScriptError, ScriptResult
+from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 
 __all__ = ["PipeToolBridge", "main"]
 
@@ -473,6 +473,15 @@ def _result_json(
     return data
 
 
+def _encodable_call(call: CallRecord) -> CallRecord:
+    """``call``, or a copy whose arguments are ``{}`` when they have no JSON text."""
+    try:
+        _ENCODE(call.arguments)
+    except (TypeError, ValueError, RecursionError):
+        return dataclasses.replace(call, arguments={})
+    return call
+
+
 def _result_frame(
     result: ScriptResult,
     message: dict[str, Any],
@@ -480,9 +489,19 @@ def _result_frame(
 ) -> bytes:
     """The frame of ``message`` with ``result`` (:func:`_result_json`) as its ``"result"``.
 
-    Encoded once. A result that cannot be encoded becomes a sandbox error (its
+    Encoded once. Call arguments that cannot be encoded are dropped from their
+    records; a result that still cannot be encoded becomes a sandbox error (its
     output and calls are kept).
     """
+    message["result"] = _result_json(result, answered)
+    try:
+        return _Channel.encode(message)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    # a call record's own arguments may have no JSON text (an int of more than 4300
+    # digits the parent was never sent): those arguments are dropped, the rest of the
+    # record kept (test_process_unencodable_call_arguments)
+    result = dataclasses.replace(result, calls=tuple(map(_encodable_call, result.calls)))
     message["result"] = _result_json(result, answered)
     try:
         return _Channel.encode(message)

@@ -581,3 +581,19 @@ async def test_process_sandbox_session_reset_releases_its_pinned_worker() -> Non
             assert (await session.run("y = 2")).ok
             session.reset()
         assert len(runner.worker_pids()) <= max(len(pinned), 2)
+
+
+@pytest.mark.anyio
+async def test_process_unencodable_call_arguments() -> None:
+    # An int of more than 4300 digits has no JSON text: the worker cannot send the
+    # call (the script sees a ToolError) and used to fail encoding the call's record
+    # in its result, ending as a "sandbox" failure with the worker discarded.
+    async with Sandbox([ECHO], limits=LIMITS, isolation="process") as sandbox:
+        result = await sandbox.run(
+            "try:\n    echo(text=10 ** 5000)\nexcept ToolError as e:\n    r = str(e)\nr"
+        )
+        assert result.ok, result.error
+        assert "not JSON data" in result.value
+        [call] = result.calls
+        assert (call.tool, call.status, call.arguments) == ("echo", "error", {})
+        assert (await sandbox.run("'next'")).value == "next"
