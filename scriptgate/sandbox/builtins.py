@@ -16,10 +16,18 @@ from __future__ import annotations
 
 import builtins as _b
 from collections.abc import Callable
+from itertools import tee
 from typing import Any
 
+from scriptgate.sandbox.dagguard import items_ok
 from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
-from scriptgate.sandbox.guards import MAX_RANGE, MAX_SEQUENCE, guarded_pow, safe_format
+from scriptgate.sandbox.guards import (
+    MAX_RANGE,
+    MAX_SEQUENCE,
+    checked_sort,
+    guarded_pow,
+    safe_format,
+)
 from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
 
@@ -77,13 +85,17 @@ def make_builtins(
         return _b.sum(charge(iterable), start)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        return _b.sorted(charge(charge_copy(iterable, "list")), key=key, reverse=reverse)
+        # a new list sorted in place, as Python's sorted() does; the comparisons
+        # (of the items, or of the keys) are bounded first (guards.checked_sort)
+        items = _b.list(charge(charge_copy(iterable, "list")))
+        checked_sort(items, items.sort, {"key": key, "reverse": reverse})
+        return items
 
     def min_(*values: Any, **kwargs: Any) -> Any:
-        return _b.min(*one_or_many(values), **kwargs)
+        return _selected(_b.min, one_or_many(values), kwargs)
 
     def max_(*values: Any, **kwargs: Any) -> Any:
-        return _b.max(*one_or_many(values), **kwargs)
+        return _selected(_b.max, one_or_many(values), kwargs)
 
     def any_(iterable: Any, /) -> bool:
         return _b.any(charge(iterable))
@@ -141,6 +153,47 @@ def make_builtins(
         }
     )
     return table
+
+
+_SELECT_KEYWORDS = frozenset({"key", "default"})
+_SEQUENCES = (list, tuple)
+
+
+def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``min``/``max`` (``real``) of ``values``, once the comparisons it makes are bounded.
+
+    The items (or, with ``key=``, the keys: computed once per item, in order,
+    interleaved with reading the iterable as in Python) are checked together
+    (:func:`dagguard.items_ok`) before the first comparison; then the real
+    function picks the same item with the same comparisons. Wrong arguments get
+    the real function's own error, raised before anything is compared.
+    """
+    if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
+        return real(*values, **kwargs)
+    if len(values) > 1:
+        if "default" in kwargs:
+            return real(*values, **kwargs)  # TypeError: a default with several arguments
+        source: Any = values
+    else:
+        source = values[0]
+    key = kwargs.get("key")
+    if key is None:
+        items = source if type(source) in _SEQUENCES else _b.list(charge_copy(source, "list"))
+        if _b.len(items) > 1:
+            items_ok(items)
+        return real(items, **kwargs)
+    if type(source) in _SEQUENCES:
+        items = source
+        keys = _b.list(_b.map(key, items))
+    else:
+        reading, kept = tee(charge_copy(source, "list"))
+        keys = _b.list(_b.map(key, reading))  # an item read, its key computed, the next item…
+        items = _b.list(kept)
+    if not items:
+        return real(items, **kwargs)  # the default, or the real error for an empty input
+    if _b.len(keys) > 1:
+        items_ok(keys)
+    return items[real(range(_b.len(keys)), key=keys.__getitem__)]
 
 
 def _static() -> dict[str, Any]:
