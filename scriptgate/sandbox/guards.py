@@ -68,7 +68,11 @@ __all__ = [
     "Budget",
     "OpaqueNamespace",
     "check_value",
+    "checked_sort",
     "fed",
+    "hash_bounded",
+    "hashed_ok",
+    "hashed_whole",
     "make_guards",
     "needs_feed",
     "safe_str_format",
@@ -1499,12 +1503,30 @@ _STORED = (set, frozenset, dict)
 """Containers whose items were hashed when they were stored (hashing them again is bounded)."""
 
 
+def hash_bounded(key: Any) -> Any:
+    """``key``, once hashing it and comparing it with a stored key of the same hash are bounded.
+
+    :func:`dagguard.hash_ok` bounds the hash (only tuples hash their items). A
+    lookup whose hash matches a stored key also compares the two with ``==``,
+    which recurses into frozensets too: two frozensets built level by level from
+    each other (``F = frozenset({(F0, G0)})``, ``G = frozenset({(G0, F0)})``) are
+    equal with equal hashes, cheap to hash and exponential to compare. So a key
+    that is not a tuple of scalars is also measured as a comparison operand.
+    """
+    dagguard.hash_ok(key)
+    if type(key) is not tuple or not _SCALARS.issuperset(map(type, key)):
+        dagguard.operand_ok(key)
+    return key
+
+
 def _elements_ok(items: list[Any] | tuple[Any, ...]) -> None:
     """Refuse (a size limit) unless hashing every item of ``items`` is bounded, all together.
 
     Only tuples hash their items (a frozenset hashes the hashes it stored, lists
-    and dicts are unhashable), so items without a tuple pass after one C scan of
-    their types; short tuples of scalars (``(row, col)`` keys) pass after a second.
+    and dicts are unhashable) and only tuples and frozensets compare theirs when
+    a stored key has the same hash (:func:`hash_bounded`), so items with neither
+    pass after one C scan of their types; short tuples of scalars (``(row, col)``
+    keys) pass after a second.
     """
     kinds = set(map(type, items))
     if kinds <= _SCALARS:
@@ -1515,9 +1537,9 @@ def _elements_ok(items: list[Any] | tuple[Any, ...]) -> None:
             map(type, _chain_from_iterable(tuples))
         ):
             return
-    elif not any(issubclass(kind, tuple) for kind in kinds):
+    elif not any(issubclass(kind, (tuple, frozenset)) for kind in kinds):
         return
-    dagguard.hash_ok(tuple(items))  # measured as one tuple: shared items count once per path
+    hash_bounded(tuple(items))  # measured as one tuple: shared items count once per path
 
 
 def _converted_pairs(items: list[Any] | tuple[Any, ...]) -> list[Any]:
@@ -1559,9 +1581,11 @@ def hashed_ok(items: list[Any] | tuple[Any, ...], into: str) -> list[Any] | tupl
     kinds = set(map(type, items))
     if kinds <= _SCALARS:
         return items  # strings of two characters, or dict()'s own error
+    pairs = items
     if not kinds <= _PAIR_TYPES:
         items = _converted_pairs(items)
-    _elements_ok(list(map(_first, filter(None, items))))
+        pairs = [pair for pair in items if type(pair) in _PAIR_TYPES]  # dicts, sets: stored
+    _elements_ok(list(map(_first, filter(None, pairs))))
     return items
 
 
@@ -1609,7 +1633,7 @@ def _compared_call(method: Any, *args: Any, **kwargs: Any) -> Any:
 def _hashed_call(method: Any, *args: Any, **kwargs: Any) -> Any:
     # d.get(k), d.setdefault(k), d.pop(k), s.add(x), s.discard(x), od.move_to_end(k): hash x
     if args and type(args[0]) not in _SCALARS:
-        dagguard.hash_ok(args[0])
+        hash_bounded(args[0])
     return method(*args, **kwargs)
 
 

@@ -28,9 +28,9 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from scriptgate.sandbox.dagguard import SCALARS, hash_ok, items_ok, operand_ok
+from scriptgate.sandbox.dagguard import SCALARS, items_ok, operand_ok
 from scriptgate.sandbox.errors import refuse_size
-from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed
+from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed, hash_bounded
 from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.regexguard import make_re
 from scriptgate.sandbox.sizeguard import check_json
@@ -387,7 +387,7 @@ def _checked_cache(cached: Any) -> Callable[..., Any]:
         if not SCALARS.issuperset(map(type, args)) or (
             kwargs and not SCALARS.issuperset(map(type, kwargs.values()))
         ):
-            hash_ok((*args, *kwargs.values()))
+            hash_bounded((*args, *kwargs.values()))
         return cached(*args, **kwargs)
 
     cached_call.cache_info = cached.cache_info  # type: ignore[attr-defined]

@@ -397,6 +397,61 @@ EXTRA_ATTACKS += [
     _a("regex-pattern-sub-huge", "8-memory", "import re\nre.compile('').sub('x' * 100, 'a' * 10 ** 6)", "limit", "too large"),
 ]  # fmt: skip
 
+_SHARED = "shared references"
+_COUNTER = "from collections import Counter\n"
+EXTRA_ATTACKS += [
+    # issue 5, the calls: builtins, container methods and stand-in modules that compare or
+    # hash in C check the values first (guards "comparing and hashing calls", dagguard)
+    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", _SHARED),
+    _a("dag-list-sort-method", "8-cpu", _DAG + "xs = [a, b]\nxs.sort()", "limit", _SHARED),
+    _a("dag-sorted-key", "8-cpu", _DAG + "sorted([1, 2], key=lambda i: a if i == 1 else b)", "limit", _SHARED),
+    _a("dag-list-sort-key", "8-cpu", _DAG + "xs = [1, 2]\nxs.sort(key=lambda _: a if xs else b)", "limit", _SHARED),
+    _a("dag-max", "8-cpu", _DAG + "max([a, b])", "limit", _SHARED),
+    _a("dag-min-arguments", "8-cpu", _DAG + "min(a, b)", "limit", _SHARED),
+    _a("dag-max-key", "8-cpu", _DAG + "max([0, 1], key=lambda i: [a, b][i])", "limit", _SHARED),
+    _a("dag-min-generator", "8-cpu", _DAG + "min(x for x in (a, b))", "limit", _SHARED),
+    _a("dag-list-index", "8-cpu", _DAG + "[a, b].index(b)", "limit", _SHARED),
+    _a("dag-list-count", "8-cpu", _DAG + "([a] * 2).count(b)", "limit", _SHARED),
+    _a("dag-list-remove", "8-cpu", _DAG + "xs = [a]\nxs.remove(b)", "limit", _SHARED),
+    _a("dag-tuple-index", "8-cpu", _DAG + "(a, a).index(b)", "limit", _SHARED),
+    _a("dag-deque-count", "8-cpu", _DAG + "from collections import deque\ndeque([a, a]).count(b)", "limit", _SHARED),
+    _a("dag-namedtuple-index", "8-cpu", _DAG + "from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(a, a).index(b)", "limit", _SHARED),
+    _a("dag-list-subclass-count", "8-cpu", _DAG + "class L(list):\n    pass\nL([a, a]).count(b)", "limit", _SHARED),
+    _a("dag-dict-get", "8-cpu", _DAG_TUPLE + "d = {}\nd.get(t)", "limit", _SHARED),
+    _a("dag-dict-get-mapped", "8-cpu", _DAG_TUPLE + "list(map({}.get, [t]))", "limit", _SHARED),
+    _a("dag-dict-setdefault", "8-cpu", _DAG_TUPLE + "d = {}\nd.setdefault(t, 1)", "limit", _SHARED),
+    _a("dag-dict-pop", "8-cpu", _DAG_TUPLE + "d = {}\nd.pop(t, None)", "limit", _SHARED),
+    _a("dag-set-add", "8-cpu", _DAG_TUPLE + "s = set()\ns.add(t)", "limit", _SHARED),
+    _a("dag-set-add-stored", "8-cpu", _DAG_TUPLE + "add = set().add\nadd(t)", "limit", _SHARED),
+    _a("dag-set-discard", "8-cpu", _DAG_TUPLE + "s = {1}\ns.discard(t)", "limit", _SHARED),
+    _a("dag-ordereddict-move-to-end", "8-cpu", _DAG_TUPLE + "from collections import OrderedDict\nOrderedDict().move_to_end(t)", "limit", _SHARED),
+    _a("dag-hash-builtin", "7.2-builtins", _DAG_TUPLE + "hash(t)", "runtime", "hash"),
+    _a("dag-set-constructor", "8-cpu", _DAG_TUPLE + "set([t])", "limit", _SHARED),
+    _a("dag-frozenset-generator", "8-cpu", _DAG_TUPLE + "frozenset(x for x in [t])", "limit", _SHARED),
+    _a("dag-dict-constructor", "8-cpu", _DAG_TUPLE + "dict([(t, 1)])", "limit", _SHARED),
+    _a("dag-dict-pair-generator", "8-cpu", _DAG_TUPLE + "dict([(x for x in (t, 1))])", "limit", _SHARED),
+    _a("dag-set-display-star", "8-cpu", _DAG_TUPLE + "{*[t]}", "limit", _SHARED),
+    _a("dag-set-update", "8-cpu", _DAG_TUPLE + "s = set()\ns.update([t])", "limit", _SHARED),
+    _a("dag-set-issubset", "8-cpu", _DAG_TUPLE + "{1}.issubset([t])", "limit", _SHARED),
+    _a("dag-dict-update", "8-cpu", _DAG_TUPLE + "d = {}\nd.update([(t, 1)])", "limit", _SHARED),
+    _a("dag-dict-fromkeys", "8-cpu", _DAG_TUPLE + "dict.fromkeys([t])", "limit", _SHARED),
+    _a("dag-dict-ior", "8-cpu", _DAG_TUPLE + "d = {}\nd |= [(t, 1)]", "limit", _SHARED),
+    _a("dag-keys-isdisjoint", "8-cpu", _DAG_TUPLE + "{1: 2}.keys().isdisjoint([t])", "limit", _SHARED),
+    # one tuple of a million items hashes in a few ms; a chunk repeating it 256 times is refused
+    _a("dag-set-repeated-tuple", "8-cpu", "t = (0,) * 1000\nt = (t,) * 1000\nset([t] * 100000)", "limit", _SHARED),
+    _a("dag-counter", "8-cpu", _DAG_TUPLE + _COUNTER + "Counter([t])", "limit", _SHARED),
+    _a("dag-counter-update", "8-cpu", _DAG_TUPLE + _COUNTER + "c = Counter()\nc.update(iter([t]))", "limit", _SHARED),
+    _a("dag-counter-most-common", "8-cpu", _DAG + _COUNTER + "c = Counter()\nc['x'] = a\nc['y'] = b\nc.most_common()", "limit", _SHARED),
+    _a("dag-functools-cache", "8-cpu", _DAG_TUPLE + "import functools\n@functools.cache\ndef f(x):\n    return 1\nf(t)", "limit", _SHARED),
+    _a("dag-lru-cache-keyword", "8-cpu", _DAG_TUPLE + "from functools import lru_cache\n@lru_cache(maxsize=4)\ndef f(x=0):\n    return 1\nf(x=t)", "limit", _SHARED),
+    _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
+    _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
+    _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
+    # the same calls on ordinary values keep their results
+    _a("dag-calls-ok", "8-cpu", "from collections import Counter, deque\nimport functools, itertools, statistics\nrows = [[i % 3, i] for i in range(50)]\nd = {(1, 2): 'x'}\ns = {(1, 2)}\ns.add((3, 4))\n@functools.cache\ndef f(p):\n    return p[0]\n[sorted(rows)[:2], max(rows, key=lambda r: r[0]), min([[2], [1]]), rows.index([2, 2]), rows.count([0, 0]), d.get((1, 2)), d.pop((9,), 0), (3, 4) in s, len(set([(1, 2)] * 300)), Counter([(1,), (1,)]).most_common(), deque([[1]]).count([1]), f((5, 6)), [k for k, _ in itertools.groupby([[1], [1], [2]])], statistics.median([[1], [3], [2]])]", "ok", value=[[[0, 0], [0, 3]], [2, 2], [1], 2, 1, "x", 0, True, 1, [[[1], 2]], 1, 5, [[1], [2]], [2]]),
+]  # fmt: skip
+
 PROCESS_ONLY_ATTACKS: list[Any] = [
     # -- §7.1: interpreter crashes (SIGSEGV in CPython 3.11) ---------------------------------
     _a("crash-deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "sandbox", "SIGSEGV"),
@@ -415,7 +470,6 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
     _a("dag-list-compare", "8-cpu", _DAG + "a == b", "limit", "killed"),
     _a("dag-list-compare-comprehension", "8-cpu", "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a for _ in range(1000)]\n    b = [b for _ in range(1000)]\na == b", "limit", "killed"),
-    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
     _a("dag-tuple-set-membership", "8-cpu", _DAG_TUPLE + "t in {1}", "limit", "killed"),
     _a("dag-tuple-dict-key", "8-cpu", _DAG_TUPLE + "{t: 1}", "limit", "killed"),
     # two-item displays are enough: 50 levels of (t, t) stand for 2**50 items
