@@ -2,7 +2,13 @@
 
 Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
 ``sorted``, ``list``…) run their argument through the run's charging wrapper, so
-``sum(range(10**12))`` hits the step limit instead of hanging; ``pow``, ``format``
+``sum(range(10**12))`` hits the step limit instead of hanging; ``sorted``, ``min``
+and ``max`` check the items (or, with ``key=``, the keys: computed once per item,
+in order, as Python does) with :func:`dagguard.items_ok` before comparing them,
+so values built from shared references end with a size limit instead of a C
+call that never returns (issue 5; ``min``/``max`` therefore read the whole
+iterable and compute every key before the first comparison, where Python stops
+at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).

@@ -8,6 +8,14 @@ mutable state is shared between runs. Size refusals (``'x' * 10**12``, huge
 ints, widths, ``str`` methods…) go through
 :func:`scriptgate.sandbox.errors.refuse_size`: they trip the run's budget (bound
 in the script's globals as ``STOP_NAME``), so they are final ``"limit"`` errors.
+
+C calls that compare or hash script values outside the compiled operators are
+bounded here too (issue 5, :mod:`scriptgate.sandbox.dagguard`): the attribute
+guard hands out checking wrappers for the container methods that compare or
+hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
+``lst.sort()``…), and every hash feed checks what it hashes, chunk by chunk
+(sections "hash feeding" and "comparing and hashing calls" below; tests in
+``tests/sandbox/test_compare_calls.py``).
 """
 
 from __future__ import annotations
@@ -1305,7 +1313,12 @@ pair, or a mapping's keys)."""
 # `_copy_`, `{*x}` through `_hstar_`, the set/dict/Counter methods below through
 # the attribute guard, the collections constructors through the stand-in
 # module) feeds a large or unsized input in chunks of _TICK_CHUNK items with a
-# budget check between chunks, so the deadline and an abort stop it.
+# budget check between chunks, so the deadline and an abort stop it. Every input
+# (small ones whole, fed ones per chunk) is also checked before C hashes it:
+# what is hashed of the items (`hashed_ok`: the items, or each pair's key for a
+# dict) must hash in bounded time, all the chunk's items together — a tuple
+# built from shared references, or a chunk repeating one large tuple, is refused
+# with a size limit (see "comparing and hashing calls").
 
 _FEED_FROM = _TICK_CHUNK
 """Inputs longer than this are fed in chunks: a single chunk's worst case is small."""

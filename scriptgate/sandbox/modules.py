@@ -10,6 +10,20 @@ budget; ``random`` is a fresh ``random.Random`` per run (no shared state); the
 infinite ``itertools`` iterators tick per item so a limit can stop them. ``re`` is
 :mod:`scriptgate.sandbox.regexguard`: the ``regex`` engine behind ``re``'s surface,
 so a catastrophic pattern stops at the run's deadline instead of blocking the loop.
+
+Members that compare or hash script values in C check them first (issue 5,
+:mod:`scriptgate.sandbox.dagguard`): ``functools.lru_cache``/``cache`` check the
+arguments' hashing (:func:`guards.hash_bounded`) before the cached call,
+``itertools.groupby`` each key it compares, the ``statistics`` functions that
+sort (``median*``, ``quantiles``) their data and those that count (``mode``,
+``multimode``) what they hash, and the ``collections`` constructors what they
+hash (:func:`guards.fed`). The rest need nothing: ``cmp_to_key`` compares with
+the script's own function; ``json.dumps(sort_keys=True)`` compares dict keys
+(distinct, so the values are never reached) after the render guard bounded the
+whole value; the other ``statistics`` functions add or compare with numbers;
+``random.seed`` takes scalars only; namedtuples are tuples (their ``index``
+and ``count`` are wrapped by the attribute guard); ``heapq``, ``bisect`` and
+``operator`` are not exposed.
 """
 
 from __future__ import annotations

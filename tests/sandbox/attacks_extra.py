@@ -436,6 +436,8 @@ EXTRA_ATTACKS += [
     _a("dag-dict-update", "8-cpu", _DAG_TUPLE + "d = {}\nd.update([(t, 1)])", "limit", _SHARED),
     _a("dag-dict-fromkeys", "8-cpu", _DAG_TUPLE + "dict.fromkeys([t])", "limit", _SHARED),
     _a("dag-dict-ior", "8-cpu", _DAG_TUPLE + "d = {}\nd |= [(t, 1)]", "limit", _SHARED),
+    # equal frozensets built from each other hash cheaply and compare in 2**60 steps
+    _a("dag-frozenset-pair-set-add", "8-cpu", "F = frozenset({1})\nG = frozenset({1})\nfor i in range(60):\n    F, G = frozenset({(F, G)}), frozenset({(G, F)})\ns = {G}\ns.add(F)", "limit", _SHARED),
     _a("dag-keys-isdisjoint", "8-cpu", _DAG_TUPLE + "{1: 2}.keys().isdisjoint([t])", "limit", _SHARED),
     # one tuple of a million items hashes in a few ms; a chunk repeating it 256 times is refused
     _a("dag-set-repeated-tuple", "8-cpu", "t = (0,) * 1000\nt = (t,) * 1000\nset([t] * 100000)", "limit", _SHARED),
