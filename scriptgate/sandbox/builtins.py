@@ -25,6 +25,7 @@ from collections.abc import Callable
 from itertools import tee
 from typing import Any
 
+from scriptgate.sandbox.dagguard import SCALARS as _SCALARS
 from scriptgate.sandbox.dagguard import items_ok
 from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards import (
@@ -94,7 +95,10 @@ def make_builtins(
         # a new list sorted in place, as Python's sorted() does; the comparisons
         # (of the items, or of the keys) are bounded first (guards.checked_sort)
         items = _b.list(charge(charge_copy(iterable, "list")))
-        checked_sort(items, items.sort, {"key": key, "reverse": reverse})
+        if key is None and _SCALARS.issuperset(_b.map(type, items)):
+            items.sort(reverse=reverse)  # the common case: scalars compare in bounded time
+        else:
+            checked_sort(items, items.sort, {"key": key, "reverse": reverse})
         return items
 
     def min_(*values: Any, **kwargs: Any) -> Any:
@@ -174,6 +178,13 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
     function picks the same item with the same comparisons. Wrong arguments get
     the real function's own error, raised before anything is compared.
     """
+    if not kwargs and values:  # the common case: no key, no default
+        items = values[0] if _b.len(values) == 1 else values
+        if type(items) not in _SEQUENCES:
+            items = _b.list(charge_copy(items, "list"))
+        if not _SCALARS.issuperset(_b.map(type, items)):
+            items_ok(items)
+        return real(items)
     if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
         return real(*values, **kwargs)
     if len(values) > 1:

@@ -913,21 +913,23 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     # the value it returns (no modules, frames, code, type/object…).
     if type(name) is not str:
         raise TypeError("attribute name must be a str")
+    kind = type(obj)
+    calls = _RECEIVER_CALLS.get(name)
+    if calls is not None:
+        call = calls.get(kind, _NO_CALL)
+        if call is not _NO_CALL:
+            # d.get(k), s.add(x), lst.index(x), lst.sort()… on exact builtin types (public
+            # names): the real bound method, or a wrapper bounding what it compares or
+            # hashes (test_compare_calls); first, as these reads are frequent
+            if call is None:
+                return getattr(obj, name)
+            return _METHOD(call, getattr(obj, name))
     if name.startswith("_"):
         raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
     if name in INSPECT_ATTRIBUTES:
         raise AttributeError(
             f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
         )
-    kind = type(obj)
-    calls = _RECEIVER_CALLS.get(name)
-    if calls is not None:
-        call = calls.get(kind, _NO_CALL)
-        if call is not _NO_CALL:
-            # d.get(k), s.add(x), lst.index(x), lst.sort()… on exact builtin types: the
-            # real bound method, or a wrapper bounding its comparisons (test_compare_calls)
-            value = getattr(obj, name)
-            return value if call is None else _METHOD(call, value)
     if kind in _FAST_RECEIVERS:
         if name not in _SLOW_NAMES:
             # exact builtin data types: every public attribute passes check_value
@@ -1205,10 +1207,14 @@ def make_guards(
             return hashed_input(value, into)
         return value
 
+    scalars_only = _SCALARS.issuperset
+
     def hashed_input(value: Any, into: str) -> Any:
         kind = type(value)
         if kind is list or kind is tuple:
             if len(value) <= _FEED_FROM:
+                if into != "dict" and scalars_only(map(type, value)):
+                    return value  # the common case: scalars hash in bounded time
                 return hashed_ok(value, into)
         elif kind in _NO_FEED or kind is _KEYS_VIEW:
             return value  # stored hashes, or keys hashed when they were inserted
@@ -1458,7 +1464,7 @@ def _fed_unbound_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -
 def _named(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     """A copy of ``function`` called ``name`` (the wrapper of ``s.update`` is named ``update``)."""
     assert isinstance(function, types.FunctionType)
-    copy = types.FunctionType(function.__code__, function.__globals__, name)
+    copy = types.FunctionType(function.__code__, function.__globals__, name, function.__defaults__)
     copy.__qualname__ = name
     return copy
 
@@ -1636,18 +1642,26 @@ def _checked_pairs(mapping: Any) -> Iterator[tuple[Any, Any]]:
     return ((key, mapping[key]) for key in keys)
 
 
-def _compared_call(method: Any, *args: Any, **kwargs: Any) -> Any:
+_NO_ARG: Any = object()
+"""The default of the wrappers' first parameter: the call had no argument at all."""
+
+
+def _compared_call(method: Any, item: Any = _NO_ARG, /, *rest: Any, **kwargs: Any) -> Any:
     # lst.index(x), lst.count(x), lst.remove(x), t.index(x), dq.count(x): x against each item
-    if args and type(args[0]) not in _SCALARS:
-        dagguard.contains_ok(args[0], method.__self__)
-    return method(*args, **kwargs)
+    if type(item) not in _SCALARS and item is not _NO_ARG:
+        dagguard.contains_ok(item, method.__self__)
+    if rest or kwargs:
+        return method(*rest, **kwargs) if item is _NO_ARG else method(item, *rest, **kwargs)
+    return method() if item is _NO_ARG else method(item)  # the common case: one argument
 
 
-def _hashed_call(method: Any, *args: Any, **kwargs: Any) -> Any:
+def _hashed_call(method: Any, key: Any = _NO_ARG, /, *rest: Any, **kwargs: Any) -> Any:
     # d.get(k), d.setdefault(k), d.pop(k), s.add(x), s.discard(x), od.move_to_end(k): hash x
-    if args and type(args[0]) not in _SCALARS:
-        hash_bounded(args[0])
-    return method(*args, **kwargs)
+    if type(key) not in _SCALARS and key is not _NO_ARG:
+        hash_bounded(key)
+    if rest or kwargs:
+        return method(*rest, **kwargs) if key is _NO_ARG else method(key, *rest, **kwargs)
+    return method() if key is _NO_ARG else method(key)  # the common case: one argument
 
 
 _SORT_KEYWORDS = frozenset({"key", "reverse"})
@@ -1657,10 +1671,12 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
     """``sort(**options)`` (``items.sort`` itself), once its comparisons are bounded.
 
     Without a key the items are checked (:func:`dagguard.items_ok`). With a key the
-    real sort runs with a key recording the keys: it is called once per item, in
-    order, inside the sort (the list looks empty to it, as in Python), and the
-    last call checks all the keys before the sort compares any of them. Results,
-    stability, ``reverse`` and exceptions are the real sort's.
+    real sort runs with a key that computes the script's key of each item in
+    order, once, inside the sort (so the list looks empty to it and a change to
+    it is reported, as in Python) — in C for every item but the last: ``next`` on
+    ``map(key, items)`` through a ``tee`` that keeps the keys — and the last call
+    checks all the keys before the sort compares any of them. Results, stability,
+    ``reverse`` and exceptions are the real sort's.
     """
     key = options.get("key")
     count = len(items)
@@ -1671,17 +1687,17 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
         dagguard.items_ok(items)
         sort(**options)
         return
-    keys: list[Any] = []
-    append = keys.append
+    snapshot = list.copy(items)  # the same items, readable while the sort empties the list
+    computed, kept = itertools.tee(map(key, itertools.islice(snapshot, count - 1)))
 
-    def recorded(item: Any) -> Any:
-        value = key(item)
-        append(value)
-        if len(keys) == count:
-            dagguard.items_ok(keys)
-        return value
+    def last() -> Iterator[Any]:
+        value = key(snapshot[-1])
+        keys = list(kept)
+        keys.append(value)
+        dagguard.items_ok(keys)  # after the last key, before the first comparison
+        yield value
 
-    sort(**{**options, "key": recorded})
+    sort(**{**options, "key": functools.partial(next, itertools.chain(computed, last()))})
 
 
 def _sort_call(method: Any, *args: Any, **kwargs: Any) -> Any:
