@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import builtins as _b
 from collections.abc import Callable
-from itertools import tee
 from typing import Any
 
 from scriptgate.sandbox.dagguard import SCALARS as _SCALARS
@@ -201,11 +200,13 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
         return real(items, **kwargs)
     if type(source) in _SEQUENCES:
         items = source
-        keys = _b.list(_b.map(key, items))
+        keys = [key(item) for item in items]  # (map() would end silently on StopIteration)
     else:
-        reading, kept = tee(charge_copy(source, "list"))
-        keys = _b.list(_b.map(key, reading))  # an item read, its key computed, the next item…
-        items = _b.list(kept)
+        items = []
+        keys = []
+        for item in charge_copy(source, "list"):  # an item read, its key computed, the next…
+            items.append(item)
+            keys.append(key(item))
     if not items:
         return real(items, **kwargs)  # the default, or the real error for an empty input
     if _b.len(keys) > 1:

@@ -1667,6 +1667,10 @@ def _hashed_call(method: Any, key: Any = _NO_ARG, /, *rest: Any, **kwargs: Any) 
 _SORT_KEYWORDS = frozenset({"key", "reverse"})
 
 
+class _KeyStopped(Exception):
+    """A sort's key function raised StopIteration (which ``map`` takes for its end)."""
+
+
 def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str, Any]) -> None:
     """``sort(**options)`` (``items.sort`` itself), once its comparisons are bounded.
 
@@ -1676,7 +1680,9 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
     it is reported, as in Python) — in C for every item but the last: ``next`` on
     ``map(key, items)`` through a ``tee`` that keeps the keys — and the last call
     checks all the keys before the sort compares any of them. Results, stability,
-    ``reverse`` and exceptions are the real sort's.
+    ``reverse`` and exceptions are the real sort's; a key that raises
+    StopIteration before the last item (``map`` ends there silently) is called
+    once more for that item to raise it again.
     """
     key = options.get("key")
     count = len(items)
@@ -1691,13 +1697,25 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
     computed, kept = itertools.tee(map(key, itertools.islice(snapshot, count - 1)))
 
     def last() -> Iterator[Any]:
-        value = key(snapshot[-1])
         keys = list(kept)
+        if len(keys) < count - 1:
+            raise _KeyStopped(len(keys))  # map() ended early: that item's key raised StopIteration
+        try:
+            value = key(snapshot[-1])
+        except StopIteration as stop:
+            raise _KeyStopped(stop) from None
         keys.append(value)
         dagguard.items_ok(keys)  # after the last key, before the first comparison
         yield value
 
-    sort(**{**options, "key": functools.partial(next, itertools.chain(computed, last()))})
+    try:
+        sort(**{**options, "key": functools.partial(next, itertools.chain(computed, last()))})
+    except _KeyStopped as stopped:
+        reason = stopped.args[0]
+        if isinstance(reason, StopIteration):
+            raise reason from None
+        key(snapshot[reason])  # raises the StopIteration again, as the sort would have
+        raise StopIteration from None
 
 
 def _sort_call(method: Any, *args: Any, **kwargs: Any) -> Any:

@@ -215,6 +215,17 @@ SAME_AS_PYTHON = {
     "sorted-mixed": "sorted([1, 'a'])",
     "sorted-key-not-callable": "sorted([1, 2], key=5)",
     "sorted-key-raises": "sorted([1, 0], key=lambda x: 1 / x)",
+    "sorted-key-stops-midway": "sorted([1, 2, 3], key=lambda x: next(iter([])) if x == 2 else x)",
+    "sorted-key-stops-last": "sorted([1, 2, 3], key=lambda x: next(iter([])) if x == 3 else x)",
+    "list-sort-key-stops-keeps-list": (
+        "xs = [3, 1, 2]\ntry:\n    xs.sort(key=lambda x: next(iter([])) if x == 1 else x)\n"
+        "except StopIteration:\n    pass\nxs"
+    ),
+    "list-sort-key-stops-last": "xs = [3, 1, 2]\nxs.sort(key=lambda x: next(iter([])) if x == 2 else x)",
+    "max-key-stops": "max([1, 2, 3], key=lambda x: next(iter([])) if x == 2 else x)",
+    "min-generator-key-stops": (
+        "min((x for x in [1, 2, 3]), key=lambda x: next(iter([])) if x == 2 else x)"
+    ),
     "sorted-reverse-wrong": "sorted([2, 1], reverse='x')",
     "sorted-cmp-to-key": (
         "import functools\nsorted([3, 1, 2], key=functools.cmp_to_key(lambda a, b: b - a))"
