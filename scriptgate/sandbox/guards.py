@@ -1733,13 +1733,11 @@ def _most_common_call(method: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _isdisjoint_call(method: Any, *args: Any) -> Any:
-    # d.keys().isdisjoint(x) hashes x's items; d.items().isdisjoint(x) also compares values
+    # d.keys().isdisjoint(x) hashes x's items; d.items().isdisjoint(x) hashes each pair's key
+    # and compares its value: fed like a set's input (hashed_ok measures the pairs whole)
     if len(args) != 1 or isinstance(args[0], (*_STORED, _KEYS_VIEW)):
         return method(*args)
-    items = hashed_ok(list(args[0]), "set")
-    if isinstance(method.__self__, _ITEMS_VIEW):
-        dagguard.operand_ok(items)
-    return method(items)
+    return method(fed(args[0], "set"))
 
 
 _NO_CALL: Any = object()
