@@ -1530,11 +1530,13 @@ def hash_bounded(key: Any) -> Any:
     which recurses into frozensets too: two frozensets built level by level from
     each other (``F = frozenset({(F0, G0)})``, ``G = frozenset({(G0, F0)})``) are
     equal with equal hashes, cheap to hash and exponential to compare. So a key
-    that is not a tuple of scalars is also measured as a comparison operand.
+    that is not a tuple or frozenset of scalars is also measured as a comparison
+    operand.
     """
     dagguard.hash_ok(key)
-    if type(key) is not tuple or not _SCALARS.issuperset(map(type, key)):
-        dagguard.operand_ok(key)
+    kind = type(key)
+    if (kind is not tuple and kind is not frozenset) or not _SCALARS.issuperset(map(type, key)):
+        dagguard.operand_ok(key)  # (a tuple or frozenset of scalars compares in its length)
     return key
 
 
