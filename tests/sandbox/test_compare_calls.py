@@ -491,7 +491,7 @@ def test_compare_calls_hash_bounded_compares_frozensets_too() -> None:
     g: Any = frozenset({1})
     for _ in range(60):
         f, g = frozenset({(f, g)}), frozenset({(g, f)})
-    assert dagguard.hash_ok(f) is f  # the hash alone is cheap (stored item hashes)
+    assert isinstance(hash(f), int)  # the hash alone is cheap: the stored item hashes
     with pytest.raises(ScriptStop, match=_SHARED):
         hash_bounded(f)
     assert hash_bounded((1, "a")) == (1, "a")
