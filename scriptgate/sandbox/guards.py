@@ -1201,7 +1201,7 @@ def make_guards(
         # (test_guards_hash_flood_constructor_is_stopped).
         # Every item hashed must also hash in bounded time (a tuple built from shared
         # references stands for 2**50 items): small inputs are checked whole, fed ones
-        # chunk by chunk (hashed_ok; test_compare_calls_hash_feeds_*).
+        # chunk by chunk (hashed_ok; test_compare_calls_shared_reference_values_are_refused).
         charge_copy(value, into)
         if into in _HASHING_COPIES:
             return hashed_input(value, into)
