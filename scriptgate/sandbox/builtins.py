@@ -2,7 +2,9 @@
 
 Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
 ``sorted``, ``list``…) run their argument through the run's charging wrapper, so
-``sum(range(10**12))`` hits the step limit instead of hanging; ``sorted``, ``min``
+``sum(range(10**12))`` hits the step limit instead of hanging; ``set``,
+``frozenset`` and ``dict`` used as values (``f = set``, ``map(frozenset, rows)``)
+feed and check what they hash like the compiled calls do; ``sorted``, ``min``
 and ``max`` check the items (or, with ``key=``, the keys: computed once per item,
 in order, as Python does) with :func:`dagguard.items_ok` before comparing them,
 so values built from shared references end with a size limit instead of a C
@@ -31,6 +33,7 @@ from scriptgate.sandbox.guards import (
     MAX_RANGE,
     MAX_SEQUENCE,
     checked_sort,
+    fed,
     guarded_pow,
     safe_format,
 )
@@ -59,7 +62,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 """Every builtin name a script can use (``print`` is captured output)."""
 
 _PASS_THROUGH = (
-    "list", "tuple", "set", "frozenset", "dict",
+    "list", "tuple",
     "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
     "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
     "Ellipsis", "NotImplemented",
@@ -76,8 +79,9 @@ def make_builtins(
 ) -> dict[str, Any]:
     """The ``__builtins__`` dict of one run.
 
-    ``list``, ``dict``, ``tuple``, ``set`` and ``frozenset`` are the real types (so
-    ``isinstance`` works); every lazy iterable a script can build either ticks or
+    ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
+    are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
+    ``isinstance``, subclassing and the values they make are the real types'); every lazy iterable a script can build either ticks or
     is bounded (``range`` is capped at ``max_range``, normally the step budget).
     """
 
@@ -214,8 +218,67 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
     return items[real(range(_b.len(keys)), key=keys.__getitem__)]
 
 
+def _hashing_type(real: type, into: str) -> type:
+    """``real`` (``set``, ``frozenset``, ``dict``) whose calls check what they hash.
+
+    ``set(x)`` written as a call compiles to ``set(_copy_(x, "set"))`` (fed and
+    checked by the guards), but the name can be used as a value — ``f = set``,
+    ``map(frozenset, rows)``, ``defaultdict(set)`` — and then it is this class:
+    calling it feeds the argument through :func:`guards.fed` (chunked, and what is
+    hashed of it checked, dagguard) and returns a real instance. ``isinstance``
+    and ``issubclass`` are the real type's checks (C, through the metaclass), a
+    script class may subclass it (its construction feeds the same way), and
+    ``type()`` of every value stays the real type.
+    """
+    meta = type(
+        f"{real.__name__}_type",
+        (type,),
+        {
+            "__instancecheck__": staticmethod(real.__instancecheck__),
+            "__subclasscheck__": staticmethod(real.__subclasscheck__),
+        },
+    )
+    real_new: Callable[..., Any] = real.__new__
+    real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
+    hashes_in_new = real is frozenset
+
+    def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (fed(args[0], into), *args[1:]) if args else args
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        if cls is stand_in:
+            return real(*feed(args), **kwargs)
+        return real_new(cls, *feed(args), **kwargs) if hashes_in_new else real_new(cls)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not hashes_in_new:
+            real_init(self, *feed(args), **kwargs)
+
+    stand_in: type = meta(
+        real.__name__,
+        (real,),
+        {
+            "__new__": __new__,
+            "__init__": __init__,
+            "__slots__": (),
+            "__module__": "builtins",
+            "__qualname__": real.__name__,
+            "__doc__": real.__doc__,
+        },
+    )
+    return stand_in
+
+
+_HASHING_TYPES = {
+    "set": _hashing_type(set, "set"),
+    "frozenset": _hashing_type(frozenset, "frozenset"),
+    "dict": _hashing_type(dict, "dict"),
+}
+
+
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table.update(_HASHING_TYPES)
     table.update(
         {
             "None": None,

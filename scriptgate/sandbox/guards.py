@@ -74,6 +74,7 @@ __all__ = [
     "MAX_RANGE",
     "MAX_SEQUENCE",
     "Budget",
+    "CheckedFeed",
     "OpaqueNamespace",
     "check_value",
     "checked_sort",
@@ -1216,11 +1217,11 @@ def make_guards(
                 if into != "dict" and scalars_only(map(type, value)):
                     return value  # the common case: scalars hash in bounded time
                 return hashed_ok(value, into)
-        elif kind in _NO_FEED or kind is _KEYS_VIEW:
-            return value  # stored hashes, or keys hashed when they were inserted
+        elif kind in _NO_FEED or kind is _KEYS_VIEW or kind is CheckedFeed:
+            return value  # stored hashes, keys hashed when inserted, or checked already
         elif not needs_feed(value, into):
             return hashed_whole(value, into)
-        return _chain_from_iterable(_hashed_chunks(iter(value), into))
+        return CheckedFeed.from_iterable(_hashed_chunks(iter(value), into))
 
     def _hashed_chunks(it: Iterator[Any], into: str) -> Iterator[list[Any] | tuple[Any, ...]]:
         # chunks of 256 items of the same live iterator, each checked before C hashes
@@ -1305,6 +1306,17 @@ _STATIC_GUARDS: dict[str, Any] = {
 }
 
 
+class CheckedFeed(itertools.chain[Any]):
+    """The chunked, checked feed ``_copy_`` makes of a large input (iterated in C).
+
+    Only the guards make these (a script cannot name or build one), so a feed
+    handed on — ``set(x)`` compiles to ``set(_copy_(x, "set"))`` and the ``set``
+    a script sees checks its argument too — is not fed and checked twice.
+    """
+
+    __slots__ = ()
+
+
 _HASHING_COPIES = frozenset({"set", "frozenset", "dict", "counter"})
 """What ``_copy_`` feeds and checks: builtins (and ``"counter"``: ``Counter(x)``,
 ``c.update(x)``) that hash every item of their argument (``"dict"``: the key of every
@@ -1381,7 +1393,7 @@ def fed(value: Any, into: str) -> Any:
     kind = type(value)
     if (kind is list or kind is tuple) and len(value) <= _FEED_FROM:
         return hashed_ok(value, into)  # the common case: checked here, no run needed
-    if kind in _NO_FEED:
+    if kind in _NO_FEED or kind is CheckedFeed:
         return value
     copy = _run_copy()
     if copy is not None:

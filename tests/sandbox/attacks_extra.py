@@ -430,6 +430,8 @@ EXTRA_ATTACKS += [
     _a("dag-frozenset-generator", "8-cpu", _DAG_TUPLE + "frozenset(x for x in [t])", "limit", _SHARED),
     _a("dag-dict-constructor", "8-cpu", _DAG_TUPLE + "dict([(t, 1)])", "limit", _SHARED),
     _a("dag-dict-pair-generator", "8-cpu", _DAG_TUPLE + "dict([(x for x in (t, 1))])", "limit", _SHARED),
+    _a("dag-set-alias", "8-cpu", _DAG_TUPLE + "f = set\nf([t])", "limit", _SHARED),
+    _a("dag-frozenset-mapped", "8-cpu", _DAG_TUPLE + "list(map(frozenset, [[t]]))", "limit", _SHARED),
     _a("dag-set-display-star", "8-cpu", _DAG_TUPLE + "{*[t]}", "limit", _SHARED),
     _a("dag-set-update", "8-cpu", _DAG_TUPLE + "s = set()\ns.update([t])", "limit", _SHARED),
     _a("dag-set-issubset", "8-cpu", _DAG_TUPLE + "{1}.issubset([t])", "limit", _SHARED),

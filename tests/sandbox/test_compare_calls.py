@@ -103,6 +103,15 @@ REFUSED = {
     "dict-generator-pair": _TUPLE + "dict([(x for x in (t, 1))])",
     "dict-zip": _TUPLE + "dict(zip([t], [1]))",
     "set-display-star": _TUPLE + "{*[t]}",
+    # the names used as values: the builtins are checking stand-ins of the real types
+    "set-alias": _TUPLE + "f = set\nf([t])",
+    "frozenset-mapped": _TUPLE + "list(map(frozenset, [[t]]))",
+    "dict-alias": _TUPLE + "make = dict\nmake([(t, 1)])",
+    "set-subclass": _TUPLE + "class S(set):\n    pass\nS([t])",
+    "frozenset-subclass": _TUPLE + "class F(frozenset):\n    pass\nF([t])",
+    "dict-subclass": _TUPLE + "class D(dict):\n    pass\nD([(t, 1)])",
+    "defaultdict-factory": _TUPLE
+    + "from collections import defaultdict\nd = defaultdict(lambda: set([t]))\nd[1]",
     "set-frozenset-pair": _FROZEN + "set([F, G])",
     # list, tuple, deque methods compare the argument with each item
     "list-index": _LISTS + "[a, b].index(b)",
@@ -327,6 +336,18 @@ SAME_AS_PYTHON = {
         "sorted(dict([{5: 0, 6: 0}]).items()), len(dict(zip(range(600), range(600)))), "
         "sorted(set({1: 2}.items()))]"
     ),
+    "builtin-types": (
+        "from collections import defaultdict\nclass S(set):\n    pass\nclass F(frozenset):\n    pass\n"
+        "class D(dict):\n    def total(self):\n        return sum(self.values())\n"
+        "dd = defaultdict(set)\ndd['a'].add(1)\nf = dict\n"
+        "[isinstance({}, dict), isinstance([], dict), isinstance(S([1]), set), issubclass(S, set), "
+        "issubclass(bool, dict), isinstance(frozenset([1]), (list, frozenset)), sorted(S([3, 1])), "
+        "sorted(F([2, 1])), D(a=1, b=2).total(), sorted(f(a=1).items()), len(dict.fromkeys(range(5))), "
+        "sorted(dd['a']), isinstance(D(), dict), len(set(range(1000))), len(list(map(set, [[1], [2, 2]]))), "
+        "isinstance(set(), frozenset), issubclass(frozenset, set), sorted(map(len, map(frozenset, ['ab', 'a'])))]"
+    ),
+    "builtin-types-errors": "f = set\nf(5)",
+    "builtin-dict-bad-pair": "f = dict\nf([(1, 2, 3)])",
     "feed-namedtuple": (
         "from collections import namedtuple\nP = namedtuple('P', 'k v')\n[sorted(dict([P(1, 2)]).items()), sorted(set(P(3, 4)))]"
     ),
