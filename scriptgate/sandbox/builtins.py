@@ -81,7 +81,7 @@ def make_builtins(
 
     ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
     are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
-    ``isinstance``, subclassing and the values they make are the real types'); every lazy iterable a script can build either ticks or
+    ``isinstance``, subclassing and the values they make are the real types); every lazy iterable a script can build either ticks or
     is bounded (``range`` is capped at ``max_range``, normally the step budget).
     """
 
