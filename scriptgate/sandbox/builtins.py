@@ -32,6 +32,7 @@ from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards import (
     MAX_RANGE,
     MAX_SEQUENCE,
+    CheckedFeed,
     checked_sort,
     fed,
     guarded_pow,
@@ -81,8 +82,9 @@ def make_builtins(
 
     ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
     are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
-    ``isinstance``, subclassing and the values they make are the real types); every lazy iterable a script can build either ticks or
-    is bounded (``range`` is capped at ``max_range``, normally the step budget).
+    ``isinstance``, subclassing and the values they make are the real types);
+    every lazy iterable a script can build either ticks or is bounded (``range``
+    is capped at ``max_range``, normally the step budget).
     """
 
     def one_or_many(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -242,11 +244,25 @@ def _hashing_type(real: type, into: str) -> type:
     real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
     hashes_in_new = real is frozenset
 
+    pairs = into == "dict"
+
     def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
         return (fed(args[0], into), *args[1:]) if args else args
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
         if cls is stand_in:
+            if not args:
+                return real(**kwargs)
+            first = args[0]
+            kind = type(first)
+            if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
+                return real(*args, **kwargs)  # fed by the compiled call already, or stored
+            if (
+                (kind is list or kind is tuple)
+                and not pairs
+                and _SCALARS.issuperset(map(type, first))
+            ):
+                return real(*args, **kwargs)  # the common case: scalars hash in bounded time
             return real(*feed(args), **kwargs)
         return real_new(cls, *feed(args), **kwargs) if hashes_in_new else real_new(cls)
 
@@ -269,6 +285,8 @@ def _hashing_type(real: type, into: str) -> type:
     return stand_in
 
 
+_STORED_OR_SCALAR = frozenset({set, frozenset, dict, str, bytes, bytearray})
+"""Arguments the stand-in types pass whole: stored hashes, or characters and bytes."""
 _HASHING_TYPES = {
     "set": _hashing_type(set, "set"),
     "frozenset": _hashing_type(frozenset, "frozenset"),
