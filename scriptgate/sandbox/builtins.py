@@ -232,38 +232,40 @@ def _hashing_type(real: type, into: str) -> type:
     script class may subclass it (its construction feeds the same way), and
     ``type()`` of every value stays the real type.
     """
-    meta = type(
-        f"{real.__name__}_type",
-        (type,),
-        {
-            "__instancecheck__": staticmethod(real.__instancecheck__),
-            "__subclasscheck__": staticmethod(real.__subclasscheck__),
-        },
-    )
     real_new: Callable[..., Any] = real.__new__
     real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
     hashes_in_new = real is frozenset
-
     pairs = into == "dict"
+    make_instance = type.__call__
 
     def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
         return (fed(args[0], into), *args[1:]) if args else args
 
+    def __call__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        # the metaclass's call: one Python call for `set(x)`, a real instance back
+        if cls is not stand_in:
+            return make_instance(cls, *args, **kwargs)  # a script's subclass: see __new__
+        if not args:
+            return real(**kwargs)
+        first = args[0]
+        kind = type(first)
+        if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
+            return real(*args, **kwargs)  # fed by the compiled call already, or stored
+        if (kind is list or kind is tuple) and not pairs and _SCALARS.issuperset(map(type, first)):
+            return real(*args, **kwargs)  # the common case: scalars hash in bounded time
+        return real(*feed(args), **kwargs)
+
+    meta = type(
+        f"{real.__name__}_type",
+        (type,),
+        {
+            "__call__": __call__,
+            "__instancecheck__": staticmethod(real.__instancecheck__),
+            "__subclasscheck__": staticmethod(real.__subclasscheck__),
+        },
+    )
+
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
-        if cls is stand_in:
-            if not args:
-                return real(**kwargs)
-            first = args[0]
-            kind = type(first)
-            if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
-                return real(*args, **kwargs)  # fed by the compiled call already, or stored
-            if (
-                (kind is list or kind is tuple)
-                and not pairs
-                and _SCALARS.issuperset(map(type, first))
-            ):
-                return real(*args, **kwargs)  # the common case: scalars hash in bounded time
-            return real(*feed(args), **kwargs)
         return real_new(cls, *feed(args), **kwargs) if hashes_in_new else real_new(cls)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
