@@ -2,7 +2,15 @@
 
 Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
 ``sorted``, ``list``…) run their argument through the run's charging wrapper, so
-``sum(range(10**12))`` hits the step limit instead of hanging; ``pow``, ``format``
+``sum(range(10**12))`` hits the step limit instead of hanging; ``set``,
+``frozenset`` and ``dict`` used as values (``f = set``, ``map(frozenset, rows)``)
+feed and check what they hash like the compiled calls do; ``sorted``, ``min``
+and ``max`` check the items (or, with ``key=``, the keys: computed once per item,
+in order, as Python does) with :func:`dagguard.items_ok` before comparing them,
+so values built from shared references end with a size limit instead of a C
+call that never returns (issue 5; ``min``/``max`` therefore read the whole
+iterable and compute every key before the first comparison, where Python stops
+at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
@@ -18,8 +26,18 @@ import builtins as _b
 from collections.abc import Callable
 from typing import Any
 
+from scriptgate.sandbox.dagguard import SCALARS as _SCALARS
+from scriptgate.sandbox.dagguard import items_ok
 from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
-from scriptgate.sandbox.guards import MAX_RANGE, MAX_SEQUENCE, guarded_pow, safe_format
+from scriptgate.sandbox.guards import (
+    MAX_RANGE,
+    MAX_SEQUENCE,
+    CheckedFeed,
+    checked_sort,
+    fed,
+    guarded_pow,
+    safe_format,
+)
 from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
 
@@ -45,7 +63,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 """Every builtin name a script can use (``print`` is captured output)."""
 
 _PASS_THROUGH = (
-    "list", "tuple", "set", "frozenset", "dict",
+    "list", "tuple",
     "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
     "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
     "Ellipsis", "NotImplemented",
@@ -62,9 +80,11 @@ def make_builtins(
 ) -> dict[str, Any]:
     """The ``__builtins__`` dict of one run.
 
-    ``list``, ``dict``, ``tuple``, ``set`` and ``frozenset`` are the real types (so
-    ``isinstance`` works); every lazy iterable a script can build either ticks or
-    is bounded (``range`` is capped at ``max_range``, normally the step budget).
+    ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
+    are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
+    ``isinstance``, subclassing and the values they make are the real types);
+    every lazy iterable a script can build either ticks or is bounded (``range``
+    is capped at ``max_range``, normally the step budget).
     """
 
     def one_or_many(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -77,13 +97,20 @@ def make_builtins(
         return _b.sum(charge(iterable), start)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-        return _b.sorted(charge(charge_copy(iterable, "list")), key=key, reverse=reverse)
+        # a new list sorted in place, as Python's sorted() does; the comparisons
+        # (of the items, or of the keys) are bounded first (guards.checked_sort)
+        items = _b.list(charge(charge_copy(iterable, "list")))
+        if key is None and _SCALARS.issuperset(_b.map(type, items)):
+            items.sort(reverse=reverse)  # the common case: scalars compare in bounded time
+        else:
+            checked_sort(items, items.sort, {"key": key, "reverse": reverse})
+        return items
 
     def min_(*values: Any, **kwargs: Any) -> Any:
-        return _b.min(*one_or_many(values), **kwargs)
+        return _selected(_b.min, one_or_many(values), kwargs)
 
     def max_(*values: Any, **kwargs: Any) -> Any:
-        return _b.max(*one_or_many(values), **kwargs)
+        return _selected(_b.max, one_or_many(values), kwargs)
 
     def any_(iterable: Any, /) -> bool:
         return _b.any(charge(iterable))
@@ -143,8 +170,135 @@ def make_builtins(
     return table
 
 
+_SELECT_KEYWORDS = frozenset({"key", "default"})
+_SEQUENCES = (list, tuple)
+
+
+def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``min``/``max`` (``real``) of ``values``, once the comparisons it makes are bounded.
+
+    The items (or, with ``key=``, the keys: computed once per item, in order,
+    interleaved with reading the iterable as in Python) are checked together
+    (:func:`dagguard.items_ok`) before the first comparison; then the real
+    function picks the same item with the same comparisons. Wrong arguments get
+    the real function's own error, raised before anything is compared.
+    """
+    if not kwargs and values:  # the common case: no key, no default
+        items = values[0] if _b.len(values) == 1 else values
+        if type(items) not in _SEQUENCES:
+            items = _b.list(charge_copy(items, "list"))
+        if not _SCALARS.issuperset(_b.map(type, items)):
+            items_ok(items)
+        return real(items)
+    if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
+        return real(*values, **kwargs)
+    if len(values) > 1:
+        if "default" in kwargs:
+            return real(*values, **kwargs)  # TypeError: a default with several arguments
+        source: Any = values
+    else:
+        source = values[0]
+    key = kwargs.get("key")
+    if key is None:
+        items = source if type(source) in _SEQUENCES else _b.list(charge_copy(source, "list"))
+        if _b.len(items) > 1:
+            items_ok(items)
+        return real(items, **kwargs)
+    if type(source) in _SEQUENCES:
+        items = source
+        keys = [key(item) for item in items]  # (map() would end silently on StopIteration)
+    else:
+        items = []
+        keys = []
+        for item in charge_copy(source, "list"):  # an item read, its key computed, the next…
+            items.append(item)
+            keys.append(key(item))
+    if not items:
+        return real(items, **kwargs)  # the default, or the real error for an empty input
+    if _b.len(keys) > 1:
+        items_ok(keys)
+    return items[real(range(_b.len(keys)), key=keys.__getitem__)]
+
+
+def _hashing_type(real: type, into: str) -> type:
+    """``real`` (``set``, ``frozenset``, ``dict``) whose calls check what they hash.
+
+    ``set(x)`` written as a call compiles to ``set(_copy_(x, "set"))`` (fed and
+    checked by the guards), but the name can be used as a value — ``f = set``,
+    ``map(frozenset, rows)``, ``defaultdict(set)`` — and then it is this class:
+    calling it feeds the argument through :func:`guards.fed` (chunked, and what is
+    hashed of it checked, dagguard) and returns a real instance. ``isinstance``
+    and ``issubclass`` are the real type's checks (C, through the metaclass), a
+    script class may subclass it (its construction feeds the same way), and
+    ``type()`` of every value stays the real type.
+    """
+    real_new: Callable[..., Any] = real.__new__
+    real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
+    hashes_in_new = real is frozenset
+    pairs = into == "dict"
+    make_instance = type.__call__
+
+    def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (fed(args[0], into), *args[1:]) if args else args
+
+    def __call__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        # the metaclass's call: one Python call for `set(x)`, a real instance back
+        if cls is not stand_in:
+            return make_instance(cls, *args, **kwargs)  # a script's subclass: see __new__
+        if not args:
+            return real(**kwargs)
+        first = args[0]
+        kind = type(first)
+        if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
+            return real(*args, **kwargs)  # fed by the compiled call already, or stored
+        if (kind is list or kind is tuple) and not pairs and _SCALARS.issuperset(map(type, first)):
+            return real(*args, **kwargs)  # the common case: scalars hash in bounded time
+        return real(*feed(args), **kwargs)
+
+    meta = type(
+        f"{real.__name__}_type",
+        (type,),
+        {
+            "__call__": __call__,
+            "__instancecheck__": staticmethod(real.__instancecheck__),
+            "__subclasscheck__": staticmethod(real.__subclasscheck__),
+        },
+    )
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        return real_new(cls, *feed(args), **kwargs) if hashes_in_new else real_new(cls)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not hashes_in_new:
+            real_init(self, *feed(args), **kwargs)
+
+    stand_in: type = meta(
+        real.__name__,
+        (real,),
+        {
+            "__new__": __new__,
+            "__init__": __init__,
+            "__slots__": (),
+            "__module__": "builtins",
+            "__qualname__": real.__name__,
+            "__doc__": real.__doc__,
+        },
+    )
+    return stand_in
+
+
+_STORED_OR_SCALAR = frozenset({set, frozenset, dict, str, bytes, bytearray})
+"""Arguments the stand-in types pass whole: stored hashes, or characters and bytes."""
+_HASHING_TYPES = {
+    "set": _hashing_type(set, "set"),
+    "frozenset": _hashing_type(frozenset, "frozenset"),
+    "dict": _hashing_type(dict, "dict"),
+}
+
+
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table.update(_HASHING_TYPES)
     table.update(
         {
             "None": None,

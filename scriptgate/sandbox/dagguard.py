@@ -328,9 +328,26 @@ def compare_ok(a: Any, b: Any) -> bool:
 
 
 def hash_ok(key: Any) -> Any:
-    """``key`` itself, once hashing it is bounded (only tuples hash their items recursively)."""
-    if isinstance(key, tuple) and not _flat(key, True) and measure(key, hashing=True) is None:
-        refuse_size(_HASH_MESSAGE)
+    """``key`` itself, once hashing it and comparing it with a stored key are bounded.
+
+    Only tuples hash their items recursively (a frozenset hashes the hashes it
+    stored). A lookup whose hash matches a stored key then compares the two with
+    ``==``, which recurses into frozensets too: two frozensets built level by level
+    from each other (``F = frozenset({(F0, G0)})``, ``G = frozenset({(G0, F0)})``)
+    hash cheaply and compare in 2**levels steps. So a tuple or frozenset that holds
+    more than scalars is also measured as a comparison operand.
+    """
+    if type(key) in SCALARS:
+        return key
+    if isinstance(key, tuple):
+        if _flat(key, True):
+            return key  # scalars: hashes and compares in its length
+        if measure(key, hashing=True) is None:
+            refuse_size(_HASH_MESSAGE)
+    elif not isinstance(key, frozenset) or SCALARS.issuperset(map(type, key)):
+        return key
+    if measure(key) is None:
+        refuse_size(_COMPARE_MESSAGE)
     return key
 
 

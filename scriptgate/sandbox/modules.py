@@ -10,6 +10,20 @@ budget; ``random`` is a fresh ``random.Random`` per run (no shared state); the
 infinite ``itertools`` iterators tick per item so a limit can stop them. ``re`` is
 :mod:`scriptgate.sandbox.regexguard`: the ``regex`` engine behind ``re``'s surface,
 so a catastrophic pattern stops at the run's deadline instead of blocking the loop.
+
+Members that compare or hash script values in C check them first (issue 5,
+:mod:`scriptgate.sandbox.dagguard`): ``functools.lru_cache``/``cache`` check the
+arguments' hashing (:func:`guards.hash_bounded`) before the cached call,
+``itertools.groupby`` each key it compares, the ``statistics`` functions that
+sort (``median*``, ``quantiles``) their data and those that count (``mode``,
+``multimode``) what they hash, and the ``collections`` constructors what they
+hash (:func:`guards.fed`). The rest need nothing: ``cmp_to_key`` compares with
+the script's own function; ``json.dumps(sort_keys=True)`` compares dict keys
+(distinct, so the values are never reached) after the render guard bounded the
+whole value; the other ``statistics`` functions add or compare with numbers;
+``random.seed`` takes scalars only; namedtuples are tuples (their ``index``
+and ``count`` are wrapped by the attribute guard); ``heapq``, ``bisect`` and
+``operator`` are not exposed.
 """
 
 from __future__ import annotations
@@ -28,8 +42,9 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from scriptgate.sandbox.dagguard import SCALARS, items_ok, operand_ok
 from scriptgate.sandbox.errors import refuse_size
-from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed
+from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed, hash_bounded
 from scriptgate.sandbox.memguard import charge_copy
 from scriptgate.sandbox.regexguard import make_re
 from scriptgate.sandbox.sizeguard import check_json
@@ -162,13 +177,17 @@ def make_modules(
 
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         hashes = fn.__name__ in _COUNTING_STATISTICS
+        sorts = fn.__name__ in _SORTING_STATISTICS
 
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
             items = list(charge(charge_copy(data, "list")))
             if hashes:
                 # mode()/multimode() count the items in a Counter: one hashing C call
-                # (guards: hash feeding), fed in chunks like Counter(x)
-                return fn(fed(items, "dict"), *args, **kwargs)
+                # (guards: hash feeding), fed in chunks like Counter(x), each chunk's
+                # hashing bounded (guards.hashed_ok)
+                return fn(fed(items, "counter"), *args, **kwargs)
+            if sorts and len(items) > 1:
+                items_ok(items)  # median()/quantiles() sort the data (dagguard)
             return fn(items, *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
@@ -215,6 +234,18 @@ def make_modules(
         # item that can grow with the accumulated value (test_modules_reduce_ticks_per_item)
         return functools.reduce(function, ticking(iter(charge(iterable))), *initial)
 
+    def compared(value: Any) -> Any:
+        # a key groupby compares with the next one (==, in C): not amplified (dagguard)
+        tick()
+        return value if type(value) in SCALARS else operand_ok(value)
+
+    def groupby(iterable: Any, key: Any = None) -> Iterator[Any]:
+        # itertools.groupby compares each key with the previous one in C: every key
+        # is checked as it is computed (the item itself without a key), and ticks
+        if key is None:
+            return ticking(itertools.groupby(map(compared, charge(iterable))))
+        return ticking(itertools.groupby(charge(iterable), key=lambda item: compared(key(item))))
+
     builders: dict[str, Callable[[], dict[str, Any]]] = {
         "json": lambda: {
             "dumps": _json_dumps,
@@ -251,7 +282,7 @@ def make_modules(
             "chain": chain,
             "islice": lazy_first(itertools.islice),
             "accumulate": lazy_first(itertools.accumulate),
-            "groupby": lazy_first(itertools.groupby),
+            "groupby": groupby,
             "product": product,
             "permutations": lazy_first(itertools.permutations),
             "combinations": lazy_first(itertools.combinations),
@@ -295,8 +326,8 @@ def make_modules(
         "string": lambda: {name: getattr(string, name) for name in MODULE_NAMES["string"]},
         "functools": lambda: {
             "reduce": reduce,
-            "lru_cache": functools.lru_cache,
-            "cache": functools.cache,
+            "lru_cache": _lru_cache,
+            "cache": _cache,
             "cmp_to_key": functools.cmp_to_key,
         },
         "typing": lambda: {name: getattr(typing, name) for name in MODULE_NAMES["typing"]},
@@ -351,6 +382,52 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
 
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
 """statistics functions that hash every item of their data (through a Counter)."""
+_SORTING_STATISTICS = frozenset({"median", "median_low", "median_high", "quantiles"})
+"""statistics functions that sort their data (the others add, or compare items with 0)."""
+
+
+def _lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+    """``functools.lru_cache`` whose cached function checks its arguments' hashing first.
+
+    The cache hashes the tuple of arguments (and compares it with a stored key
+    whose hash matches): a tuple argument built from shared references would
+    never finish, so the arguments are checked together (dagguard) before the call.
+    """
+    if callable(maxsize) and isinstance(typed, bool):
+        return _checked_cache(functools.lru_cache(maxsize, typed))  # @lru_cache without ()
+    decorate = functools.lru_cache(maxsize, typed)  # its own TypeError for a bad maxsize
+
+    def decorator(function: Callable[..., Any]) -> Callable[..., Any]:
+        return _checked_cache(decorate(function))
+
+    return decorator
+
+
+def _cache(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``functools.cache``: an unbounded :func:`_lru_cache`."""
+    return _checked_cache(functools.lru_cache(maxsize=None)(function))
+
+
+def _checked_cache(cached: Any) -> Callable[..., Any]:
+    """A function calling ``cached`` (an lru_cache wrapper) once its key hashes in bounded time.
+
+    A plain function (so it binds as a method, like the real wrapper) with the
+    wrapper's ``cache_info``, ``cache_clear`` and ``cache_parameters``.
+    """
+
+    def cached_call(*args: Any, **kwargs: Any) -> Any:
+        if not SCALARS.issuperset(map(type, args)) or (
+            kwargs and not SCALARS.issuperset(map(type, kwargs.values()))
+        ):
+            hash_bounded((*args, *kwargs.values()))
+        return cached(*args, **kwargs)
+
+    cached_call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    cached_call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    cached_call.cache_parameters = cached.cache_parameters  # type: ignore[attr-defined]
+    cached_call.__name__ = getattr(cached, "__name__", "cached_call")
+    cached_call.__qualname__ = cached_call.__name__
+    return cached_call
 
 
 class _FedMeta(type):
@@ -365,19 +442,20 @@ class _FedMeta(type):
         return issubclass(sub, real) if real is not None else type.__subclasscheck__(cls, sub)
 
 
-def _fed_class(real: type, position: int) -> type:
+def _fed_class(real: type, position: int, into: str = "dict") -> type:
     """``real`` whose constructor feeds its iterable argument in chunks (hash flooding).
 
     ``Counter(xs)``, ``OrderedDict(pairs)`` and ``defaultdict(f, pairs)`` hash a
     whole input in one C call (quadratic when the hashes collide); the argument
-    at ``position`` goes through the run's chunked feed (:func:`guards.fed`).
-    Calling the stand-in returns a real instance; a script class may subclass
+    at ``position`` goes through the run's chunked feed (:func:`guards.fed`), which
+    also checks that what is hashed of it (``into``: ``"dict"`` a pair's key,
+    ``"counter"`` an item) hashes in bounded time. Calling the stand-in returns a real instance; a script class may subclass
     it (its ``__init__`` feeds the same way).
     """
 
     def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
         if len(args) > position:
-            return (*args[:position], fed(args[position], "dict"), *args[position + 1 :])
+            return (*args[:position], fed(args[position], into), *args[position + 1 :])
         return args
 
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
@@ -406,7 +484,7 @@ def _fed_class(real: type, position: int) -> type:
     return stand_in
 
 
-_FED_COUNTER = _fed_class(collections.Counter, 0)
+_FED_COUNTER = _fed_class(collections.Counter, 0, "counter")  # hashes items, not pairs
 _FED_ORDERED_DICT = _fed_class(collections.OrderedDict, 0)
 _FED_DEFAULTDICT = _fed_class(collections.defaultdict, 1)
 

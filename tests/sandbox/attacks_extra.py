@@ -10,11 +10,13 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
   copies, charged to the memory budget before each copy) run in both modes too,
   under short limits (:data:`DEADLINE_LIMITS`, :data:`MEMORY_LIMITS`): each runs
   until a limit stops it.
-- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes and single C calls of
-  exponential work (comparing or hashing shared-reference DAGs). No in-process guard
-  refuses them (restrictedpython-notes §7.1 — an in-process sandbox cannot contain
-  them), so they run only in process isolation, where the worker dies (or is killed
-  at the deadline) and the host reports it. They must never run in the test process.
+- :data:`PROCESS_ONLY_ATTACKS` are real interpreter crashes (deep iterator chains)
+  and straight-line C work that runs on past the deadline between two budget
+  checks. No in-process guard refuses them (restrictedpython-notes §7.1 — an
+  in-process sandbox cannot contain them), so they run only in process isolation,
+  where the worker dies (or is killed at the deadline) and the host reports it.
+  They must never run in the test process. (Comparing or hashing shared-reference
+  DAGs was here until dagguard bounded it: the ``dag-*`` entries run in both modes.)
 """
 
 from __future__ import annotations
@@ -403,6 +405,7 @@ EXTRA_ATTACKS += [
 # hashing such a tuple, is one C call that never returns. The policy measures every operand that
 # is not provably scalar first (dagguard, through _cmpok_/_inok_/_hkey_/_cval_): a size limit.
 _PAIR = "t = 0\nfor i in range(50):\n    t = (t, t)\n"
+_FPAIR = "F = frozenset({1})\nG = frozenset({1})\nfor i in range(60):\n    F, G = frozenset({(F, G)}), frozenset({(G, F)})\n"
 _SHARED = "shared references"
 
 EXTRA_ATTACKS += [
@@ -440,9 +443,73 @@ EXTRA_ATTACKS += [
     # guard): value patterns and mapping-pattern keys must be literals
     _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "rejected", "literals"),
     _a("dag-match-mapping-key", "8-cpu", _PAIR + "class K:\n    v = t\nmatch {}:\n    case {K.v: 1}:\n        pass", "rejected", "literals"),
+    # equal frozensets built from each other hash cheaply but compare in 2**60 steps when a
+    # lookup's hash matches: the compiled key checks measure them as comparison operands too
+    _a("dag-frozenset-pair-membership", "8-cpu", _FPAIR + "F in {G}", "limit", _SHARED),
+    _a("dag-frozenset-pair-subscript", "8-cpu", _FPAIR + "{G: 1}[F]", "limit", _SHARED),
+    _a("dag-frozenset-pair-set-display", "8-cpu", _FPAIR + "{F, G}", "limit", _SHARED),
+    _a("dag-frozenset-pair-store", "8-cpu", _FPAIR + "d = {G: 1}\nd[F] = 2", "limit", _SHARED),
     # a tuple nested 190,000 levels deep crashed CPython 3.11's recursive hash: refused up front
     _a("deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "limit", "too deep"),
     _a("deep-tuple-dict-key", "7.1-crash", "t = ()\nfor i in range(190000):\n    t = (t,)\n{t: 1}", "limit", "too deep"),
+]  # fmt: skip
+
+_COUNTER = "from collections import Counter\n"
+EXTRA_ATTACKS += [
+    # issue 5, the calls: builtins, container methods and stand-in modules that compare or
+    # hash in C check the values first (guards "comparing and hashing calls", dagguard)
+    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", _SHARED),
+    _a("dag-list-sort-method", "8-cpu", _DAG + "xs = [a, b]\nxs.sort()", "limit", _SHARED),
+    _a("dag-sorted-key", "8-cpu", _DAG + "sorted([1, 2], key=lambda i: a if i == 1 else b)", "limit", _SHARED),
+    _a("dag-list-sort-key", "8-cpu", _DAG + "xs = [1, 2]\nxs.sort(key=lambda _: a if xs else b)", "limit", _SHARED),
+    _a("dag-max", "8-cpu", _DAG + "max([a, b])", "limit", _SHARED),
+    _a("dag-min-arguments", "8-cpu", _DAG + "min(a, b)", "limit", _SHARED),
+    _a("dag-max-key", "8-cpu", _DAG + "max([0, 1], key=lambda i: [a, b][i])", "limit", _SHARED),
+    _a("dag-min-generator", "8-cpu", _DAG + "min(x for x in (a, b))", "limit", _SHARED),
+    _a("dag-list-index", "8-cpu", _DAG + "[a, b].index(b)", "limit", _SHARED),
+    _a("dag-list-count", "8-cpu", _DAG + "([a] * 2).count(b)", "limit", _SHARED),
+    _a("dag-list-remove", "8-cpu", _DAG + "xs = [a]\nxs.remove(b)", "limit", _SHARED),
+    _a("dag-tuple-index", "8-cpu", _DAG + "(a, a).index(b)", "limit", _SHARED),
+    _a("dag-deque-count", "8-cpu", _DAG + "from collections import deque\ndeque([a, a]).count(b)", "limit", _SHARED),
+    _a("dag-namedtuple-index", "8-cpu", _DAG + "from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(a, a).index(b)", "limit", _SHARED),
+    _a("dag-list-subclass-count", "8-cpu", _DAG + "class L(list):\n    pass\nL([a, a]).count(b)", "limit", _SHARED),
+    _a("dag-dict-get", "8-cpu", _DAG_TUPLE + "d = {}\nd.get(t)", "limit", _SHARED),
+    _a("dag-dict-get-mapped", "8-cpu", _DAG_TUPLE + "list(map({}.get, [t]))", "limit", _SHARED),
+    _a("dag-dict-setdefault", "8-cpu", _DAG_TUPLE + "d = {}\nd.setdefault(t, 1)", "limit", _SHARED),
+    _a("dag-dict-pop", "8-cpu", _DAG_TUPLE + "d = {}\nd.pop(t, None)", "limit", _SHARED),
+    _a("dag-set-add", "8-cpu", _DAG_TUPLE + "s = set()\ns.add(t)", "limit", _SHARED),
+    _a("dag-set-add-stored", "8-cpu", _DAG_TUPLE + "add = set().add\nadd(t)", "limit", _SHARED),
+    _a("dag-set-discard", "8-cpu", _DAG_TUPLE + "s = {1}\ns.discard(t)", "limit", _SHARED),
+    _a("dag-ordereddict-move-to-end", "8-cpu", _DAG_TUPLE + "from collections import OrderedDict\nOrderedDict().move_to_end(t)", "limit", _SHARED),
+    _a("dag-hash-builtin", "7.2-builtins", _DAG_TUPLE + "hash(t)", "runtime", "hash"),
+    _a("dag-set-constructor", "8-cpu", _DAG_TUPLE + "set([t])", "limit", _SHARED),
+    _a("dag-frozenset-generator", "8-cpu", _DAG_TUPLE + "frozenset(x for x in [t])", "limit", _SHARED),
+    _a("dag-dict-constructor", "8-cpu", _DAG_TUPLE + "dict([(t, 1)])", "limit", _SHARED),
+    _a("dag-dict-pair-generator", "8-cpu", _DAG_TUPLE + "dict([(x for x in (t, 1))])", "limit", _SHARED),
+    _a("dag-set-alias", "8-cpu", _DAG_TUPLE + "f = set\nf([t])", "limit", _SHARED),
+    _a("dag-frozenset-mapped", "8-cpu", _DAG_TUPLE + "list(map(frozenset, [[t]]))", "limit", _SHARED),
+    _a("dag-set-display-star", "8-cpu", _DAG_TUPLE + "{*[t]}", "limit", _SHARED),
+    _a("dag-set-update", "8-cpu", _DAG_TUPLE + "s = set()\ns.update([t])", "limit", _SHARED),
+    _a("dag-set-issubset", "8-cpu", _DAG_TUPLE + "{1}.issubset([t])", "limit", _SHARED),
+    _a("dag-dict-update", "8-cpu", _DAG_TUPLE + "d = {}\nd.update([(t, 1)])", "limit", _SHARED),
+    _a("dag-dict-fromkeys", "8-cpu", _DAG_TUPLE + "dict.fromkeys([t])", "limit", _SHARED),
+    _a("dag-dict-ior", "8-cpu", _DAG_TUPLE + "d = {}\nd |= [(t, 1)]", "limit", _SHARED),
+    # equal frozensets built from each other hash cheaply and compare in 2**60 steps
+    _a("dag-frozenset-pair-set-add", "8-cpu", "F = frozenset({1})\nG = frozenset({1})\nfor i in range(60):\n    F, G = frozenset({(F, G)}), frozenset({(G, F)})\ns = {G}\ns.add(F)", "limit", _SHARED),
+    _a("dag-keys-isdisjoint", "8-cpu", _DAG_TUPLE + "{1: 2}.keys().isdisjoint([t])", "limit", _SHARED),
+    # one tuple of a million items hashes in a few ms; a chunk repeating it 256 times is refused
+    _a("dag-set-repeated-tuple", "8-cpu", "t = (0,) * 1000\nt = (t,) * 1000\nset([t] * 100000)", "limit", _SHARED),
+    _a("dag-counter", "8-cpu", _DAG_TUPLE + _COUNTER + "Counter([t])", "limit", _SHARED),
+    _a("dag-counter-update", "8-cpu", _DAG_TUPLE + _COUNTER + "c = Counter()\nc.update(iter([t]))", "limit", _SHARED),
+    _a("dag-counter-most-common", "8-cpu", _DAG + _COUNTER + "c = Counter()\nc['x'] = a\nc['y'] = b\nc.most_common()", "limit", _SHARED),
+    _a("dag-functools-cache", "8-cpu", _DAG_TUPLE + "import functools\n@functools.cache\ndef f(x):\n    return 1\nf(t)", "limit", _SHARED),
+    _a("dag-lru-cache-keyword", "8-cpu", _DAG_TUPLE + "from functools import lru_cache\n@lru_cache(maxsize=4)\ndef f(x=0):\n    return 1\nf(x=t)", "limit", _SHARED),
+    _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
+    _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
+    _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
+    # the same calls on ordinary values keep their results
+    _a("dag-calls-ok", "8-cpu", "from collections import Counter, deque\nimport functools, itertools, statistics\nrows = [[i % 3, i] for i in range(50)]\nd = {(1, 2): 'x'}\ns = {(1, 2)}\ns.add((3, 4))\n@functools.cache\ndef f(p):\n    return p[0]\n[sorted(rows)[:2], max(rows, key=lambda r: r[0]), min([[2], [1]]), rows.index([2, 2]), rows.count([0, 0]), d.get((1, 2)), d.pop((9,), 0), (3, 4) in s, len(set([(1, 2)] * 300)), Counter([(1,), (1,)]).most_common(), deque([[1]]).count([1]), f((5, 6)), [k for k, _ in itertools.groupby([[1], [1], [2]])], statistics.median([[1], [3], [2]])]", "ok", value=[[[0, 0], [0, 3]], [2, 2], [1], 2, 1, "x", 0, True, 1, [[[1], 2]], 1, 5, [[1], [2]], [2]]),
 ]  # fmt: skip
 
 PROCESS_ONLY_ATTACKS: list[Any] = [
@@ -450,16 +517,13 @@ PROCESS_ONLY_ATTACKS: list[Any] = [
     _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
     _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
-    # -- §8.2: exponential work in one C call over a shared-reference DAG -------------------
-    # Five levels of 1,000 references to the same list (tiny memory) stand for 10**15 items;
-    # comparing two such values, or hashing such a tuple, is one C call that never returns.
-    # No guard can see it: the call has no hook (an in-place comparison or hash guard would
-    # tax every `==` of ordinary code), and refusing the construction is not sound either —
-    # `[a] * 1000`, `[a for _ in range(1000)]`, `append` loops and even two-item displays
-    # (`t = (t, t)` fifty times) build it in a few thousand steps. Only the parent's kill at
-    # the deadline ends it.
-    # (Rendering the same values is refused in-process: see the `dag-*` entries above.)
-    _a("dag-list-sorted", "8-cpu", _DAG + "sorted([a, b, a])", "limit", "killed"),
+    # -- §8.2 residual: slow C operations with no budget check between them --------------
+    # Straight-line code runs no check between its operations: forty divisions of
+    # million-bit ints (each bounded, about half a second) run on past the deadline.
+    # In-process the run is reported as a timeout when it ends; only the parent's kill
+    # ends it at the deadline. (Comparing or hashing shared-reference DAGs used to be the
+    # example: dagguard refuses those in both modes, see the `dag-*` entries above.)
+    _a("straight-line-slow-c", "8-cpu", "x = 10 ** 300000\ny = 10 ** 150000 + 1\n" + "q = x // y\n" * 40, "limit", "killed"),
 ]  # fmt: skip
-"""Attacks only process isolation contains: real interpreter crashes, and C calls whose
-exponential work no in-process guard can bound (shared-reference DAGs)."""
+"""Attacks only process isolation contains: real interpreter crashes, and straight-line
+C work that runs past the deadline between two budget checks."""

@@ -5,8 +5,8 @@ In-process, every escape is rejected and every resource attack is refused or sto
 scripts give the same results; the attacks that run until a deadline or a memory
 budget stops them (``DEADLINE_ATTACKS``: catastrophic regexes, loops of large copies)
 run in both modes under short limits. The attacks no in-process guard can refuse
-(real interpreter crashes and exponential C calls: ``PROCESS_ONLY_ATTACKS``) are
-contained: the worker dies or is killed at the deadline,
+(real interpreter crashes and straight-line C work past the deadline:
+``PROCESS_ONLY_ATTACKS``) are contained: the worker dies or is killed at the deadline,
 the host reports it, the pool carries on. One sandbox per mode and limits serves the
 whole module (the process pool is loop-agnostic).
 """

@@ -158,3 +158,19 @@ def test_dagguard_repeated_large_scalars_are_weighed() -> None:
     assert dagguard.contains_ok("x" * 100, ["x" * 100] * 100_000)
     assert dagguard.items_ok(["b", "a"] * 100_000)
     assert dagguard.hash_ok((big, big + 1)) == (big, big + 1)
+
+
+def test_dagguard_hash_ok_bounds_the_comparison_a_matching_hash_makes() -> None:
+    # equal frozensets built from each other hash cheaply but compare in 2**60 steps;
+    # a set or dict lookup whose hash matches compares them
+    f: Any = frozenset({1})
+    g: Any = frozenset({1})
+    for _ in range(60):
+        f, g = frozenset({(f, g)}), frozenset({(g, f)})
+    with pytest.raises(ScriptStop, match="through shared references"):
+        dagguard.hash_ok(f)
+    with pytest.raises(ScriptStop):
+        dagguard.contains_ok(f, {g})
+    plain = frozenset({(1, 2), (3, 4)})
+    assert dagguard.hash_ok(plain) is plain
+    assert dagguard.hash_ok(frozenset({1, 2})) == frozenset({1, 2})
