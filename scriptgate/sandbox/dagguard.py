@@ -177,7 +177,7 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
             if max(map(len, bucket), default=0) > _HEAVY:
                 return False
         elif kind is int:
-            if max(map(int.bit_length, bucket), default=0) > _HEAVY * 8:
+            if max(map(abs, bucket), default=0) >= _HEAVY_INT:
                 return False
         elif max(map(_sizeof, bucket), default=0) > _HEAVY:
             return False
@@ -185,6 +185,7 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
 
 
 _FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
+_NUMBERS: Final = frozenset({int, bool, float})
 
 
 def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
@@ -205,6 +206,8 @@ _DICTS: Final = frozenset({dict})
 _RECURSIVE_EXACT: Final = _SEQUENCES | _MAPPINGS
 _HEAVY: Final = 256
 """Bytes above which a scalar's comparison or hash is weighed by its size."""
+_HEAVY_INT: Final = 1 << (_HEAVY * 8)
+"""Ints from this magnitude on are weighed (``abs`` and ``max`` in C: cheaper than ``bit_length``)."""
 _UNIT_SHIFT: Final = 6
 """A large scalar weighs one item per 64 bytes (a memcmp or digit scan of that length)."""
 _sizeof = sys.getsizeof
@@ -409,6 +412,17 @@ def items_ok(items: Iterable[Any]) -> bool:
     are checked in C without the walk.
     """
     values = items if isinstance(items, (list, tuple)) else list(items)
+    try:
+        # short sequences of numbers (`key=lambda r: (-r['score'], r['id'])`): two C passes;
+        # `len` refuses scalars and `abs` every item that is not a number, so the rest
+        # takes the checks below
+        if (
+            max(map(len, values), default=0) <= SMALL
+            and max(map(abs, _chain_items(values)), default=0) < _HEAVY_INT
+        ):
+            return True
+    except TypeError:
+        pass
     kinds = set(map(type, values))
     if kinds <= SCALARS and _light(values, kinds):
         return True
@@ -418,9 +432,12 @@ def items_ok(items: Iterable[Any]) -> bool:
             tuples = [value for value in values if type(value) is tuple]
             plain = [value for value in values if type(value) is not tuple]
         if _light(plain) and max(map(len, tuples), default=0) <= SMALL:
-            inner = list(_chain_items(tuples))
-            inner_kinds = set(map(type, inner))
-            if inner_kinds <= SCALARS and _light(inner, inner_kinds):
+            inner_kinds = set(map(type, _chain_items(tuples)))
+            if inner_kinds <= _NUMBERS:
+                # numbers only (`key=lambda r: (-r['score'], r['id'])`): one pass, no list
+                if max(map(abs, _chain_items(tuples)), default=0) < _HEAVY_INT:
+                    return True
+            elif inner_kinds <= SCALARS and _light(list(_chain_items(tuples)), inner_kinds):
                 return True  # each comparison visits at most SMALL small plain items
     if measure(values) is None:
         refuse_size(_SORT_MESSAGE)
