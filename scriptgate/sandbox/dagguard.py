@@ -186,19 +186,32 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
 
 _FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
 _NUMBERS: Final = frozenset({int, bool, float})
+_int_abs = int.__abs__
+_tuple_len = tuple.__len__
 
 
 def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
-    """The collections of items C code compares (or hashes) when it recurses into ``value``."""
-    if hashing or isinstance(value, (list, tuple, set, frozenset, collections.deque)):
-        return (value,)
+    """The collections of items C code compares (or hashes) when it recurses into ``value``.
+
+    Read through the base type's own C methods, as the comparison does: a
+    script's subclass that overrides ``__iter__`` or ``keys`` runs none of its
+    code here.
+    """
+    for base in _ITERATED_BASES:
+        if isinstance(value, base):
+            iterate: Any = base.__iter__
+            return (iterate(value),)
     if isinstance(value, dict):
-        return (value.keys(), value.values())  # dict equality compares keys and values
+        # dict equality compares keys and values
+        return (dict.keys(value), dict.values(value))
     if isinstance(value, slice):
         return ((value.start, value.stop, value.step),)
     if isinstance(value, _ITEMS_VIEW):
         return (list(value),)  # fresh (key, value) pairs: kept alive by the list
     return (value,)  # a keys view
+
+
+_ITERATED_BASES: Final = (tuple, list, set, frozenset, collections.deque)
 
 
 _ITERATED: Final = frozenset({list, tuple, set, frozenset, collections.deque})
@@ -222,10 +235,8 @@ def _items(nodes: list[Any], hashing: bool) -> list[Any]:
     Built in C for the usual levels (all sequences, or all plain dicts); other
     mixes go node by node.
     """
-    if hashing:
-        return list(_chain_items(nodes))
     kinds = set(map(type, nodes))
-    if kinds <= _ITERATED:
+    if kinds <= _ITERATED:  # exact types: their own iteration is the C one
         return list(_chain_items(nodes))
     if kinds <= _DICTS:
         return [*_chain_items(nodes), *_chain_items(map(dict.values, nodes))]
@@ -413,12 +424,13 @@ def items_ok(items: Iterable[Any]) -> bool:
     """
     values = items if isinstance(items, (list, tuple)) else list(items)
     try:
-        # short sequences of numbers (`key=lambda r: (-r['score'], r['id'])`): two C passes;
-        # `len` refuses scalars and `abs` every item that is not a number, so the rest
+        # short tuples of ints (`key=lambda r: (-r['score'], r['id'])`): two C passes;
+        # `tuple.__len__` refuses every value that is not a tuple and `int.__abs__` every
+        # item that is not an int (neither calls code of the script's), so the rest
         # takes the checks below
         if (
-            max(map(len, values), default=0) <= SMALL
-            and max(map(abs, _chain_items(values)), default=0) < _HEAVY_INT
+            max(map(_tuple_len, values), default=0) <= SMALL
+            and max(map(_int_abs, _chain_items(values)), default=0) < _HEAVY_INT
         ):
             return True
     except TypeError:

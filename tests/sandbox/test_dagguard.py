@@ -174,3 +174,55 @@ def test_dagguard_hash_ok_bounds_the_comparison_a_matching_hash_makes() -> None:
     plain = frozenset({(1, 2), (3, 4)})
     assert dagguard.hash_ok(plain) is plain
     assert dagguard.hash_ok(frozenset({1, 2})) == frozenset({1, 2})
+
+
+def test_dagguard_items_ok_runs_no_code_of_the_items() -> None:
+    # the fast path for int keys must not call a script class's __abs__ or __len__
+    calls: list[str] = []
+
+    class Loud:
+        def __abs__(self) -> int:
+            calls.append("abs")
+            return 0
+
+        def __len__(self) -> int:
+            calls.append("len")
+            return 0
+
+        def __iter__(self) -> Any:
+            calls.append("iter")
+            return iter(())
+
+    assert dagguard.items_ok([(Loud(), 1), (Loud(), 2)])
+    assert dagguard.items_ok([Loud(), Loud()])
+    assert dagguard.items_ok([(3, 1), (-2, 2), (True, 0)])
+    assert calls == []
+
+
+def test_dagguard_reads_subclasses_through_their_base_type() -> None:
+    # a subclass's own __iter__/keys is not what C compares, and is never run by the walk
+    calls: list[str] = []
+
+    class Row(list[Any]):
+        def __iter__(self) -> Any:
+            calls.append("iter")
+            return iter(())
+
+    class Pair(tuple[Any, ...]):
+        def __iter__(self) -> Any:
+            calls.append("iter")
+            return iter(())
+
+    class Table(dict[Any, Any]):
+        def keys(self) -> Any:
+            calls.append("keys")
+            return {}.keys()
+
+    a, b = _levels(1000, 5), _levels(1000, 5)
+    with pytest.raises(ScriptStop):
+        dagguard.compare_ok(Row([a]), Row([b]))
+    with pytest.raises(ScriptStop):
+        dagguard.compare_ok(Table(x=a), Table(x=b))
+    with pytest.raises(ScriptStop):
+        dagguard.hash_ok(Pair((_pairs(50),)))
+    assert calls == []
