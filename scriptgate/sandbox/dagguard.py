@@ -397,6 +397,8 @@ def contains_ok(item: Any, container: Any) -> bool:
     if not isinstance(container, (list, tuple, collections.deque)):
         return True
     if not _recursive(item, False):
+        if type(item) not in SCALARS:
+            return True  # a script object compares through its own (ticking) code
         # a scalar needle: each comparison costs at most its own size
         size = _sizeof(item)
         if size <= _HEAVY or len(container) * (size >> _UNIT_SHIFT) <= CAP:
