@@ -9,6 +9,10 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   ``f(**{"_x": 1})`` is refused at run time by ``_apply_``);
 - turns list-shaped assignment targets (``[a, b] = x``) into tuple targets so
   they go through the guarded unpacking like tuples do;
+- routes ``&``, ``|``, ``^`` and ``-`` (and their augmented forms) through
+  ``guards.guarded_set_operator`` unless an operand is a proven number, with the
+  number case inline: on sets, dicts and dict views they hash one side into the
+  other and compare elements whose hashes match (dagguard bounds both);
 - routes ``*``, ``**``, ``<<`` and ``%`` through size-checking guards (``+`` and
   ``+=`` too, unless an operand is a number literal; ``*x`` unpacking and the
   value of a slice assignment through ``_star_``; the argument of
@@ -121,6 +125,14 @@ _GUARDED_BINOPS: dict[type[ast.operator], str] = {
     ast.LShift: "_lshift_",
     ast.Mod: "_mod_",
 }
+
+_SET_OPERATORS: dict[type[ast.operator], str] = {
+    ast.BitAnd: "_and_",
+    ast.BitOr: "_or_",
+    ast.BitXor: "_xor_",
+    ast.Sub: "_sub_",
+}
+"""Operators that hash and compare the elements of sets, dict views and dicts (``|``)."""
 
 _OP_TEXT: dict[type[ast.operator], str] = {
     ast.Add: "+=",
@@ -463,7 +475,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         bind = ast.NamedExpr(target=ast.Name(name, ast.Store()), value=value)
         return bind, ast.Name(name, ast.Load())
 
-    def _inline_add(self, node: ast.BinOp) -> ast.expr:
+    def _inline_add(self, node: ast.BinOp, guard: str = "_add_") -> ast.expr:
         """``a + b`` → ``a + b if type(a) is int or type(a) is float else _add_(a, b)``.
 
         With a number on the left, ``+`` adds numbers or raises ``TypeError``:
@@ -490,8 +502,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
                     ),
                 ],
             )
-            fast = ast.BinOp(left=a, op=ast.Add(), right=node.right)
-            slow = _call("_add_", [a, copy.deepcopy(node.right)], node)
+            fast = ast.BinOp(left=a, op=node.op, right=node.right)
+            slow = _call(guard, [a, copy.deepcopy(node.right)], node)
             return self._ifexp(test, fast, slow, node)
         right_pure = isinstance(node.right, (ast.Name, ast.Constant))
         a_bind, a = self._operand(node.left, node, reuse=right_pure)
@@ -502,7 +514,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
             comparators=[_call("_type_", [b_bind], node), _name("_numfast_", node)],
         )
         return self._ifexp(
-            test, ast.BinOp(left=a, op=ast.Add(), right=b), _call("_add_", [a, b], node), node
+            test, ast.BinOp(left=a, op=node.op, right=b), _call(guard, [a, b], node), node
         )
 
     def _inline_mul(self, node: ast.BinOp) -> ast.expr:
@@ -807,6 +819,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
             plain = self._bounded_number(node.left) and self._bounded_number(node.right)
         elif op is ast.Mod:
             plain = self._proves_number(node.left)
+        elif op in _SET_OPERATORS:
+            plain = self._proves_number(node.left) or self._proves_number(node.right)
         inline = not plain and self._can_bind(node)
         node = self.node_contents_visit(node)
         if plain:
@@ -818,6 +832,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return _call("_add_", [node.left, node.right], node)
         if op is ast.Mult and inline:
             return self._inline_mul(node)
+        if op in _SET_OPERATORS:
+            # `{F} & {G}`, `d.keys() - pairs`: sets hash and compare elements in C
+            # (guards.guarded_set_operator); numbers keep the plain operator inline
+            guard = _SET_OPERATORS[op]
+            if inline:
+                return self._inline_add(node, guard)
+            return _call(guard, [node.left, node.right], node)
         func = _GUARDED_BINOPS.get(op)
         if func is None:
             return node
@@ -991,8 +1012,11 @@ class ScriptPolicy(RestrictingNodeTransformer):
             self.check_name(node, target.id)
             numeric = self._proves_number(target) or self._proves_number(node.value)
             value = self.visit(node.value)
-            if type(node.op) in _GUARDED_BINOPS or type(node.op) is ast.BitOr:
-                # `|=` too: `d |= pairs` hashes a whole iterable (guards.guarded_ior)
+            if type(node.op) in _GUARDED_BINOPS or (
+                type(node.op) in _SET_OPERATORS and not numeric
+            ):
+                # `|=` too: `d |= pairs` hashes a whole iterable (guards.guarded_ior), and
+                # `&=`, `^=`, `-=` on sets hash and compare elements
                 new = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
                     value=_call(

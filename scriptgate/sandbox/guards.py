@@ -748,20 +748,66 @@ def _build_inplace() -> None:
     _INPLACE.update(
         {
             "+=": guarded_iadd,
-            "-=": operator.isub,
+            "-=": guarded_set_operator(operator.isub),
             "*=": guarded_mul,
             "/=": operator.itruediv,
             "%=": guarded_mod,
             "**=": guarded_pow,
             "<<=": guarded_lshift,
             ">>=": operator.irshift,
-            "|=": guarded_ior,
-            "^=": operator.ixor,
-            "&=": operator.iand,
+            "|=": guarded_set_operator(guarded_ior),
+            "^=": guarded_set_operator(operator.ixor),
+            "&=": guarded_set_operator(operator.iand),
             "//=": operator.ifloordiv,
             "@=": operator.imatmul,
         }
     )
+
+
+_HASH_CONTAINERS: tuple[type[Any], ...] = (
+    set,
+    frozenset,
+    dict,
+    type({}.keys()),
+    type({}.items()),
+)
+
+
+def _checked_elements(value: Any) -> None:
+    """Refuse (a size limit) unless hashing and comparing the elements of ``value`` is bounded."""
+    _elements_ok(list(dict.keys(value) if isinstance(value, dict) else value))
+
+
+def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``a op b`` for ``&``, ``|``, ``^``, ``-`` (and ``&=``…), bounded when sets are involved.
+
+    Set operators hash the elements of one side into the other and compare the
+    elements whose hashes match; a dict view's operator first builds a set from
+    any iterable. A comparison costs at most either element's expansion, so one
+    side's elements are checked (:func:`_elements_ok`): the smaller of two sets
+    or dicts (their hashes are stored), or else the side that gets hashed, an
+    iterable, materialised once. ``{F} & {G}`` of equal frozensets built from
+    each other compares in 2**60 steps; ``d.keys() & [t]`` hashes a
+    shared-reference tuple. Numbers pay one type test in the compiled code and
+    never get here.
+    """
+
+    def guarded(a: Any, b: Any) -> Any:
+        left = isinstance(a, _HASH_CONTAINERS)
+        right = isinstance(b, _HASH_CONTAINERS)
+        if left and right:
+            _checked_elements(a if len(a) <= len(b) else b)
+        elif left or right:
+            other = b if left else a
+            kind = type(other)
+            if kind not in _SCALARS and kind is not str and hasattr(kind, "__iter__"):
+                items = list(other)  # hashed into a set by the operator: read once, here
+                _elements_ok(items)
+                return op(a, items) if left else op(items, b)
+        return op(a, b)
+
+    guarded.__name__ = op.__name__
+    return guarded
 
 
 _build_inplace()
@@ -1311,6 +1357,10 @@ _STATIC_GUARDS: dict[str, Any] = {
     # the shared-reference bounds of comparisons and hashing (dagguard; compiled sites)
     "_scalar_": dagguard.SCALARS,
     "_haystack_": dagguard.HAYSTACKS,
+    "_and_": guarded_set_operator(operator.and_),
+    "_or_": guarded_set_operator(operator.or_),
+    "_xor_": guarded_set_operator(operator.xor),
+    "_sub_": guarded_set_operator(operator.sub),
     "_cmpok_": dagguard.compare_ok,
     "_inok_": dagguard.contains_ok,
     "_hkey_": dagguard.hash_ok,

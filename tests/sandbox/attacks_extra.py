@@ -449,6 +449,11 @@ EXTRA_ATTACKS += [
     _a("dag-frozenset-pair-subscript", "8-cpu", _FPAIR + "{G: 1}[F]", "limit", _SHARED),
     _a("dag-frozenset-pair-set-display", "8-cpu", _FPAIR + "{F, G}", "limit", _SHARED),
     _a("dag-frozenset-pair-store", "8-cpu", _FPAIR + "d = {G: 1}\nd[F] = 2", "limit", _SHARED),
+    # set operators hash one side into the other and compare elements whose hashes match
+    _a("dag-frozenset-pair-set-and", "8-cpu", _FPAIR + "{F} & {G}", "limit", _SHARED),
+    _a("dag-frozenset-pair-set-ixor", "8-cpu", _FPAIR + "s = {F}\ns ^= {G}", "limit", _SHARED),
+    _a("dag-frozenset-pair-dict-merge", "8-cpu", _FPAIR + "{F: 1} | {G: 2}", "limit", _SHARED),
+    _a("dag-keys-view-and-list", "8-cpu", _DAG_TUPLE + "{1: 2}.keys() & [t]", "limit", _SHARED),
     # a tuple nested 190,000 levels deep crashed CPython 3.11's recursive hash: refused up front
     _a("deep-tuple-set-membership", "7.1-crash", "t = ()\ni = 0\nwhile i < 190000:\n    t = (t,)\n    i += 1\nt in {1}", "limit", "too deep"),
     _a("deep-tuple-dict-key", "7.1-crash", "t = ()\nfor i in range(190000):\n    t = (t,)\n{t: 1}", "limit", "too deep"),

@@ -36,6 +36,10 @@ _LISTS = (
     "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a] * 1000\n    b = [b] * 1000\n"
 )
 """Two distinct equal lists standing for 10**15 items each (a few kilobytes)."""
+_FPAIRS = (
+    "F = frozenset({1})\nG = frozenset({1})\nfor i in range(60):\n"
+    "    F, G = frozenset({(F, G)}), frozenset({(G, F)})\n"
+)
 _TUPLE = "t = 0\nfor i in range(50):\n    t = (t, t)\n"
 """A tuple standing for 2**50 items."""
 _FROZEN = (
@@ -184,6 +188,22 @@ REFUSED = {
     "statistics-quantiles": _LISTS + "import statistics\nstatistics.quantiles([a, b, a])",
     "statistics-mode": _TUPLE + "import statistics\nstatistics.mode([t, t])",
     "statistics-multimode": _TUPLE + "import statistics\nstatistics.multimode(iter([t]))",
+    # set operators hash one side into the other and compare elements whose hashes match
+    "set-and-frozenset-pair": _FPAIRS + "{F} & {G}",
+    "set-or-frozenset-pair": _FPAIRS + "{F} | {G}",
+    "set-sub-frozenset-pair": _FPAIRS + "{F} - {G}",
+    "set-xor-frozenset-pair": _FPAIRS + "{F} ^ {G}",
+    "set-iand": _FPAIRS + "s = {F}\ns &= {G}",
+    "set-ior": _FPAIRS + "s = {F}\ns |= {G}",
+    "set-isub": _FPAIRS + "s = {F}\ns -= {G}",
+    "set-ixor": _FPAIRS + "s = {F}\ns ^= {G}",
+    "set-item-iand": _FPAIRS + "d = {'s': {F}}\nd['s'] &= {G}",
+    "dict-merge-frozenset-pair": _FPAIRS + "{F: 1} | {G: 2}",
+    "keys-view-and-list": _TUPLE + "{1: 2}.keys() & [t]",
+    "keys-view-or-generator": _TUPLE + "{1: 2}.keys() | (x for x in [t])",
+    "keys-view-sub-reflected": _TUPLE + "[t] - {1: 2}.keys()",
+    "items-view-xor": _TUPLE + "{1: 2}.items() ^ [t]",
+    "set-operator-in-generator": _FPAIRS + "list({F} & x for x in [{G}])",
 }
 
 
@@ -399,6 +419,20 @@ SAME_AS_PYTHON = {
         "statistics.mode([(1,), (1,), (2,)]), statistics.multimode('aabbc'), statistics.mean([1, 2])]"
     ),
     "statistics-median-mixed": "import statistics\nstatistics.median([1, 'a'])",
+    "set-operators": (
+        "a, b = {1, 2, (3, 4)}, {2, (3, 4), 5}\n[sorted(a & b, key=str), sorted(a | b, key=str), "
+        "sorted(a - b, key=str), sorted(a ^ b, key=str), sorted({1: 2, 3: 4}.keys() & [3, 9]), "
+        "sorted({1: 2}.keys() | (x for x in [7])), sorted([1, 5] - {1: 2}.keys()), "
+        "sorted({1: 2}.items() ^ [(1, 2), (3, 4)]), {'a': 1} | {'b': 2}, "
+        "7 - 2, 6 & 3, 6 | 1, 6 ^ 3, 2.5 - 1.0, True - False]"
+    ),
+    "set-augmented": (
+        "x = 7\ny = 2\nx -= y\nz = {1, 2}\nz -= {1}\nw = {1}\nw |= {2}\nw &= {2, 3}\nw ^= {3}\n"
+        "d = {'s': {1}}\nd['s'] |= {4}\nd['s'] -= [1]\n[x, sorted(z), sorted(w), sorted(d['s'])]"
+    ),
+    "set-operator-errors": "[{1} & 5]",
+    "keys-view-operator-errors": "{1: 2}.keys() - 5",
+    "int-minus-str": "a = 5\nb = 'x'\na - b",
 }
 
 
