@@ -186,8 +186,7 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
 
 _FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
 _NUMBERS: Final = frozenset({int, bool, float})
-_int_abs = int.__abs__
-_tuple_len = tuple.__len__
+_JUST_TUPLES: Final = frozenset({tuple})
 
 
 def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
@@ -425,19 +424,19 @@ def items_ok(items: Iterable[Any]) -> bool:
     are checked in C without the walk.
     """
     values = items if isinstance(items, (list, tuple)) else list(items)
-    try:
-        # short tuples of ints (`key=lambda r: (-r['score'], r['id'])`): two C passes;
-        # `tuple.__len__` refuses every value that is not a tuple and `int.__abs__` every
-        # item that is not an int (neither calls code of the script's), so the rest
-        # takes the checks below
-        if (
-            max(map(_tuple_len, values), default=0) <= SMALL
-            and max(map(_int_abs, _chain_items(values)), default=0) < _HEAVY_INT
-        ):
-            return True
-    except TypeError:
-        pass
     kinds = set(map(type, values))
+    if kinds == _JUST_TUPLES:
+        try:
+            # short tuples of ints (`key=lambda r: (-r['score'], r['id'])`): two C passes.
+            # `abs` refuses every item that is not a number; a script class cannot define
+            # `__abs__`, so no code of the script's runs here (exact tuples: no `__len__`)
+            if (
+                max(map(len, values), default=0) <= SMALL
+                and max(map(abs, _chain_items(values)), default=0) < _HEAVY_INT
+            ):
+                return True
+        except TypeError:
+            pass
     if kinds <= SCALARS and _light(values, kinds):
         return True
     if kinds <= _TUPLE_OR_SCALAR:

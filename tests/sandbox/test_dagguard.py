@@ -177,14 +177,11 @@ def test_dagguard_hash_ok_bounds_the_comparison_a_matching_hash_makes() -> None:
 
 
 def test_dagguard_items_ok_runs_no_code_of_the_items() -> None:
-    # the fast path for int keys must not call a script class's __abs__ or __len__
+    # the fast path for int keys must not call a script class's __len__ or __iter__
+    # (the methods of these a script class may define)
     calls: list[str] = []
 
     class Loud:
-        def __abs__(self) -> int:
-            calls.append("abs")
-            return 0
-
         def __len__(self) -> int:
             calls.append("len")
             return 0
