@@ -34,12 +34,10 @@ Also here:
   budget-charging ``_getiter_``). :func:`checked_method` is where the value
   check swaps them.
 
-Residual (not refused here; process isolation contains it): C-level
-*comparisons* of large containers (``big_list_of_lists.count(other)``,
-``==``, ``in``, ``sort``) are one C call costing up to the product of two
-sizes, and comparing or hashing a shared-reference structure (``t = (t, t)``
-fifty times stands for 2**50 items) one C call of exponential work. Their
-*rendering* is bounded here: the walk counts every occurrence.
+Comparing or hashing such structures (``t = (t, t)`` fifty times stands for
+2**50 items) is bounded by :mod:`scriptgate.sandbox.dagguard`, at the compiled
+operators and the builtins and methods that compare or hash; their *rendering*
+is bounded here: the walk counts every occurrence.
 """
 
 from __future__ import annotations
