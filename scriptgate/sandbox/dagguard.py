@@ -62,6 +62,7 @@ import functools
 import itertools
 import operator
 import sys
+import types
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -69,7 +70,9 @@ from scriptgate.sandbox.errors import refuse_size
 
 __all__ = [
     "CAP",
+    "CHARGE_FROM",
     "HAYSTACKS",
+    "ITEMS_PER_STEP",
     "MAX_NESTING",
     "RATIO",
     "SCALARS",
@@ -324,6 +327,44 @@ def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
     return (total, distinct)
 
 
+CHARGE_FROM: Final = 1 << 16
+"""Checked work from this many items on is charged to the run's step budget."""
+ITEMS_PER_STEP: Final = 64
+"""Items a C comparison or hash visits per step charged (a step is about one loop iteration)."""
+
+
+def _charge(work: int) -> None:
+    """Charge ``work`` visited items to the running script's budget when it is large.
+
+    A loop checks its budget only every few hundred iterations, and each checked
+    comparison may still visit millions of items: charging them (steps, and the
+    deadline check that comes with it) stops a loop of large comparisons in time.
+    Without a script on the stack (host code calling a guard) nothing is charged.
+    """
+    if work < CHARGE_FROM:
+        return
+    from scriptgate.sandbox._restricted import FILENAME  # _restricted imports the guards
+    from scriptgate.sandbox.regexguard import BUDGET_NAME
+
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            budget = frame.f_globals.get(BUDGET_NAME)
+            if budget is not None:
+                budget.spend(work // ITEMS_PER_STEP)
+            return
+        frame = frame.f_back
+
+
+def _base_len(container: Any) -> int:
+    """``len(container)`` through its base type (a script subclass's ``__len__`` never runs)."""
+    for base in _ITERATED_BASES:
+        if isinstance(container, base):
+            length: Any = base.__len__
+            return int(length(container))
+    return 0
+
+
 def compare_ok(a: Any, b: Any) -> bool:
     """``True`` when ``a OP b`` is bounded; refuses (a size limit) when both sides are amplified.
 
@@ -333,10 +374,15 @@ def compare_ok(a: Any, b: Any) -> bool:
     """
     if a is b or not _recursive(a, False) or not _recursive(b, False):
         return True  # `a == a` compares items by identity first; a scalar side stops at once
-    if _flat(a, False) or _flat(b, False):
-        return True
-    if measure(a) is not None or measure(b) is not None:
-        return True
+    for side in (a, b):
+        if _flat(side, False):
+            _charge(len(side))
+            return True
+    for side in (a, b):
+        found = measure(side)
+        if found is not None:
+            _charge(found[0])
+            return True
     refuse_size(_COMPARE_MESSAGE)
 
 
@@ -355,19 +401,26 @@ def hash_ok(key: Any) -> Any:
     if isinstance(key, tuple):
         if _flat(key, True):
             return key  # scalars: hashes and compares in its length
-        if measure(key, hashing=True) is None:
+        found = measure(key, hashing=True)
+        if found is None:
             refuse_size(_HASH_MESSAGE)
+        _charge(found[0])
     elif not isinstance(key, frozenset) or SCALARS.issuperset(map(type, key)):
         return key
-    if measure(key) is None:
+    found = measure(key)
+    if found is None:
         refuse_size(_COMPARE_MESSAGE)
+    _charge(found[0])
     return key
 
 
 def operand_ok(value: Any) -> Any:
     """``value`` itself, once comparing it with anything is bounded (it is not amplified)."""
-    if _recursive(value, False) and not _flat(value, False) and measure(value) is None:
-        refuse_size(_COMPARE_MESSAGE)
+    if _recursive(value, False) and not _flat(value, False):
+        found = measure(value)
+        if found is None:
+            refuse_size(_COMPARE_MESSAGE)
+        _charge(found[0])
     return value
 
 
@@ -400,13 +453,22 @@ def contains_ok(item: Any, container: Any) -> bool:
             return True  # a script object compares through its own (ticking) code
         # a scalar needle: each comparison costs at most its own size
         size = _sizeof(item)
-        if size <= _HEAVY or len(container) * (size >> _UNIT_SHIFT) <= CAP:
+        work = _base_len(container) * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
+        if size <= _HEAVY or work <= CAP:
+            _charge(work)
             return True
-        if measure(container) is not None:
+        found = measure(container)
+        if found is not None:
+            _charge(found[0])
             return True
         refuse_size(_COMPARE_MESSAGE)
     own = measure(item)
-    if (own is not None and own[0] <= SMALL) or measure(container) is not None:
+    if own is not None and own[0] <= SMALL:
+        _charge(_base_len(container) * (own[0] + 1))
+        return True
+    found = measure(container)
+    if found is not None:
+        _charge(found[0])
         return True
     refuse_size(_COMPARE_MESSAGE)
 
@@ -423,7 +485,14 @@ def items_ok(items: Iterable[Any]) -> bool:
     scalars, or tuples of scalars no longer than :data:`SMALL` (``sorted(d.items())``),
     are checked in C without the walk.
     """
-    values = items if isinstance(items, (list, tuple)) else list(items)
+    if type(items) is list or type(items) is tuple:
+        values: list[Any] | tuple[Any, ...] = items
+    elif isinstance(items, (list, tuple)):
+        values = list(_parts(items, False)[0])  # the stored items, as C compares them
+    else:
+        values = list(items)
+    # a sort compares each item about log2(n) times: what the walks below bound per item
+    _charge(len(values) * log2_ceiling(max(len(values), 1)))
     kinds = set(map(type, values))
     if kinds == _JUST_TUPLES:
         try:
@@ -452,8 +521,10 @@ def items_ok(items: Iterable[Any]) -> bool:
                     return True
             elif inner_kinds <= SCALARS and _light(list(_chain_items(tuples)), inner_kinds):
                 return True  # each comparison visits at most SMALL small plain items
-    if measure(values) is None:
+    found = measure(values)
+    if found is None:
         refuse_size(_SORT_MESSAGE)
+    _charge(found[0])
     return True
 
 

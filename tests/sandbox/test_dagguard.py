@@ -223,3 +223,21 @@ def test_dagguard_reads_subclasses_through_their_base_type() -> None:
     with pytest.raises(ScriptStop):
         dagguard.hash_ok(Pair((_pairs(50),)))
     assert calls == []
+
+
+def test_dagguard_large_checked_work_is_charged_to_the_budget() -> None:
+    # a loop checks its budget every few hundred iterations, and each checked comparison
+    # may visit millions of items: those are charged as steps (with the deadline check)
+    from scriptgate.sandbox import Limits, Sandbox
+
+    script = (
+        "a = [[0] * 300 for _ in range(300)]\nb = [[0] * 300 for _ in range(300)]\n"
+        "n = 0\nfor i in range(100):\n    n += a == b\nn"
+    )
+    plenty = Sandbox([], limits=Limits(max_steps=10_000_000, timeout=60)).run_sync(script)
+    assert plenty.ok, plenty.error
+    assert plenty.value == 100
+    few = Sandbox([], limits=Limits(max_steps=50_000, timeout=60)).run_sync(script)
+    assert few.error is not None
+    assert few.error.kind == "limit"
+    assert "step limit" in few.error.message
