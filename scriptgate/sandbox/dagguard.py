@@ -407,10 +407,9 @@ def hash_ok(key: Any) -> Any:
         _charge(found[0])
     elif not isinstance(key, frozenset) or SCALARS.issuperset(map(type, key)):
         return key
-    found = measure(key)
-    if found is None:
+    # only a stored key with the same hash is compared, rarely: bounded, not charged
+    if measure(key) is None:
         refuse_size(_COMPARE_MESSAGE)
-    _charge(found[0])
     return key
 
 
