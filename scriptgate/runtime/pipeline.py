@@ -154,6 +154,33 @@ def find_tool(tools: ToolList, name: str) -> AgentTool | None:
     return None
 
 
+def _shimmed(tool: AgentTool, tool_call: ToolCall) -> ToolCall:
+    """``tool_call`` with the tool's argument shim applied (pi §3.2 step 1)."""
+    shim = tool.prepare_arguments
+    if shim is not None:
+        shimmed = shim(tool_call.arguments)
+        if shimmed is not tool_call.arguments:
+            return dataclasses.replace(tool_call, arguments=shimmed)
+    return tool_call
+
+
+def _blocked(tool_call: ToolCall, decision: Any) -> ToolCallOutcome | None:
+    """The outcome of a ``before_tool_call`` decision that blocks the call, else None."""
+    if not isinstance(decision, BeforeToolCallResult):
+        raise TypeError(
+            "before_tool_call must return a BeforeToolCallResult or None, "
+            f"got {type(decision).__name__}"
+        )
+    if not decision.block:
+        return None
+    result = AgentToolResult(
+        content=(TextContent(decision.reason or BLOCKED_TEXT),),
+        details={},
+        terminate=decision.terminate is True,
+    )
+    return ToolCallOutcome(tool_call, result, True, None, blocked=True)
+
+
 async def prepare_tool_call(
     tool_call: ToolCall,
     *,
@@ -170,13 +197,7 @@ async def prepare_tool_call(
     if tool is None:
         return _immediate(tool_call, not_found_text(tool_call.name))
     try:
-        call = tool_call
-        shim = tool.prepare_arguments
-        if shim is not None:
-            shimmed = shim(tool_call.arguments)
-            if shimmed is not tool_call.arguments:
-                call = dataclasses.replace(tool_call, arguments=shimmed)
-        args = validate_tool_arguments(tool, call)
+        args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal
@@ -186,18 +207,9 @@ async def prepare_tool_call(
             if signal is not None and signal.aborted:
                 return _immediate(tool_call, ABORTED_TEXT, aborted=True)
             if decision is not None:
-                if not isinstance(decision, BeforeToolCallResult):
-                    raise TypeError(
-                        "before_tool_call must return a BeforeToolCallResult or None, "
-                        f"got {type(decision).__name__}"
-                    )
-                if decision.block:
-                    result = AgentToolResult(
-                        content=(TextContent(decision.reason or BLOCKED_TEXT),),
-                        details={},
-                        terminate=decision.terminate is True,
-                    )
-                    return ToolCallOutcome(tool_call, result, True, None, blocked=True)
+                blocked = _blocked(tool_call, decision)
+                if blocked is not None:
+                    return blocked
     except Exception as exc:
         return _immediate(tool_call, error_message(exc))
     return PreparedToolCall(tool_call, tool, args)
@@ -395,13 +407,7 @@ async def run_tool_call(
     if tool is None:
         return _immediate(tool_call, not_found_text(tool_call.name))
     try:
-        call = tool_call
-        shim = tool.prepare_arguments
-        if shim is not None:
-            shimmed = shim(tool_call.arguments)
-            if shimmed is not tool_call.arguments:
-                call = dataclasses.replace(tool_call, arguments=shimmed)
-        args = validate_tool_arguments(tool, call)
+        args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal
@@ -411,18 +417,9 @@ async def run_tool_call(
             if signal is not None and signal.aborted:
                 return _immediate(tool_call, ABORTED_TEXT, aborted=True)
             if decision is not None:
-                if not isinstance(decision, BeforeToolCallResult):
-                    raise TypeError(
-                        "before_tool_call must return a BeforeToolCallResult or None, "
-                        f"got {type(decision).__name__}"
-                    )
-                if decision.block:
-                    blocked = AgentToolResult(
-                        content=(TextContent(decision.reason or BLOCKED_TEXT),),
-                        details={},
-                        terminate=decision.terminate is True,
-                    )
-                    return ToolCallOutcome(tool_call, blocked, True, None, blocked=True)
+                blocked = _blocked(tool_call, decision)
+                if blocked is not None:
+                    return blocked
     except Exception as exc:
         return _immediate(tool_call, error_message(exc))
     # -- execute_prepared_tool_call
