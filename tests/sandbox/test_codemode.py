@@ -20,7 +20,7 @@ from scriptgate.runtime.types import (
     TextContent,
     ToolCall,
 )
-from scriptgate.sandbox.codemode import (
+from scriptgate.sandbox.model.codemode_tool import (
     MAX_CALL_RECORDS,
     CodemodeSource,
     CodemodeSourceError,
@@ -31,8 +31,8 @@ from scriptgate.sandbox.codemode import (
     format_script_result,
     parse_codemode_source,
 )
+from scriptgate.sandbox.model.stubs import render_stubs
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
-from scriptgate.sandbox.stubs import render_stubs
 
 EMPTY_MESSAGE = (
     "Expected Python source text (non-empty). Provide Python only, optionally with a first "
@@ -662,8 +662,8 @@ async def test_codemode_tool_process_isolation() -> None:
 
 
 def test_codemode_description_states_limits_capabilities_and_stubs() -> None:
-    from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
-    from scriptgate.sandbox.modules import MODULE_NAMES
+    from scriptgate.sandbox.world.builtins import SAFE_BUILTIN_NAMES
+    from scriptgate.sandbox.world.modules import MODULE_NAMES
 
     read = _read_tool()
     text = codemode_description(

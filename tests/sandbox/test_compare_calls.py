@@ -19,14 +19,14 @@ from typing import Any
 import anyio
 import pytest
 
-from scriptgate.sandbox import dagguard
-from scriptgate.sandbox.errors import ScriptStop
-from scriptgate.sandbox.guards import (
+from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.attributes import (
     FAST_RECEIVER_SLOW_NAMES,
     hash_bounded,
     hashed_ok,
     hashed_whole,
 )
+from scriptgate.sandbox.guards.errors import ScriptStop
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

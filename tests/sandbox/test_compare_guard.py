@@ -19,13 +19,9 @@ from typing import Any
 import anyio
 import pytest
 
-from scriptgate.sandbox._restricted import (
-    TEMP_PREFIX,
-    CompiledScript,
-    CompileFailure,
-    compile_script,
-)
-from scriptgate.sandbox.guards import Budget, make_guards
+from scriptgate.sandbox.compile.cache import CompiledScript, CompileFailure, compile_script
+from scriptgate.sandbox.compile.policy import TEMP_PREFIX
+from scriptgate.sandbox.guards.attributes import Budget, make_guards
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

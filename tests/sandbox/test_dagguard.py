@@ -1,4 +1,4 @@
-"""The shared-reference bound (``scriptgate.sandbox.dagguard``), called directly.
+"""The shared-reference bound (``scriptgate.sandbox.guards.comparisons``), called directly.
 
 The sites that call it (comparisons, hashing, sorting in scripts) are tested with
 scripts elsewhere; these pin the measure itself: paths counted once each, distinct
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox import dagguard
-from scriptgate.sandbox.errors import ScriptStop
+from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.errors import ScriptStop
 
 
 def _levels(fanout: int, depth: int, leaf: Any = 0) -> list[Any]:

@@ -17,8 +17,7 @@ import pytest
 
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.errors import ScriptStop
-from scriptgate.sandbox.guards import (
+from scriptgate.sandbox.guards.attributes import (
     Budget,
     OpaqueNamespace,
     check_value,
@@ -30,6 +29,7 @@ from scriptgate.sandbox.guards import (
     safe_format,
     safe_str_format,
 )
+from scriptgate.sandbox.guards.errors import ScriptStop
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 
@@ -351,7 +351,7 @@ def test_guards_fast_receivers_match_check_value() -> None:
     # check_value; that is only sound if check_value passes every one of them.
     from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-    from scriptgate.sandbox.guards import _DENIED_NAMES, _FAST_RECEIVERS
+    from scriptgate.sandbox.guards.attributes import _DENIED_NAMES, _FAST_RECEIVERS
 
     samples: dict[type, Any] = {
         list: [1], dict: {"a": 1}, tuple: (1,), set: {1}, frozenset: frozenset({1}), int: 3,

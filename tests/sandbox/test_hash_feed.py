@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox.errors import ScriptStop
-from scriptgate.sandbox.guards import Budget, make_guards, needs_feed
+from scriptgate.sandbox.guards.attributes import Budget, make_guards, needs_feed
+from scriptgate.sandbox.guards.errors import ScriptStop
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scriptgate.sandbox import guards, memguard
-from scriptgate.sandbox.memguard import MemoryMeter, memory_available, resident_bytes
+from scriptgate.sandbox.guards.memory import MemoryMeter, memory_available, resident_bytes
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
@@ -348,7 +348,7 @@ BIG = "'x' * 6000000"  # two of them make more than MAX_SEQUENCE
 
 
 def _guard_names(source: str, *, session: bool = False) -> set[str]:
-    from scriptgate.sandbox._restricted import CompiledScript, compile_script
+    from scriptgate.sandbox.compile.cache import CompiledScript, compile_script
 
     compiled = compile_script(source, session=session)
     assert isinstance(compiled, CompiledScript), compiled

@@ -1,4 +1,4 @@
-"""Process isolation (scriptgate.sandbox.process): pool, containment, deadlines, limits, sessions.
+"""Process isolation (scriptgate.sandbox.isolation.parent): pool, containment, deadlines, limits, sessions.
 
 The runner is loop-agnostic, so one module-scoped runner serves both anyio backends;
 tests that count, crash or close workers make their own.
@@ -24,7 +24,7 @@ from scriptgate.runtime.types import AgentToolResult, BeforeToolCallResult, Text
 from scriptgate.sandbox import process
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.process import ProcessRunner
+from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

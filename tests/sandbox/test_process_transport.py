@@ -25,7 +25,7 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox import _worker, process
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
-from scriptgate.sandbox.process import ProcessRunner
+from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
 LIMITS = Limits(timeout=20.0, memory_bytes=512 << 20)

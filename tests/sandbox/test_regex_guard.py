@@ -14,9 +14,9 @@ from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult
 from scriptgate.sandbox.bridge import HostToolBridge
-from scriptgate.sandbox.errors import ScriptStop
-from scriptgate.sandbox.process import ProcessRunner
-from scriptgate.sandbox.regexguard import MAX_REPEAT_UNITS, Match, Pattern, make_re, repeat_units
+from scriptgate.sandbox.guards.errors import ScriptStop
+from scriptgate.sandbox.guards.regex import MAX_REPEAT_UNITS, Match, Pattern, make_re, repeat_units
+from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
 

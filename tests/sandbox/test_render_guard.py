@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox.errors import ScriptStop
-from scriptgate.sandbox.result import Limits, ScriptResult
-from scriptgate.sandbox.sandbox import Sandbox
-from scriptgate.sandbox.sizeguard import (
+from scriptgate.sandbox.guards.errors import ScriptStop
+from scriptgate.sandbox.guards.sizes import (
     MAX_RENDER,
     SafeStr,
     check_json,
@@ -31,6 +29,8 @@ from scriptgate.sandbox.sizeguard import (
     safe_repr,
     sequence_sum,
 )
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Sandbox
 
 _SHARED = [[1] * 1000] * 1000
 """A million items of text through one shared thousand-item list."""

@@ -17,8 +17,8 @@ import pytest
 
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox.errors import STOP_NAME, ScriptStop, refuse_size, size_stop
-from scriptgate.sandbox.guards import Budget
+from scriptgate.sandbox.guards.attributes import Budget
+from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size, size_stop
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 from scriptgate.runtime.tool import AgentTool, tool
 from scriptgate.runtime.types import AgentToolResult
-from scriptgate.sandbox.stubs import (
+from scriptgate.sandbox.model.stubs import (
     MAX_REF_EXPANSIONS,
     render_stubs,
     render_tool_sample,

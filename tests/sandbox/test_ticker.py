@@ -18,7 +18,7 @@ import pytest
 
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox.guards import Budget
+from scriptgate.sandbox.guards.attributes import Budget
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 

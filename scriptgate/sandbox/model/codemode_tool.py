@@ -3,7 +3,7 @@
 :func:`codemode_tool` builds an :class:`~scriptgate.runtime.tool.AgentTool`
 (named ``python`` by default) whose only parameter is ``code``. Its description
 states the rules of the sandbox and embeds the stubs of every callable tool
-(:func:`~scriptgate.sandbox.stubs.render_stubs`); its result follows pi §5.4,
+(:func:`~scriptgate.sandbox.model.stubs.render_stubs`); its result follows pi §5.4,
 adapted to Python:
 
 - the first line of the source may be ``# @options: {"max_output_tokens": N,
@@ -48,8 +48,8 @@ from scriptgate.runtime.types import (
     BeforeToolCallHook,
     TextContent,
 )
+from scriptgate.sandbox.model.stubs import StubStyle, render_stubs
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
-from scriptgate.sandbox.stubs import StubStyle, render_stubs
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -370,8 +370,8 @@ def format_script_result(
 
 def _capabilities() -> tuple[list[str], list[str]]:
     """The builtin names and importable module names of the sandbox."""
-    from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
-    from scriptgate.sandbox.modules import MODULE_NAMES
+    from scriptgate.sandbox.world.builtins import SAFE_BUILTIN_NAMES
+    from scriptgate.sandbox.world.modules import MODULE_NAMES
 
     return list(dict.fromkeys(SAFE_BUILTIN_NAMES)), list(MODULE_NAMES)
 

@@ -12,7 +12,7 @@ so the sandbox bounds the operation instead: every site where a script makes C
 code compare or hash a value that is not provably scalar first measures the
 value's expanded size here, and a value that expands to more than :data:`CAP`
 items *through shared references* ends the script with a size limit
-(``error.kind == "limit"``, :func:`scriptgate.sandbox.errors.refuse_size`).
+(``error.kind == "limit"``, :func:`scriptgate.sandbox.guards.errors.refuse_size`).
 
 The measure (:func:`measure`) walks the value level by level, keeping one
 entry per distinct container of a level with the number of paths that reach it,
@@ -66,7 +66,9 @@ import types
 from collections.abc import Iterable
 from typing import Any, Final
 
-from scriptgate.sandbox.errors import refuse_size
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.regex import BUDGET_NAME
 
 __all__ = [
     "CAP",
@@ -343,8 +345,6 @@ def _charge(work: int) -> None:
     """
     if work < CHARGE_FROM:
         return
-    from scriptgate.sandbox._restricted import FILENAME  # _restricted imports the guards
-    from scriptgate.sandbox.regexguard import BUDGET_NAME
 
     frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:

@@ -26,10 +26,7 @@ import builtins as _b
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox.dagguard import SCALARS as _SCALARS
-from scriptgate.sandbox.dagguard import items_ok
-from scriptgate.sandbox.errors import ToolDenied, ToolError, refuse_size
-from scriptgate.sandbox.guards import (
+from scriptgate.sandbox.guards.attributes import (
     MAX_RANGE,
     MAX_SEQUENCE,
     CheckedFeed,
@@ -38,8 +35,11 @@ from scriptgate.sandbox.guards import (
     guarded_pow,
     safe_format,
 )
-from scriptgate.sandbox.memguard import charge_copy
-from scriptgate.sandbox.sizeguard import SafeStr, safe_ascii, safe_repr, sequence_sum
+from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
+from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
+from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 
 __all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 

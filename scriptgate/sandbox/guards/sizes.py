@@ -5,7 +5,7 @@ Rendering a container to text (``str``, ``repr``, ``ascii``, ``format``, ``%``,
 list holding the same million-item list a hundred times renders to 300 MB
 before any timeout check can run. :func:`check_render` walks the value first
 and refuses (like the other size guards: a limit that ends the script, see
-:func:`scriptgate.sandbox.errors.refuse_size`) when the text would be longer
+:func:`scriptgate.sandbox.guards.errors.refuse_size`) when the text would be longer
 than :data:`MAX_RENDER` characters. The walk counts every occurrence
 of a shared reference, as the renderer does, but stops as soon as the estimate
 passes the bound, so its own cost is bounded by the bound, not by the value.
@@ -35,7 +35,7 @@ Also here:
   check swaps them.
 
 Comparing or hashing such structures (``t = (t, t)`` fifty times stands for
-2**50 items) is bounded by :mod:`scriptgate.sandbox.dagguard`, at the compiled
+2**50 items) is bounded by :mod:`scriptgate.sandbox.guards.comparisons`, at the compiled
 operators and the builtins and methods that compare or hash; their *rendering*
 is bounded here: the walk counts every occurrence.
 """
@@ -51,8 +51,8 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
-from scriptgate.sandbox._restricted import FILENAME
-from scriptgate.sandbox.errors import Trip, refuse_size
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import Trip, refuse_size
 
 __all__ = [
     "CHARGE_FROM",
@@ -101,7 +101,7 @@ def too_large_render(
     """Refuse a rendering estimated at ``size`` characters: a limit that ends the script.
 
     ``trip`` is the run's ``Budget.trip`` if the caller has it (else
-    :func:`~scriptgate.sandbox.errors.refuse_size` finds the run on the stack).
+    :func:`~scriptgate.sandbox.guards.errors.refuse_size` finds the run on the stack).
     """
     refuse_size(
         f"{what} would be too large for the sandbox "

@@ -1,6 +1,6 @@
 """The worker process of ``isolation="process"``: runs untrusted scripts, one job at a time.
 
-The parent (:mod:`scriptgate.sandbox.process`) starts a *zygote* (fork server)::
+The parent (:mod:`scriptgate.sandbox.isolation.parent`) starts a *zygote* (fork server)::
 
     python -I -B -c "<bootstrap>" <package parent dir> <config json with "mode": "zygote">
 

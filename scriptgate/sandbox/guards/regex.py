@@ -8,7 +8,7 @@ matching call and raises ``TimeoutError`` when it expires, so the stand-in
 gives every match, search, ``findall``, ``split``, ``sub`` and ``finditer`` step
 a deadline:
 
-- The calling run's :class:`~scriptgate.sandbox.guards.Budget` is found through
+- The calling run's :class:`~scriptgate.sandbox.guards.attributes.Budget` is found through
   the script frame on the stack (its globals hold it under :data:`BUDGET_NAME`),
   so a pattern compiled in one session run and used in the next obeys the run
   that uses it. A call outside any run (host-side use) has no timeout.
@@ -66,9 +66,9 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Protocol
 
-from scriptgate.sandbox._restricted import FILENAME
-from scriptgate.sandbox.errors import refuse_size
-from scriptgate.sandbox.memguard import MAX_SEQUENCE, charge_bytes
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import MAX_SEQUENCE, charge_bytes
 
 __all__ = [
     "BUDGET_NAME",

@@ -6,11 +6,11 @@ Each guard says which escape it blocks and which test proves it (tests live in
 Guards are built per run by :func:`make_guards` around a :class:`Budget`, so no
 mutable state is shared between runs. Size refusals (``'x' * 10**12``, huge
 ints, widths, ``str`` methods…) go through
-:func:`scriptgate.sandbox.errors.refuse_size`: they trip the run's budget (bound
+:func:`scriptgate.sandbox.guards.errors.refuse_size`: they trip the run's budget (bound
 in the script's globals as ``STOP_NAME``), so they are final ``"limit"`` errors.
 
 C calls that compare or hash script values outside the compiled operators are
-bounded here too (issue 5, :mod:`scriptgate.sandbox.dagguard`): the attribute
+bounded here too (issue 5, :mod:`scriptgate.sandbox.guards.comparisons`): the attribute
 guard hands out checking wrappers for the container methods that compare or
 hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
 ``lst.sort()``…), and every hash feed checks what it hashes, chunk by chunk
@@ -33,18 +33,30 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
-from scriptgate.sandbox import dagguard
-from scriptgate.sandbox._restricted import (
-    ENTRY,
-    FILENAME,
+from scriptgate.sandbox.compile.shared import (
     INSPECT_ATTRIBUTES,
-    MAX_FORMAT_WIDTH,
-    format_spec_too_wide,
     guarded_iter_unpack_sequence,
     guarded_unpack_sequence,
 )
-from scriptgate.sandbox.errors import STOP_NAME, ScriptStop, refuse_size
-from scriptgate.sandbox.memguard import (
+from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.constants import (
+    COMPARING_NAMES as _COMPARING_NAMES,
+)
+from scriptgate.sandbox.guards.constants import (
+    DENIED_NAMES as _DENIED_NAMES,
+)
+from scriptgate.sandbox.guards.constants import (
+    ENTRY,
+    FAST_RECEIVER_SLOW_NAMES,
+    FILENAME,
+    MAX_FORMAT_WIDTH,
+    format_spec_too_wide,
+)
+from scriptgate.sandbox.guards.constants import (
+    HASHING_METHODS as _HASHING_METHODS,
+)
+from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
+from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
     METER_NAME,
     MemoryMeter,
@@ -57,9 +69,8 @@ from scriptgate.sandbox.memguard import (
     guarded_star,
     is_extendable,
 )
-from scriptgate.sandbox.regexguard import BUDGET_NAME
-from scriptgate.sandbox.result import Limits
-from scriptgate.sandbox.sizeguard import (
+from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.sizes import (
     CHECKED_METHOD_TYPES,
     FLAT_TYPES,
     check_render,
@@ -68,6 +79,7 @@ from scriptgate.sandbox.sizeguard import (
     safe_ascii,
     safe_repr,
 )
+from scriptgate.sandbox.result import Limits
 
 __all__ = [
     "MAX_INT_BITS",
@@ -474,30 +486,7 @@ _FAST_RECEIVERS = frozenset(
     {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
 )
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
-_DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
-_HASHING_METHODS = frozenset(
-    {
-        "update", "fromkeys", "subtract", "union", "intersection", "intersection_update",
-        "difference", "difference_update", "symmetric_difference",
-        "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
-    }
-)  # fmt: skip
-"""set/dict/Counter methods that hash every item of an argument.
-
-The attribute guard hands out wrappers for them (:func:`_hashing_method`), which
-feed a large argument in chunks (``s.update(x)`` of ints that all hash alike is
-one quadratic C call otherwise)."""
-_COMPARING_NAMES = frozenset(
-    {"index", "count", "remove", "sort", "get", "setdefault", "pop", "add", "discard"}
-)
-"""Methods of the fast receivers that compare or hash their argument in C (list.index,
-dict.get, set.add…): the attribute guard hands out checking wrappers for them
-(see "comparing and hashing calls" below)."""
-_SLOW_NAMES = _DENIED_NAMES | _COMPARING_NAMES | {"extend", "copy", *_HASHING_METHODS}
-"""Names the fast receivers' path leaves to the full guard (``extend``, ``copy`` are
-size-checked, the hashing methods fed in chunks, the comparing methods bounded)."""
-FAST_RECEIVER_SLOW_NAMES = _SLOW_NAMES
-"""The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these."""
+_SLOW_NAMES = FAST_RECEIVER_SLOW_NAMES
 _SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
 _COPYING_STR_METHODS = frozenset(
     {

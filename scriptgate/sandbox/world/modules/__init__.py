@@ -2,17 +2,17 @@
 
 A script never receives a real module object (``datetime.sys``, ``json.codecs``
 and ``re.enum.bltns`` lead to the host, restrictedpython-notes §7.3). ``import X``
-returns an immutable :class:`~scriptgate.sandbox.guards.OpaqueNamespace` that
+returns an immutable :class:`~scriptgate.sandbox.guards.attributes.OpaqueNamespace` that
 exposes only the members listed in :data:`MODULE_NAMES`; ``from X import name``
 is checked against the same list (``IMPORT_FROM`` bypasses the attribute guard).
 Members that iterate in C are wrapped so the iteration is charged to the step
 budget; ``random`` is a fresh ``random.Random`` per run (no shared state); the
 infinite ``itertools`` iterators tick per item so a limit can stop them. ``re`` is
-:mod:`scriptgate.sandbox.regexguard`: the ``regex`` engine behind ``re``'s surface,
+:mod:`scriptgate.sandbox.guards.regex`: the ``regex`` engine behind ``re``'s surface,
 so a catastrophic pattern stops at the run's deadline instead of blocking the loop.
 
 Members that compare or hash script values in C check them first (issue 5,
-:mod:`scriptgate.sandbox.dagguard`): ``functools.lru_cache``/``cache`` check the
+:mod:`scriptgate.sandbox.guards.comparisons`): ``functools.lru_cache``/``cache`` check the
 arguments' hashing (:func:`guards.hash_bounded`) before the cached call,
 ``itertools.groupby`` each key it compares, the ``statistics`` functions that
 sort (``median*``, ``quantiles``) their data and those that count (``mode``,
@@ -42,12 +42,12 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from scriptgate.sandbox.dagguard import SCALARS, items_ok, operand_ok
-from scriptgate.sandbox.errors import refuse_size
-from scriptgate.sandbox.guards import MAX_SEQUENCE, OpaqueNamespace, fed, hash_bounded
-from scriptgate.sandbox.memguard import charge_copy
-from scriptgate.sandbox.regexguard import make_re
-from scriptgate.sandbox.sizeguard import check_json
+from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE, OpaqueNamespace, fed, hash_bounded
+from scriptgate.sandbox.guards.comparisons import SCALARS, items_ok, operand_ok
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.regex import make_re
+from scriptgate.sandbox.guards.sizes import check_json
 
 __all__ = ["MODULE_NAMES", "make_import", "make_modules"]
 
@@ -348,7 +348,7 @@ def make_modules(
 
 
 def _lcm_checked(a: Any, b: Any) -> Any:
-    from scriptgate.sandbox.guards import MAX_INT_BITS
+    from scriptgate.sandbox.guards.attributes import MAX_INT_BITS
 
     result = math.lcm(a, b)
     if result.bit_length() > MAX_INT_BITS:
@@ -357,7 +357,7 @@ def _lcm_checked(a: Any, b: Any) -> Any:
 
 
 def _mul_checked(a: Any, b: Any) -> Any:
-    from scriptgate.sandbox.guards import guarded_mul
+    from scriptgate.sandbox.guards.attributes import guarded_mul
 
     return guarded_mul(a, b)
 

@@ -22,7 +22,7 @@ there by measuring instead:
   :func:`guarded_star` (``[*x, *x]``, ``f(*x)``, ``x[i:j] = v``) and
   :func:`check_field` (``f'{s}{s}'``) refuse a str,
   list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE` (a
-  size limit that ends the script: ``scriptgate.sandbox.errors.refuse_size``), the
+  size limit that ends the script: ``scriptgate.sandbox.guards.errors.refuse_size``), the
   bound ``*`` already uses — this is what stops geometric growth
   (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
   any periodic check could see. The length check runs only when an operand is
@@ -61,7 +61,8 @@ import time
 import types
 from typing import Any, NoReturn, Protocol
 
-from scriptgate.sandbox.errors import refuse_size
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
 
 __all__ = [
     "CHECK_FROM",
@@ -273,7 +274,6 @@ def charge_copy(value: Any, into: str | None = None, length: int | None = None) 
 
 
 def _current_meter() -> MemoryMeter | None:
-    from scriptgate.sandbox._restricted import FILENAME  # memguard is imported by the policy
 
     frame: types.FrameType | None = sys._getframe(2)
     while frame is not None:

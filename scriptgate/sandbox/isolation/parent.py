@@ -1,6 +1,6 @@
 """Process isolation: scripts run in disposable, resource-limited worker processes.
 
-:class:`ProcessRunner` keeps a warm pool of workers (:mod:`scriptgate.sandbox._worker`),
+:class:`ProcessRunner` keeps a warm pool of workers (:mod:`scriptgate.sandbox.isolation.worker`),
 forked on demand from a zygote that has already imported and warmed up the engine
 (so replacing a discarded worker costs milliseconds; ``spawn="exec"`` starts each
 worker as a fresh interpreter instead). Each run takes one worker, sends it the job
@@ -137,10 +137,10 @@ _BOOTSTRAP = (
     "    package = types.ModuleType(name)\n"
     "    package.__path__ = [sys.argv[1] + '/' + name.replace('.', '/')]\n"
     "    sys.modules[name] = package\n"
-    "from scriptgate.sandbox._worker import main\n"
+    "from scriptgate.sandbox.isolation.worker import main\n"
     "main(sys.argv[2:])\n"
 )
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 # Make a task the current one while the reader callback runs a call for it (asyncio);
 # without them (another interpreter) the run's task reads and runs every call itself.
 _enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
@@ -563,7 +563,7 @@ def _packet(message: dict[str, Any]) -> bytes:
 
 
 class _Zygote:
-    """The fork server (:func:`scriptgate.sandbox._worker._zygote`) and its control socket."""
+    """The fork server (:func:`scriptgate.sandbox.isolation.worker._zygote`) and its control socket."""
 
     def __init__(self, popen: subprocess.Popen[bytes], control: socket.socket, tmpdir: str) -> None:
         self.popen = popen

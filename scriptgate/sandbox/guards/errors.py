@@ -37,6 +37,8 @@ import types
 from collections.abc import Callable
 from typing import Literal, NoReturn
 
+from scriptgate.sandbox.guards.constants import FILENAME
+
 __all__ = ["STOP_NAME", "ScriptStop", "ToolDenied", "ToolError", "Trip", "refuse_size", "size_stop"]
 
 STOP_NAME = "__stop__"
@@ -77,7 +79,6 @@ def size_stop(message: str, trip: Trip | None = None) -> BaseException:
     makes the stop final (every later check re-raises it). With no run in
     reach, an untripped ``ScriptStop("limit", message)``.
     """
-    from scriptgate.sandbox._restricted import FILENAME  # _restricted imports the guards
 
     line = None
     frame: types.FrameType | None = sys._getframe(1)
