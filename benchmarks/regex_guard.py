@@ -22,7 +22,6 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox import modules
 from scriptgate.sandbox.guards.attributes import (
     _PLAIN,
     OpaqueNamespace,
@@ -32,6 +31,7 @@ from scriptgate.sandbox.guards.attributes import (
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
+from scriptgate.sandbox.world import modules
 
 N = 20_000
 SMALL = {

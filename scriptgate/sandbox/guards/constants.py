@@ -17,6 +17,9 @@ __all__ = [
     "FILENAME",
     "HASHING_METHODS",
     "MAX_FORMAT_WIDTH",
+    "SCRIPT_CLASS_MARK",
+    "SIZED_VIEWS",
+    "TICK_CHUNK",
     "format_spec_too_wide",
 ]
 
@@ -59,3 +62,10 @@ FAST_RECEIVER_SLOW_NAMES = DENIED_NAMES | COMPARING_NAMES | {"extend", "copy", *
 """The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these
 (``extend``, ``copy`` are size-checked, the hashing methods fed in chunks, the comparing
 methods bounded)."""
+
+TICK_CHUNK = 256
+"""Items a guarded loop or feed handles between two budget checks."""
+SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
+"""Class attribute marking classes a script defined (scripts cannot read or write it)."""
+SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})
+"""The dict view types (sized, iterated lazily)."""

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox import guards, memguard
+from scriptgate.sandbox.guards import attributes as guards
+from scriptgate.sandbox.guards import memory as memguard
 from scriptgate.sandbox.guards.memory import MemoryMeter, memory_available, resident_bytes
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox

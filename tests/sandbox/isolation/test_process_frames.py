@@ -20,9 +20,10 @@ import pytest
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox import _worker, process
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.isolation import parent as process
+from scriptgate.sandbox.isolation import worker as _worker
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 

@@ -21,9 +21,9 @@ from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortController, AbortSignal
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, BeforeToolCallResult, TextContent
-from scriptgate.sandbox import process
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.isolation import parent as process
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox

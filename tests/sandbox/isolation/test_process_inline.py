@@ -26,8 +26,8 @@ import pytest
 from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox import process
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
+from scriptgate.sandbox.isolation import parent as process
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
@@ -410,11 +410,12 @@ async def test_process_worker_sequential_calls_cost_no_loop_turn_or_greenlet_swi
     # turns and greenlet switches of a run does not grow with its calls.
     from greenlet import settrace  # type: ignore[import-untyped]
 
-    from scriptgate.sandbox import _worker, guards
     from scriptgate.sandbox.bridge import ToolSpec
     from scriptgate.sandbox.engine import run_script
+    from scriptgate.sandbox.guards import budget
+    from scriptgate.sandbox.isolation import worker as _worker
 
-    monkeypatch.setattr(guards, "PAUSE_INTERVAL", 1e9)  # no budget pauses
+    monkeypatch.setattr(budget, "PAUSE_INTERVAL", 1e9)  # no budget pauses
     specs = [ToolSpec(name="ping", identifier="ping", description="ping", has_output_schema=False)]
     loop = asyncio.get_running_loop()
     selector = loop._selector  # type: ignore[attr-defined]
