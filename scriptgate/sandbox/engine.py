@@ -1,5 +1,9 @@
 """Run one script: compile, build the namespace, execute, enforce limits, report.
 
+Above ``compile/``, ``world/`` and ``guards/`` (it puts them together for one run); must not
+import ``isolation/`` or ``model/``. Over 800 lines because one run's life (namespace,
+sync/async drive, limits, the report) reads best whole.
+
 :func:`run_script` is the in-process engine; the process-isolation worker runs
 the same function under ``anyio.run`` with a pipe-backed bridge, so it depends on
 nothing but its arguments.

@@ -1,4 +1,10 @@
-"""The script policy: the only module that imports RestrictedPython.
+"""The script policy, :class:`ScriptPolicy` (only ``compile/`` imports RestrictedPython).
+
+Owns what scripts may write and how their code is rewritten to call the guards; imports only
+the shared names of ``guards/`` (:mod:`~scriptgate.sandbox.guards.constants`,
+:class:`~scriptgate.sandbox.guards.memory.NumericNames`) and must not touch the guards'
+behaviour, the world or the engine. Over 800 lines on purpose: one ``NodeTransformer`` class
+whose visitors share state, read best whole. Compiling and the cache are in :mod:`.cache`.
 
 :class:`ScriptPolicy` subclasses RestrictedPython's ``RestrictingNodeTransformer``.
 Everything RestrictedPython rejects stays rejected (names and attributes starting

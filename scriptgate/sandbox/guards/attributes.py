@@ -1,4 +1,9 @@
-"""The hook functions the policy's rewritten code calls, and the run's budget.
+"""The hook functions the policy's rewritten code calls: attributes and values, arithmetic, formatting, :func:`make_guards`.
+
+The top of ``guards/``: imports the modules below it (budget, feeds, sizes, memory,
+comparisons, regex, constants), never the world, the engine, isolation or the model. Over
+800 lines because :func:`make_guards` and the attribute guard share one table of wrappers;
+the budget is :mod:`.budget`, the chunked feeds :mod:`.feeds`.
 
 Each guard says which escape it blocks and which test proves it (tests live in
 ``tests/sandbox/guards/test_attributes.py``; attack scripts in ``tests/sandbox/attacks.py``).
@@ -999,7 +1004,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_aug_attr_": _guarded_aug_attr,
     "_fmtv_": _guarded_fmtv,
     "_slice_": slice,
-    # the inline fast paths of the compiled code (_restricted.ScriptPolicy._inline_*)
+    # the inline fast paths of the compiled code (compile.policy.ScriptPolicy._inline_*)
     "_type_": type,
     "_int_": int,
     "_float_": float,

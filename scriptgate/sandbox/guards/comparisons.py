@@ -1,5 +1,9 @@
 """Bounds on single C calls that compare or hash values built from shared references.
 
+Part of ``guards/`` (comparisons and hashing, once ``dagguard``): imports :mod:`.constants`,
+:mod:`.errors`, :mod:`.regex`; must not import the attribute guard or anything above
+``guards/``.
+
 Comparing two lists, or hashing a tuple, is one C call whose work is the size of
 the value *expanded as a tree*: every path from the top to an item is visited
 once. A value built from shared references has a tree far larger than its memory

@@ -1,5 +1,8 @@
 """Exceptions a script sees, and the signal that ends a script for good.
 
+The bottom of ``guards/`` with :mod:`.constants`: imports nothing else from scriptgate, so
+every guard can raise these.
+
 ``ToolError`` and ``ToolDenied`` are bound in every script's namespace: an
 error tool result (without structured content) raises ``ToolError`` carrying
 the model-facing text, and a call blocked by ``before_tool_call`` raises

@@ -1,5 +1,8 @@
 """In-process memory accounting: the run's memory budget and the growth guards.
 
+Part of ``guards/`` (memory): imports only :mod:`.constants` and :mod:`.errors`; the
+compiler uses its :class:`NumericNames`. Must not import anything above it.
+
 Process isolation caps a worker's memory with ``RLIMIT_AS``; an in-process run
 shares the host's address space, so :attr:`Limits.memory_bytes` is enforced
 there by measuring instead:

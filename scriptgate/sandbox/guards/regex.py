@@ -1,5 +1,8 @@
 """The ``re`` stand-in, backed by the ``regex`` engine so a catastrophic pattern can be stopped.
 
+Part of ``guards/`` (regex): imports :mod:`.constants`, :mod:`.errors`, :mod:`.memory`; must
+not import the attribute guard or anything above ``guards/``.
+
 CPython's ``re`` runs a whole match in one C call that nothing in-process can
 interrupt: ``re.match('(a+)+$', 'a' * 64 + 'b')`` backtracks for minutes and
 blocks the event loop the script runs on. The ``regex`` package (mrab; its

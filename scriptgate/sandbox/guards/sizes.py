@@ -1,5 +1,8 @@
 """Size checks for single C-level operations that ignore the wall-clock timeout.
 
+Part of ``guards/`` (sizes and rendering): imports only :mod:`.constants` and
+:mod:`.errors`; must not import the attribute guard or anything above ``guards/``.
+
 Rendering a container to text (``str``, ``repr``, ``ascii``, ``format``, ``%``,
 ``str.format``, f-strings, ``print``, ``json.dumps``) runs in one C call: a
 list holding the same million-item list a hundred times renders to 300 MB

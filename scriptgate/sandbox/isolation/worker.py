@@ -1,5 +1,8 @@
 """The worker process of ``isolation="process"``: runs untrusted scripts, one job at a time.
 
+The worker side of ``isolation/``: imports the engine and the bridge; must not import
+:mod:`.parent` or the model-facing text.
+
 The parent (:mod:`scriptgate.sandbox.isolation.parent`) starts a *zygote* (fork server)::
 
     python -I -B -c "<bootstrap>" <package parent dir> <config json with "mode": "zygote">

@@ -1,5 +1,8 @@
 """The model-facing code-mode tool (pi's coding-agent ``codemode`` tool, §5.4).
 
+Part of ``model/``: builds on :class:`~scriptgate.sandbox.sandbox.Sandbox` and
+:mod:`.stubs`; nothing below ``model/`` imports it.
+
 :func:`codemode_tool` builds an :class:`~scriptgate.runtime.tool.AgentTool`
 (named ``python`` by default) whose only parameter is ``code``. Its description
 states the rules of the sandbox and embeds the stubs of every callable tool

@@ -1,5 +1,9 @@
 """The Python API a model sees: tool stubs rendered from JSON Schemas (pi §5.2).
 
+Part of ``model/`` (what the model reads): imports only the runtime's tool type and
+:mod:`scriptgate.sandbox.naming`; nothing below ``model/`` imports it. Over 800 lines
+because it is one renderer (JSON Schema to Python types) whose cases share helpers.
+
 This is the Python counterpart of pi's ``renderDeclarations`` / ``schemaToType``:
 
 - :func:`schema_to_type` maps a JSON Schema to Python typing text. Objects with

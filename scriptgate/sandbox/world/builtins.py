@@ -1,5 +1,8 @@
 """The curated builtins of a script (listed in the README from :data:`SAFE_BUILTIN_NAMES`).
 
+Part of ``world/``: owns the builtins' names and wrappers; uses ``guards/`` and must not
+import the engine, isolation or the model-facing text.
+
 Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
 ``sorted``, ``list``…) run their argument through the run's charging wrapper, so
 ``sum(range(10**12))`` hits the step limit instead of hanging; ``set``,

@@ -36,7 +36,9 @@ from scriptgate.sandbox.result import Limits, ScriptResult
 def _load_attacks() -> ModuleType:
     name = "scriptgate_tests_sandbox_attacks"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "attacks.py")
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).parent.parent / "attacks.py"
+        )
         assert spec is not None
         assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)

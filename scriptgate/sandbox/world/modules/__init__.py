@@ -1,5 +1,9 @@
 """Stand-in modules: what ``import json`` (and friends) gives a script.
 
+Part of ``world/``: owns the stand-in modules and ``import``; uses ``guards/`` (the ``re``
+stand-in is :mod:`scriptgate.sandbox.guards.regex`) and must not import the engine,
+isolation or the model-facing text.
+
 A script never receives a real module object (``datetime.sys``, ``json.codecs``
 and ``re.enum.bltns`` lead to the host, restrictedpython-notes §7.3). ``import X``
 returns an immutable :class:`~scriptgate.sandbox.guards.attributes.OpaqueNamespace` that
