@@ -53,7 +53,7 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.process import ProcessRunner
+from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
 LIMITS = Limits(timeout=30.0, max_steps=None, max_tool_calls=100_000)

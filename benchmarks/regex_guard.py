@@ -22,11 +22,16 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox import modules
-from scriptgate.sandbox.guards import _PLAIN, OpaqueNamespace, _guarded_getitem, check_value
-from scriptgate.sandbox.memguard import charge_copy
+from scriptgate.sandbox.guards.attributes import (
+    _PLAIN,
+    OpaqueNamespace,
+    _guarded_getitem,
+    check_value,
+)
+from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
+from scriptgate.sandbox.world import modules
 
 N = 20_000
 SMALL = {

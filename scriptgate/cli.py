@@ -103,7 +103,7 @@ exit codes:
 """
 
 # Names a script may call besides tools (the sandbox binds them); used by ``check``
-# when scriptgate.sandbox.builtins is not importable.
+# when scriptgate.sandbox.world.builtins is not importable.
 _SCRIPT_GLOBALS = frozenset({"tools", "gather", "ToolError", "ToolDenied"})
 _FALLBACK_BUILTINS = frozenset(
     {
@@ -486,7 +486,7 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
 async def _cmd_stubs(args: argparse.Namespace, io: _IO) -> int:
     async with contextlib.AsyncExitStack() as stack:
         tools = await _load_tools(args, stack)
-    from scriptgate.sandbox.stubs import render_stubs
+    from scriptgate.sandbox.model.stubs import render_stubs
 
     text = render_stubs(tools, style=args.style)
     io.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -577,7 +577,7 @@ def _defined_names(tree: ast.AST) -> set[str]:
 
 def _builtin_names() -> frozenset[str]:
     try:
-        sandbox_builtins = importlib.import_module("scriptgate.sandbox.builtins")
+        sandbox_builtins = importlib.import_module("scriptgate.sandbox.world.builtins")
     except ImportError:
         return _FALLBACK_BUILTINS
     names = getattr(sandbox_builtins, "SAFE_BUILTIN_NAMES", None)
@@ -586,7 +586,7 @@ def _builtin_names() -> frozenset[str]:
 
 def _module_names() -> dict[str, tuple[str, ...]] | None:
     try:
-        modules = importlib.import_module("scriptgate.sandbox.modules")
+        modules = importlib.import_module("scriptgate.sandbox.world.modules")
     except ImportError:
         return None
     names = getattr(modules, "MODULE_NAMES", None)
@@ -619,7 +619,7 @@ def _import_problems(tree: ast.AST) -> list[str]:
 def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
     """(error, line, is_async) from the sandbox's own compiler when available."""
     try:
-        from scriptgate.sandbox._restricted import CompileFailure, compile_script
+        from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
     except ImportError:
         return None, None, None
     compiled = compile_script(source, max_source_bytes=Limits().max_source_bytes)

@@ -55,8 +55,8 @@ def test_readme_main_job_runs_as_documented() -> None:
 
 
 def test_readme_lists_exactly_the_curated_builtins_and_modules() -> None:
-    from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
-    from scriptgate.sandbox.modules import MODULE_NAMES
+    from scriptgate.sandbox.world.builtins import SAFE_BUILTIN_NAMES
+    from scriptgate.sandbox.world.modules import MODULE_NAMES
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     builtins_block = re.search(r"\*\*Builtins\*\*: `([^`]*)`", readme, re.S)

@@ -11,18 +11,18 @@
 
 from __future__ import annotations
 
-from scriptgate.sandbox.codemode import (
+from scriptgate.sandbox.guards.errors import ToolDenied, ToolError
+from scriptgate.sandbox.model.codemode_tool import (
     CodemodeSourceError,
     CodemodeTool,
     codemode_tool,
     format_script_result,
     parse_codemode_source,
 )
-from scriptgate.sandbox.errors import ToolDenied, ToolError
+from scriptgate.sandbox.model.stubs import render_stubs, render_tool_sample, schema_to_type
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox, SandboxSession
-from scriptgate.sandbox.stubs import render_stubs, render_tool_sample, schema_to_type
 
 __all__ = [
     "CallRecord",

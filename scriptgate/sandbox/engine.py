@@ -1,5 +1,9 @@
 """Run one script: compile, build the namespace, execute, enforce limits, report.
 
+Above ``compile/``, ``world/`` and ``guards/`` (it puts them together for one run); must not
+import ``isolation/`` or ``model/``. Over 800 lines because one run's life (namespace,
+sync/async drive, limits, the report) reads best whole.
+
 :func:`run_script` is the in-process engine; the process-isolation worker runs
 the same function under ``anyio.run`` with a pipe-backed bridge, so it depends on
 nothing but its arguments.
@@ -39,18 +43,18 @@ How scripts run
 - Size refusals are limits: a guard refusing an operation whose result would be
   too large (``'x' * 10**12``, ``1 << 10**11``, a 300 MB rendering, ``range(10**18)``,
   tool-call arguments over the render bound, …) trips the budget through
-  :func:`scriptgate.sandbox.errors.refuse_size`, so the result is
+  :func:`scriptgate.sandbox.guards.errors.refuse_size`, so the result is
   ``ScriptError("limit", "LimitExceeded", <the guard's message>, <its line>)``
   whatever the script's ``except``/``finally`` blocks do. A real ``MemoryError``
   (an allocation that failed) is an ordinary ``runtime`` error in-process.
 - Catastrophic regular expressions are stopped in-process: the ``re`` stand-in
-  (``scriptgate.sandbox.regexguard``) runs on the ``regex`` engine and gives each
+  (``scriptgate.sandbox.guards.regex``) runs on the ``regex`` engine and gives each
   call a timeout in slices up to the run's deadline, so a pattern that would
   backtrack for minutes ends as a limit at the deadline, and the loop gets a turn
   (an abort is honoured) at the end of each slice (0.25 s plus 0.5 µs per
   character of the subject, doubling).
 - Memory: ``Limits.memory_bytes`` bounds the growth of the host's resident
-  memory during the run (``scriptgate.sandbox.memguard``: polled every few ms by
+  memory during the run (``scriptgate.sandbox.guards.memory``: polled every few ms by
   the budget check, checked before each large allocation the size guards see,
   and before each large copy — slices, ``list(x)``/``dict(x)``/``set(x)``…,
   ``sorted``, ``.copy()``, str methods — so ``y.append(x[:])`` of a
@@ -64,7 +68,7 @@ How scripts run
   chunks of 256 with the budget checked between them (``guards``: hash feeding),
   so a quadratic build from colliding hashes stops at the deadline.
 - Comparisons and hashes are bounded through shared references
-  (``scriptgate.sandbox.dagguard``): the compiled ``==``/``<``/``in``/keys and
+  (``scriptgate.sandbox.guards.comparisons``): the compiled ``==``/``<``/``in``/keys and
   the builtins and methods that compare or hash (``sorted``, ``min``,
   ``list.index``, ``s.add``, ``hash``…) measure a value's expansion as a tree
   first, so ``a == b`` on five levels of 1,000 references (10**15 items) is
@@ -76,7 +80,7 @@ How scripts run
   the run is then reported as a timeout (:func:`_finish`), but the event loop
   was blocked meanwhile. A copy made inside a C call (``deque(x)``, the
   backtracking stack of one regex call) is seen at the next memory poll.
-  Process isolation (``scriptgate.sandbox.process``) covers both, and crashes
+  Process isolation (``scriptgate.sandbox.isolation.parent``) covers both, and crashes
   from crafted deep iterator chains: use it for untrusted workloads that must
   not stall or crash the host.
 """
@@ -93,7 +97,6 @@ import anyio.lowlevel
 from greenlet import greenlet  # type: ignore[import-untyped]
 
 from scriptgate.runtime.abort import AbortSignal
-from scriptgate.sandbox._restricted import ENTRY, FILENAME, CompileFailure, compile_script
 from scriptgate.sandbox.bridge import (
     NotJSONError,
     ToolBridge,
@@ -104,13 +107,15 @@ from scriptgate.sandbox.bridge import (
     slot_setters,
     small_flat,
 )
-from scriptgate.sandbox.builtins import make_builtins
-from scriptgate.sandbox.errors import ScriptStop, ToolDenied, ToolError
-from scriptgate.sandbox.guards import MAX_RANGE, Budget, OpaqueNamespace, make_guards
-from scriptgate.sandbox.modules import make_import, make_modules
+from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
+from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
+from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
+from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
+from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
-from scriptgate.sandbox.sizeguard import check_arguments, exception_text, result_too_large
+from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.modules import make_import, make_modules
 
 __all__ = ["INJECTED_NAMES", "run_script"]
 

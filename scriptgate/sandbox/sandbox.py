@@ -7,7 +7,7 @@ Every tool call a script makes runs through
 :func:`scriptgate.runtime.pipeline.run_tool_call` with the sandbox's hooks (no
 events emitted). ``isolation="in_process"`` runs the engine in this process
 (RestrictedPython is the boundary); ``isolation="process"`` runs it in a worker
-process (:mod:`scriptgate.sandbox.process`), with tool calls coming back over a
+process (:mod:`scriptgate.sandbox.isolation.parent`), with tool calls coming back over a
 pipe so hooks still run here.
 """
 
@@ -34,7 +34,7 @@ from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scriptgate.sandbox.process import ProcessRunner
+    from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 __all__ = ["Isolation", "Sandbox", "SandboxSession"]
 
@@ -163,7 +163,7 @@ class Sandbox:
         bridge = self._bridge(signal)
         if self.isolation == "process":
             if self._runner is None:
-                from scriptgate.sandbox.process import ProcessRunner
+                from scriptgate.sandbox.isolation.parent import ProcessRunner
 
                 self._runner = ProcessRunner(self.limits)
             return await self._runner.run(

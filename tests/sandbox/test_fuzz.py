@@ -28,7 +28,7 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.process import ProcessRunner
+from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 LIMITS = Limits(timeout=2.0, max_steps=50_000, max_output_chars=20_000, memory_bytes=512 << 20)

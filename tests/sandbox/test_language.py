@@ -10,10 +10,10 @@ import pytest
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
-from scriptgate.sandbox.builtins import SAFE_BUILTIN_NAMES
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.modules import MODULE_NAMES
 from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.world.builtins import SAFE_BUILTIN_NAMES
+from scriptgate.sandbox.world.modules import MODULE_NAMES
 
 
 def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:

@@ -140,7 +140,7 @@ async def test_sync_calls_script_outliving_the_deadline_in_c_is_a_timeout() -> N
 
 def test_sync_calls_small_flat_arguments_are_only_provably_small_dicts() -> None:
     from scriptgate.sandbox.bridge import small_flat as _small_flat
-    from scriptgate.sandbox.sizeguard import MAX_RENDER, render_size
+    from scriptgate.sandbox.guards.sizes import MAX_RENDER, render_size
 
     assert _small_flat({"i": 1, "s": "x" * 1000, "f": 1.5, "b": True, "n": None})
     for raw in (

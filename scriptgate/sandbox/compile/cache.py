@@ -1,0 +1,330 @@
+"""Compiling a script: wrapping its body, running the policy, and the compile cache.
+
+Owns :func:`compile_script` (parse, depth check, :class:`~.policy.ScriptPolicy`, wrap into
+``def __script__():``, ``compile``) and its bounded LRU cache keyed by source text. It must
+not touch the guards' behaviour; it only uses their shared names.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import re
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any
+
+from RestrictedPython.transformer import copy_locations
+
+from scriptgate.sandbox.compile.policy import (
+    MAX_AST_DEPTH,
+    TEMP_PREFIX,
+    ScriptPolicy,
+    _FastSites,
+    _ListTargets,
+)
+from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
+from scriptgate.sandbox.guards.memory import NumericNames
+
+__all__ = ["CompileFailure", "CompiledScript", "compile_script"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledScript:
+    """A compiled script: ``code`` defines ``__script__`` when executed in the globals."""
+
+    code: Any
+    is_async: bool
+    names: frozenset[str] = frozenset()
+    """Every name the script reads (a script naming no tool cannot call one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompileFailure:
+    """Why a script did not compile: ``kind`` is ``syntax`` or ``rejected``."""
+
+    kind: str
+    type: str
+    message: str
+    line: int | None
+
+
+def _depth(tree: ast.AST) -> int:
+    deepest = 0
+    todo: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while todo:
+        node, level = todo.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_AST_DEPTH:
+                return deepest
+        todo.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _uses_await(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
+            return True
+        if isinstance(node, ast.comprehension) and node.is_async:
+            return True
+    return False
+
+
+class _TopLevel(ast.NodeVisitor):
+    """Names bound by the module's own scope, and misplaced ``yield``."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, None] = {}
+        self.yield_line: int | None = None
+        self._in_comprehension = 0
+
+    def bind(self, name: str | None) -> None:
+        if name is not None and not self._in_comprehension and not name.startswith(TEMP_PREFIX):
+            self.names.setdefault(name, None)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.bind(node.id)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if isinstance(node.target, ast.Name) and not node.target.id.startswith(TEMP_PREFIX):
+            # binds outside comprehensions too; the fast paths' temporaries stay local
+            self.names.setdefault(node.target.id, None)
+        self.visit(node.value)
+
+    def _comprehension(self, node: ast.AST) -> None:
+        self._in_comprehension += 1
+        self.generic_visit(node)
+        self._in_comprehension -= 1
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bind(node.name)
+        for item in [*node.decorator_list, *node.args.defaults]:
+            self.visit(item)
+        for default in node.args.kw_defaults:
+            if default is not None:
+                self.visit(default)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node.name)
+        for item in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(item)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for item in node.args.defaults:
+            self.visit(item)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.bind(alias.asname or alias.name.split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self.bind(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self.bind(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.bind(node.rest)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.bind(name)
+
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if self.yield_line is None:
+            self.yield_line = node.lineno
+
+    visit_YieldFrom = visit_Yield
+
+
+class _TopLevelStatements(ast.NodeTransformer):
+    """In the module's own scope: ``x: T = v`` → ``x = v``, ``x: T`` and ``from __future__`` → ``pass``.
+
+    Inside ``__script__`` the module's names are declared ``global``, and an
+    annotated global is a syntax error; future imports must come first in a file.
+    """
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if not isinstance(node.target, ast.Name):
+            new: ast.stmt = (
+                ast.Assign(targets=[node.target], value=node.value)
+                if node.value is not None
+                else ast.Pass()
+            )
+        elif node.value is None:
+            new = ast.Pass()
+        else:
+            new = ast.Assign(targets=[node.target], value=node.value)
+        copy_locations(new, node)
+        return new
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if node.module == "__future__":
+            new = ast.Pass()
+            copy_locations(new, node)
+            return new
+        return node
+
+
+def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
+    """Module body → ``[async] def __script__(): global …; <body>; return <last expr>``."""
+    tree = _TopLevelStatements().visit(tree)
+    scan = _TopLevel()
+    for stmt in tree.body:
+        scan.visit(stmt)
+    body: list[ast.stmt] = [
+        stmt if not isinstance(stmt, ast.Global) else ast.Pass() for stmt in tree.body
+    ]
+    for new, old in zip(body, tree.body, strict=True):
+        if new is not old:
+            copy_locations(new, old)
+    if body and isinstance(body[-1], ast.Expr):
+        last = body[-1]
+        ret = ast.Return(last.value)
+        copy_locations(ret, last)
+        body[-1] = ret
+    if scan.names:
+        body.insert(0, ast.Global(names=list(scan.names)))
+    if not body:
+        body = [ast.Pass()]
+    args = ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )
+    func: ast.stmt
+    if is_async:
+        func = ast.AsyncFunctionDef(
+            name=ENTRY, args=args, body=body, decorator_list=[], returns=None
+        )
+    else:
+        func = ast.FunctionDef(name=ENTRY, args=args, body=body, decorator_list=[], returns=None)
+    func.lineno = 1
+    func.col_offset = 0
+    module = ast.Module(body=[func], type_ignores=[])
+    return ast.fix_missing_locations(module)
+
+
+def _line_of(message: str) -> int | None:
+    match = re.match(r"Line (\d+):", message)
+    return int(match.group(1)) if match else None
+
+
+def _compile_uncached(source: str, session: bool = False) -> CompiledScript | CompileFailure:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, FILENAME, "exec")
+    except SyntaxError as exc:
+        return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        return CompileFailure(
+            "rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None
+        )
+    if _depth(tree) > MAX_AST_DEPTH:
+        return CompileFailure(
+            "rejected",
+            "SyntaxError",
+            f"the script is nested more than {MAX_AST_DEPTH} levels deep",
+            None,
+        )
+    scan = _TopLevel()
+    for stmt in tree.body:
+        scan.visit(stmt)
+    if scan.yield_line is not None:
+        return CompileFailure("syntax", "SyntaxError", "'yield' outside function", scan.yield_line)
+    is_async = _uses_await(tree)
+    errors: list[str] = []
+    warn: list[str] = []
+    used: dict[str, bool] = {}
+    tree = _ListTargets().visit(tree)
+    policy = ScriptPolicy(errors, warn, used)
+    policy.numeric = NumericNames(tree, session=session)
+    policy.fast = _FastSites(tree)
+    tree = policy.visit(tree)
+    if errors:
+        unique = list(dict.fromkeys(errors))
+        return CompileFailure("rejected", "SyntaxError", "\n".join(unique), _line_of(unique[0]))
+    future = any(
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module == "__future__"
+        and any(alias.name == "annotations" for alias in stmt.names)
+        for stmt in tree.body
+    )
+    module = _wrap(tree, is_async)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            flags = __future__.annotations.compiler_flag if future else 0
+            code = compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as exc:
+        return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
+    except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        return CompileFailure(
+            "rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None
+        )
+    return CompiledScript(code=code, is_async=is_async, names=frozenset(used))
+
+
+_CACHE: OrderedDict[tuple[str, bool], CompiledScript | CompileFailure] = OrderedDict()
+_CACHE_SIZE = 256
+_CACHE_LOCK = Lock()
+
+
+def compile_script(
+    source: str, *, max_source_bytes: int | None = None, session: bool = False
+) -> CompiledScript | CompileFailure:
+    """Compile a script under the policy (cached by source text); never raises.
+
+    ``session``: the script runs in a session's globals, which may hold values of
+    earlier runs (module-level names prove nothing to the ``+`` size guard).
+    """
+    if max_source_bytes is not None:
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > max_source_bytes:
+            return CompileFailure(
+                "rejected",
+                "SyntaxError",
+                f"the script is {size} bytes long, more than the limit of {max_source_bytes} bytes",
+                None,
+            )
+    key = (source, session)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _CACHE.move_to_end(key)
+            return cached
+    try:
+        result = _compile_uncached(source, session)
+    except Exception as exc:  # a policy bug must not escape to the host
+        result = CompileFailure("sandbox", type(exc).__name__, f"the policy failed: {exc}", None)
+    except (
+        BaseException
+    ) as exc:  # RecursionError subclasses are Exceptions; this is belt and braces
+        result = CompileFailure(
+            "rejected", type(exc).__name__, "the script could not be compiled", None
+        )
+    with _CACHE_LOCK:
+        _CACHE[key] = result
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return result

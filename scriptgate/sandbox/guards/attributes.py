@@ -1,0 +1,1032 @@
+"""The hook functions the policy's rewritten code calls: attributes and values, arithmetic, formatting, :func:`make_guards`.
+
+The top of ``guards/``: imports the modules below it (budget, feeds, sizes, memory,
+comparisons, regex, constants), never the world, the engine, isolation or the model. Over
+800 lines because :func:`make_guards` and the attribute guard share one table of wrappers;
+the budget is :mod:`.budget`, the chunked feeds :mod:`.feeds`.
+
+Each guard says which escape it blocks and which test proves it (tests live in
+``tests/sandbox/guards/test_attributes.py``; attack scripts in ``tests/sandbox/attacks.py``).
+
+Guards are built per run by :func:`make_guards` around a :class:`Budget`, so no
+mutable state is shared between runs. Size refusals (``'x' * 10**12``, huge
+ints, widths, ``str`` methods…) go through
+:func:`scriptgate.sandbox.guards.errors.refuse_size`: they trip the run's budget (bound
+in the script's globals as ``STOP_NAME``), so they are final ``"limit"`` errors.
+
+C calls that compare or hash script values outside the compiled operators are
+bounded here too (issue 5, :mod:`scriptgate.sandbox.guards.comparisons`): the attribute
+guard hands out checking wrappers for the container methods that compare or
+hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
+``lst.sort()``…), and every hash feed checks what it hashes, chunk by chunk
+(sections "hash feeding" and "comparing and hashing calls" below; tests in
+``tests/sandbox/guards/test_compare_calls.py``).
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import collections
+import functools
+import itertools
+import operator
+import re
+import string
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+from scriptgate.sandbox.compile.shared import (
+    INSPECT_ATTRIBUTES,
+    guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
+)
+from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.budget import Budget
+from scriptgate.sandbox.guards.constants import (
+    DENIED_NAMES as _DENIED_NAMES,
+)
+from scriptgate.sandbox.guards.constants import (
+    FAST_RECEIVER_SLOW_NAMES,
+    MAX_FORMAT_WIDTH,
+    SCRIPT_CLASS_MARK,
+    SIZED_VIEWS,
+    TICK_CHUNK,
+    format_spec_too_wide,
+)
+from scriptgate.sandbox.guards.constants import (
+    HASHING_METHODS as _HASHING_METHODS,
+)
+from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
+from scriptgate.sandbox.guards.feeds import (
+    _CHECKED_CALL_NAMES,
+    _FED_DICT_CALLS,
+    _FED_SET_CALLS,
+    _FED_UNBOUND_CALLS,
+    _FEED_FROM,
+    _HASHED_RECEIVERS,
+    _HASHING_COPIES,
+    _KEYS_VIEW,
+    _METHOD,
+    _NO_CALL,
+    _NO_FEED,
+    _RECEIVER_CALLS,
+    _SCALARS,
+    CheckedFeed,
+    _checked_call,
+    _elements_ok,
+    _hashing_method,
+    _hashing_target,
+    checked_sort,
+    fed,
+    hash_bounded,
+    hashed_ok,
+    hashed_whole,
+    needs_feed,
+)
+from scriptgate.sandbox.guards.memory import (
+    CHECK_FROM,
+    METER_NAME,
+    charge_copy,
+    charge_sequence,
+    check_field,
+    guarded_add,
+    guarded_extend,
+    guarded_iadd,
+    guarded_star,
+    is_extendable,
+)
+from scriptgate.sandbox.guards.namespace import OpaqueNamespace
+from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.sizes import (
+    CHECKED_METHOD_TYPES,
+    FLAT_TYPES,
+    check_render,
+    checked_method,
+    guarded_print,
+    safe_ascii,
+    safe_repr,
+)
+
+__all__ = [
+    "MAX_INT_BITS",
+    "MAX_RANGE",
+    "MAX_SEQUENCE",
+    "Budget",
+    "CheckedFeed",
+    "OpaqueNamespace",
+    "check_value",
+    "checked_sort",
+    "fed",
+    "hash_bounded",
+    "hashed_ok",
+    "hashed_whole",
+    "make_guards",
+    "needs_feed",
+    "safe_str_format",
+]
+
+MAX_SEQUENCE = 10_000_000
+"""Longest str/list/tuple a single ``*``, ``%``, format or string method may build."""
+
+MAX_INT_BITS = 1_000_000
+"""Largest int (in bits) ``*``, ``**`` and ``<<`` may build."""
+
+MAX_MODPOW_WORK = 100_000_000
+"""``pow(a, b, m)``: the most bits(b) x digits(m)**2 allowed (about 0.1-0.3 s of C here)."""
+
+MAX_RANGE = 100_000_000
+"""Longest ``range`` a script may create."""
+
+_TICK_CHUNK = TICK_CHUNK
+"""Seconds a sync script runs before a budget check lets the event loop run."""
+_SMALL = 1024
+_chain_from_iterable = itertools.chain.from_iterable
+_SIZED = frozenset({list, tuple, dict, str, set, frozenset, range, bytes, bytearray})
+_SIZED_VIEWS = SIZED_VIEWS
+_LAZY_SAFE = frozenset(
+    {
+        types.GeneratorType,
+        map,
+        filter,
+        zip,
+        enumerate,
+        reversed,
+        type(iter([])),
+        type(iter(())),
+        type(iter("")),
+        type(iter(range(0))),
+        type(iter({})),
+        type(iter({}.values())),
+        type(iter({}.items())),
+        type(iter(set())),
+        type(reversed([])),
+    }
+)
+
+
+# ----------------------------------------------------------------------------- value checks
+
+_FORBIDDEN_TYPES: tuple[type, ...] = (
+    types.ModuleType,
+    types.FrameType,
+    types.TracebackType,
+    types.CodeType,
+    types.CellType,
+    functools.partial,
+    string.Formatter,
+    types.MappingProxyType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
+_FORBIDDEN_VALUES = frozenset(
+    id(v)
+    for v in (
+        type,
+        object,
+        super,
+        property,
+        classmethod,
+        staticmethod,
+        _builtins,
+        sys,
+        string.Formatter,
+        types.FunctionType,
+        types.CodeType,
+    )
+)
+_SAFE_BUILTIN_FUNCTION_NAMES = frozenset(
+    {
+        "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "hex", "isinstance",
+        "issubclass", "len", "max", "min", "next", "oct", "ord", "repr", "round", "sorted", "sum",
+    }
+)  # fmt: skip
+_REAL_BUILTINS = frozenset(
+    id(v)
+    for name, v in vars(_builtins).items()
+    if isinstance(v, types.BuiltinFunctionType) and name not in _SAFE_BUILTIN_FUNCTION_NAMES
+)
+_FUNCTION_MODULES = frozenset({"math", "time", "_functools", "_random", "itertools", "_json"})
+"""Modules whose C functions a script may hold (those the stand-in modules expose)."""
+_PLAIN = frozenset(
+    {str, int, float, bool, type(None), list, dict, tuple, set, frozenset, complex, range, slice}
+)
+_WRITABLE = frozenset(
+    {collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque}
+)
+_FAST_RECEIVERS = frozenset(
+    {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
+)
+"""Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
+_SLOW_NAMES = FAST_RECEIVER_SLOW_NAMES
+_SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
+_COPYING_STR_METHODS = frozenset(
+    {
+        "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
+        "rstrip", "split", "rsplit", "splitlines", "encode", "removeprefix", "removesuffix",
+    }
+)  # fmt: skip
+"""str methods whose result is about as long as the receiver (charged for large receivers)."""
+
+
+def _refuse(what: str) -> NoReturn:
+    raise TypeError(f"{what} is not available in the sandbox")
+
+
+def check_value(value: Any) -> Any:
+    """Return ``value`` unless it is something a script must never hold.
+
+    Blocks (test_guards_value_check_*): modules (``datetime.sys``), frames,
+    tracebacks, code objects, cells, ``functools.partial`` internals, the
+    ``string.Formatter`` machinery, ``type``/``object``/``super`` and other
+    class-building tools, descriptors and slot wrappers, and real builtins
+    outside the curated set (``eval``, ``open``, ``getattr``…).
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if id(value) in _FORBIDDEN_VALUES:
+        _refuse(f"{getattr(value, '__name__', kind.__name__)!r}")
+    if isinstance(value, _FORBIDDEN_TYPES):
+        _refuse(f"a {kind.__name__} object")
+    if isinstance(value, type) and issubclass(value, string.Formatter):
+        _refuse("string.Formatter")
+    if kind is types.BuiltinFunctionType:
+        owner = getattr(value, "__self__", None)
+        if id(value) in _REAL_BUILTINS:
+            _refuse(f"the builtin {value.__name__!r}")
+        if (
+            isinstance(owner, types.ModuleType)
+            and owner is not _builtins
+            and owner.__name__ not in _FUNCTION_MODULES
+        ):
+            _refuse(f"{owner.__name__}.{value.__name__}")
+        if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
+            _refuse("str.format on a bound method")
+        if value.__name__ == "finditer":
+            return checked_method(value, MAX_SEQUENCE)  # sizeguard: Pattern.finditer
+    elif kind in CHECKED_METHOD_TYPES:
+        return checked_method(value, MAX_SEQUENCE)  # sizeguard: Counter.elements, finditer
+    return value
+
+
+# ----------------------------------------------------------------------------- formatting
+
+_PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
+_FORMATTER_PARSE = string.Formatter().parse
+
+
+def _check_printf(template: str | bytes) -> None:
+    text = template if isinstance(template, str) else template.decode("latin-1")
+    if "%" not in text:
+        return
+    for match in _PRINTF.finditer(text):
+        for part in match.groups():
+            if part == "*":
+                raise ValueError("'*' widths in % formatting are not supported in the sandbox")
+            if part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH):
+                refuse_size(f"% format width above {MAX_FORMAT_WIDTH} refused")
+
+
+def safe_format(value: Any, spec: str = "") -> str:
+    """``format(value, spec)`` refusing huge widths (blocks ``format(1, '>10000000000')``)."""
+    if type(spec) is not str:
+        raise TypeError("format spec must be a str")
+    if format_spec_too_wide(spec):
+        refuse_size(f"format width above {MAX_FORMAT_WIDTH} refused")
+    if type(value) not in FLAT_TYPES:
+        check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
+    return _builtins.format(value, spec)
+
+
+def safe_str_format(
+    template: str, args: tuple[Any, ...], kwargs: dict[str, Any], _auto: list[int] | None = None
+) -> str:
+    """``template.format(*args, **kwargs)`` without attribute or index traversal.
+
+    Fields may be positions or names only (``{0.__class__}`` and ``{x[key]}``
+    are refused — CVE-2023-41039), widths are capped and so is the result size.
+    """
+    out: list[str] = []
+    total = 0
+    auto = _auto if _auto is not None else [0]
+    for literal, field, spec, conversion in _FORMATTER_PARSE(template):
+        out.append(literal)
+        total += len(literal)
+        if field is None:
+            continue
+        if field == "":
+            field = str(auto[0])
+            auto[0] += 1
+        if field.isdigit():
+            value = args[int(field)]
+        elif field.isidentifier():
+            value = kwargs[field]
+        else:
+            raise ValueError(
+                f"format field {field!r}: only positions and names are allowed in the sandbox"
+            )
+        if conversion == "r":
+            value = safe_repr(value)
+        elif conversion == "s":
+            check_render(value, "str() of this value")
+            value = str(value)
+        elif conversion == "a":
+            value = safe_ascii(value)
+        if spec and "{" in spec:
+            spec = safe_str_format(spec, args, kwargs, auto)
+        piece = safe_format(value, spec or "")
+        total += len(piece)
+        if total > MAX_SEQUENCE:
+            refuse_size(f"formatted string longer than {MAX_SEQUENCE} characters")
+        out.append(piece)
+    return "".join(out)
+
+
+def _bound_str_format(template: str) -> Callable[..., str]:
+    def format(*args: Any, **kwargs: Any) -> str:
+        return safe_str_format(template, args, kwargs)
+
+    return format
+
+
+def _bound_str_format_map(template: str) -> Callable[[dict[str, Any]], str]:
+    def format_map(mapping: dict[str, Any]) -> str:
+        return safe_str_format(template, (), dict(mapping))
+
+    return format_map
+
+
+# ----------------------------------------------------------------------------- size checks
+
+
+def _too_big(what: str) -> NoReturn:
+    refuse_size(f"{what} would be too large for the sandbox")  # a limit: ends the script
+
+
+def _seq_len(value: Any) -> int | None:
+    if isinstance(value, (str, bytes, bytearray, list, tuple)):
+        return len(value)
+    return None
+
+
+def guarded_mul(a: Any, b: Any) -> Any:
+    """``a * b`` refusing huge results (blocks ``'x' * 10**10``, ``[0] * 10**10``, repeated squaring)."""
+    if type(a) is int is type(b) and -0x7FFFFFFF < a < 0x7FFFFFFF > b > -0x7FFFFFFF:
+        return a * b  # the common case first: small ints
+    ta = type(a)
+    tb = type(b)
+    if ta is float or tb is float:
+        return a * b
+    if ta is int and tb is int:
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+            _too_big("an int product")
+        return a * b
+    length = _seq_len(a)
+    if length is not None and isinstance(b, int) and length * b > MAX_SEQUENCE:
+        _too_big("a repeated sequence")
+    if length is not None and isinstance(b, int) and length * b > CHECK_FROM:
+        charge_sequence(a, length * b)
+    length = _seq_len(b)
+    if length is not None and isinstance(a, int) and length * a > MAX_SEQUENCE:
+        _too_big("a repeated sequence")
+    if length is not None and isinstance(a, int) and length * a > CHECK_FROM:
+        charge_sequence(b, length * a)
+    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        _too_big("an int product")
+    return a * b
+
+
+def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
+    """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``).
+
+    A modular power's result is small, but its work is one squaring and one
+    quadratic reduction per bit of the exponent: ``pow(3, 10**5000, 10**5000)``
+    is one C call of seconds, and the allowed int sizes reach hours. It is
+    refused when bits(exponent) x digits(modulus)**2 exceeds
+    :data:`MAX_MODPOW_WORK` (a 4096-bit RSA-style power passes).
+    """
+    if mod is not None:
+        if isinstance(b, int) and isinstance(mod, int):
+            digits = (abs(mod).bit_length() + 29) // 30  # CPython's 30-bit digits
+            if max(abs(b).bit_length(), 1) * digits * digits > MAX_MODPOW_WORK:
+                refuse_size("a modular power would take too long for the sandbox")
+        return _builtins.pow(a, b, mod)
+    if (
+        isinstance(a, int)
+        and isinstance(b, int)
+        and b > 0
+        and a not in (0, 1, -1)
+        and (b > MAX_INT_BITS or (a.bit_length() - 1) * b > MAX_INT_BITS)
+    ):
+        _too_big("an int power")
+    return a**b
+
+
+def guarded_lshift(a: Any, b: Any) -> Any:
+    """``a << b`` refusing huge ints (blocks ``1 << 10**11``)."""
+    if (
+        isinstance(a, int)
+        and isinstance(b, int)
+        and a
+        and b > 0
+        and a.bit_length() + b > MAX_INT_BITS
+    ):
+        _too_big("an int shift")
+    return a << b
+
+
+def guarded_mod(a: Any, b: Any) -> Any:
+    """``a % b``; for strings, printf widths are capped (blocks ``'%*d' % (10**10, 1)``)."""
+    if type(a) is int:
+        return a % b
+    if isinstance(a, (str, bytes)):
+        _check_printf(a)
+        if type(b) not in FLAT_TYPES:
+            check_render(b, "% formatting of this value")
+        result = a % b
+        return result
+    return a % b
+
+
+def guarded_ior(a: Any, b: Any) -> Any:
+    """``a |= b``; a dict's ``|=`` of an iterable of pairs is fed in chunks (hash flooding).
+
+    ``s |= t`` on sets needs a set ``t`` (its hashes are stored), ints are ints.
+    """
+    if isinstance(a, dict):
+        b = fed(b, "dict")
+    a |= b
+    return a
+
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {}
+
+
+def _build_inplace() -> None:
+    import operator
+
+    _INPLACE.update(
+        {
+            "+=": guarded_iadd,
+            "-=": guarded_set_operator(operator.isub),
+            "*=": guarded_mul,
+            "/=": operator.itruediv,
+            "%=": guarded_mod,
+            "**=": guarded_pow,
+            "<<=": guarded_lshift,
+            ">>=": operator.irshift,
+            "|=": guarded_set_operator(guarded_ior),
+            "^=": guarded_set_operator(operator.ixor),
+            "&=": guarded_set_operator(operator.iand),
+            "//=": operator.ifloordiv,
+            "@=": operator.imatmul,
+        }
+    )
+
+
+_HASH_CONTAINERS: tuple[type[Any], ...] = (
+    set,
+    frozenset,
+    dict,
+    type({}.keys()),
+    type({}.items()),
+)
+
+
+def _checked_elements(value: Any) -> None:
+    """Refuse (a size limit) unless hashing and comparing the elements of ``value`` is bounded."""
+    _elements_ok(list(dict.keys(value) if isinstance(value, dict) else value))
+
+
+def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``a op b`` for ``&``, ``|``, ``^``, ``-`` (and ``&=``…), bounded when sets are involved.
+
+    Set operators hash the elements of one side into the other and compare the
+    elements whose hashes match; a dict view's operator first builds a set from
+    any iterable. A comparison costs at most either element's expansion, so one
+    side's elements are checked (:func:`_elements_ok`): the smaller of two sets
+    or dicts (their hashes are stored), or else the side that gets hashed, an
+    iterable, materialised once. ``{F} & {G}`` of equal frozensets built from
+    each other compares in 2**60 steps; ``d.keys() & [t]`` hashes a
+    shared-reference tuple. Numbers pay one type test in the compiled code and
+    never get here.
+    """
+
+    def guarded(a: Any, b: Any) -> Any:
+        left = isinstance(a, _HASH_CONTAINERS)
+        right = isinstance(b, _HASH_CONTAINERS)
+        if left and right:
+            _checked_elements(a if len(a) <= len(b) else b)
+        elif left or right:
+            other = b if left else a
+            kind = type(other)
+            if kind not in _SCALARS and kind is not str and hasattr(kind, "__iter__"):
+                items = list(other)  # hashed into a set by the operator: read once, here
+                _elements_ok(items)
+                return op(a, items) if left else op(items, b)
+        return op(a, b)
+
+    guarded.__name__ = op.__name__
+    return guarded
+
+
+_build_inplace()
+
+
+def guarded_inplace(op: str, a: Any, b: Any) -> Any:
+    """``x op= y`` for the operators that need a size check (and the item/attribute forms)."""
+    return _INPLACE[op](a, b)
+
+
+# string methods that allocate: width/count checks before the C call
+def _width_method(s: Any, name: str) -> Callable[..., Any]:
+    method = getattr(s, name)
+
+    def wrapper(width: int, *args: Any) -> Any:
+        if isinstance(width, int) and width > MAX_SEQUENCE:
+            _too_big(f"str.{name}({width})")
+        return method(width, *args)
+
+    return wrapper
+
+
+def _expandtabs(s: Any) -> Callable[..., Any]:
+    def expandtabs(tabsize: int = 8) -> Any:
+        if (
+            isinstance(tabsize, int)
+            and tabsize > 0
+            and (s.count("\t") + 1) * tabsize + len(s) > MAX_SEQUENCE
+        ):
+            _too_big("str.expandtabs")
+        return s.expandtabs(tabsize)
+
+    return expandtabs
+
+
+def _replace(s: Any) -> Callable[..., Any]:
+    def replace(old: Any, new: Any, count: int = -1) -> Any:
+        if isinstance(old, (str, bytes)) and isinstance(new, (str, bytes)) and len(new) > len(old):
+            hits = s.count(old) if old else len(s) + 1
+            if 0 <= count < hits:
+                hits = count
+            if len(s) + hits * (len(new) - len(old)) > MAX_SEQUENCE:
+                _too_big("str.replace")
+        return s.replace(old, new, count)
+
+    return replace
+
+
+def _translate(s: Any) -> Callable[..., Any]:
+    def translate(table: Any) -> Any:
+        if isinstance(table, dict):
+            longest = max((len(v) for v in table.values() if isinstance(v, str)), default=1)
+            if len(s) * longest > MAX_SEQUENCE:
+                _too_big("str.translate")
+        return s.translate(table)
+
+    return translate
+
+
+def _join(s: Any) -> Callable[..., Any]:
+    # x-join-huge (tests/sandbox/attacks_extra.py): "-".join(["x" * 10**6] * 10**4) builds a
+    # 10 GB string in one C call; refuse a join whose result would exceed MAX_SEQUENCE.
+    def join(iterable: Any) -> Any:
+        items = iterable if type(iterable) in (list, tuple) else list(iterable)
+        try:
+            total = sum(map(len, items)) + len(s) * max(len(items) - 1, 0)
+        except TypeError:
+            return s.join(items)  # raises str.join's own error
+        if total > MAX_SEQUENCE:
+            _too_big("str.join")
+        if total > CHECK_FROM:
+            charge_sequence(s, total)  # memguard: charged before the string is built
+        return s.join(items)
+
+    return join
+
+
+_STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
+    "format": _bound_str_format,
+    "format_map": _bound_str_format_map,
+    "center": lambda s: _width_method(s, "center"),
+    "ljust": lambda s: _width_method(s, "ljust"),
+    "rjust": lambda s: _width_method(s, "rjust"),
+    "zfill": lambda s: _width_method(s, "zfill"),
+    "expandtabs": _expandtabs,
+    "replace": _replace,
+    "translate": _translate,
+    "join": _join,
+}
+
+
+# ----------------------------------------------------------------------------- namespaces
+
+
+def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
+    # test_guards_getattr_*: blocks dunder/private names, generator/frame
+    # internals (CVE-2023-37271), the str.format family (CVE-2023-41039),
+    # `mro`, any attribute of functools.partial/module objects, and checks
+    # the value it returns (no modules, frames, code, type/object…).
+    if type(name) is not str:
+        raise TypeError("attribute name must be a str")
+    kind = type(obj)
+    calls = _RECEIVER_CALLS.get(name)
+    if calls is not None:
+        call = calls.get(kind, _NO_CALL)
+        if call is not _NO_CALL:
+            # d.get(k), s.add(x), lst.index(x), lst.sort()… on exact builtin types (public
+            # names): the real bound method, or a wrapper bounding what it compares or
+            # hashes (test_compare_calls); first, as these reads are frequent
+            if call is None:
+                return getattr(obj, name)
+            return _METHOD(call, getattr(obj, name))
+    if name.startswith("_"):
+        raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
+    if name in INSPECT_ATTRIBUTES:
+        raise AttributeError(
+            f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
+        )
+    if kind in _FAST_RECEIVERS:
+        if name not in _SLOW_NAMES:
+            # exact builtin data types: every public attribute passes check_value
+            # (test_guards_fast_receivers_match_check_value), so skip it
+            return getattr(obj, name, *default)
+        into = _HASHED_RECEIVERS.get(kind)
+        if into is not None and name in _HASHING_METHODS:
+            # s.update(x), d.update(pairs), {}.fromkeys(x)… (test_hash_feed_*)
+            value = getattr(obj, name, *default)
+            return _METHOD((_FED_SET_CALLS if into == "set" else _FED_DICT_CALLS)[name], value)
+    if kind is OpaqueNamespace:
+        if default:
+            try:
+                return obj.member(name)
+            except (AttributeError, TypeError):
+                return default[0]
+        return obj.member(name)
+    if name in _STR_METHODS and isinstance(obj, str):
+        return _STR_METHODS[name](obj)
+    if (name == "extend" or name == "extendleft") and is_extendable(obj):
+        return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
+    if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
+        charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
+    if name in _HASHING_METHODS:
+        into = _hashing_target(obj, name)
+        if into is not None:
+            # s.update(x), d.update(pairs), dict.fromkeys(x), Counter(x).update(x),
+            # Counter.update(c, x)… (test_hash_feed_*)
+            value = getattr(obj, name, *default)
+            if type(value) is types.FunctionType:
+                if value.__module__ == "collections":
+                    return _METHOD(_FED_UNBOUND_CALLS[name], value)  # Counter.update(c, xs)
+                return value
+            if callable(value) and not isinstance(value, type):
+                return _hashing_method(value, into, name)
+            return value
+    if name in _DENIED_NAMES:
+        raise AttributeError(f'"{name}" is not available in the sandbox')
+    if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
+        raise AttributeError(
+            f"attributes of {kind.__name__} objects are not available in the sandbox"
+        )
+    value = getattr(obj, name, *default)
+    if type(value) in _PLAIN:
+        return value
+    if name in _CHECKED_CALL_NAMES:
+        call = _checked_call(obj, name, value)
+        if call is not None:
+            return _METHOD(call, value)  # deque.index(x), Counter.most_common()… (bounded)
+    return check_value(value)
+
+
+def _guarded_hasattr(obj: Any, name: str) -> bool:
+    try:
+        _guarded_getattr(obj, name)
+    except (AttributeError, TypeError):
+        return False
+    return True
+
+
+def _guarded_getitem(obj: Any, key: Any) -> Any:
+    # test_guards_getitem_checks_value: item access returns checked values
+    # and resolves tools["raw-name"].
+    if type(key) is slice and type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
+        _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
+    value = obj[key]  # OpaqueNamespace.__getitem__ resolves tools["raw-name"]
+    if type(value) in _PLAIN:
+        return value
+    return check_value(value)
+
+
+def _charge_slice(obj: Any, key: slice) -> None:
+    # test_memory_guard_large_copies_*: a slice of a large str/list/tuple/bytes
+    # copies its items; charge them to the memory budget before the copy is made
+    try:
+        length = len(range(*key.indices(len(obj))))
+    except (TypeError, ValueError):
+        return  # the subscript itself raises the error
+    if length > CHECK_FROM:
+        charge_copy(obj, length=length)
+
+
+def _guarded_write(obj: Any) -> Any:
+    # test_guards_write_*: item/attribute writes only on the script's own
+    # dicts and lists (every host value arrives as a JSON copy) and on
+    # instances (and classes) of classes the script defined; modules,
+    # functions, namespaces, builtins and host classes refuse.
+    kind = type(obj)
+    if kind is dict or kind is list or kind in _WRITABLE:
+        return obj
+    if getattr(kind, SCRIPT_CLASS_MARK, False):
+        return obj
+    if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
+        return obj
+    if kind is OpaqueNamespace:
+        raise TypeError(f"{obj!r} is read-only")
+    raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
+
+
+def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
+    target = _guarded_write(obj)
+    target[key] = guarded_inplace(op, _guarded_getitem(obj, key), value)
+
+
+def _guarded_aug_attr(obj: Any, name: str, op: str, value: Any) -> None:
+    target = _guarded_write(obj)
+    setattr(target, name, guarded_inplace(op, _guarded_getattr(obj, name), value))
+
+
+def _guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
+    # test_guards_apply_refuses_private_keywords: f(**{"_trusted": True}).
+    for key in kwargs:
+        if key.startswith("_"):
+            raise TypeError(f'keyword argument "{key}" is not allowed because it starts with "_"')
+    return func(*args, **kwargs)
+
+
+_CHECKED_SPECS: set[str] = set()
+"""f-string format specs that passed the width check (the fast path skips it)."""
+
+
+def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
+    # test_guards_fstring_dynamic_width: f'{1:>{10**10}}'; every f-string field
+    # (the policy wraps them all) is render-size checked (test_render_guard_fstring).
+    if type(value) in FLAT_TYPES and conversion != 97 and (not spec or spec in _CHECKED_SPECS):
+        # scalars: nothing to walk, and the spec's width was checked before
+        if conversion == 114:
+            value = repr(value)
+        text = _builtins.format(value, spec) if spec else str(value)
+    else:
+        if conversion == 115:
+            check_render(value, "str() of this value")
+            value = str(value)
+        elif conversion == 114:
+            value = safe_repr(value)
+        elif conversion == 97:
+            value = safe_ascii(value)
+        text = safe_format(value, spec)
+        if spec and len(_CHECKED_SPECS) < 4096:
+            _CHECKED_SPECS.add(spec)
+    if len(text) > CHECK_FROM:
+        check_field(text)  # f'{s}{s}' doubling (memguard)
+    return text
+
+
+def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
+    # Classes the script defines are recorded so `self.x = 1` works on their
+    # instances only (test_language_class_attribute_writes).
+    for base in bases:
+        if not isinstance(base, type) or id(base) in _FORBIDDEN_VALUES or base is OpaqueNamespace:
+            raise TypeError(f"cannot subclass {base!r} in the sandbox")
+    cls = type(name, bases, namespace)
+    setattr(cls, SCRIPT_CLASS_MARK, True)
+    return cls
+
+
+def _stop_types() -> tuple[type[BaseException], ...]:
+    import asyncio
+
+    # GeneratorExit is deliberately absent: it is how close() (and a `break` out
+    # of a for loop over a generator) runs the generator's `finally` blocks, which
+    # must run as in Python (test_language_generator_finally_runs_on_close).
+    types_: tuple[type[BaseException], ...] = (
+        ScriptStop,
+        asyncio.CancelledError,
+        KeyboardInterrupt,
+        SystemExit,
+    )
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        types_ = (*types_, trio.Cancelled)
+    return types_
+
+
+_STOP_TYPES: list[tuple[type[BaseException], ...]] = []
+
+
+def make_guards(
+    budget: Budget,
+    *,
+    print_fn: Callable[..., None],
+) -> dict[str, Any]:
+    """The hook functions for one run, keyed by the names the compiled code uses."""
+    tick = budget.make_tick()
+    trio = sys.modules.get("trio")
+    if not _STOP_TYPES or (trio is not None and trio.Cancelled not in _STOP_TYPES[0]):
+        _STOP_TYPES[:] = [_stop_types()]  # trio's Cancelled once trio is imported
+    stop_types = _STOP_TYPES[0]
+
+    def check() -> None:
+        # test_guards_bare_except_cannot_swallow_limit: a bare `except:` (or
+        # `except BaseException` if it were reachable) re-raises limits, aborts
+        # and cancellations at the top of the handler.
+        exc = sys.exception()
+        if budget.stop is not None:
+            raise budget.stop
+        if isinstance(exc, stop_types):
+            raise exc
+
+    def charge(obj: Any) -> Any:
+        # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)
+        # is charged to the step budget up front for sized containers; unknown
+        # iterables tick per item. Blocks `sum(range(10**12))`-style C loops
+        # (test_guards_iteration_charges_steps).
+        kind = type(obj)
+        if kind in _SIZED or kind in _SIZED_VIEWS:
+            budget.spend(len(obj))
+            return obj
+        if kind in _LAZY_SAFE:
+            return obj
+        return _ticking(iter(obj))
+
+    def _ticking(it: Iterator[Any]) -> Iterator[Any]:
+        for item in it:
+            tick()
+            yield item
+
+    check_chunk = budget._check_chunk
+
+    islice = itertools.islice
+    chain = itertools.chain
+    end = object()
+
+    def _chunks(it: Iterator[Any]) -> Iterator[Iterator[Any]]:
+        # pieces of 256 items of the same live iterator; Python runs once per piece
+        while True:
+            first = next(it, end)
+            if first is end:
+                return
+            check_chunk(_TICK_CHUNK)
+            yield chain((first,), islice(it, _TICK_CHUNK - 1))
+
+    def _counted(iterable: Any) -> Iterator[Any]:
+        # one step per item, the real check every 256 items, C speed in between
+        return _chain_from_iterable(_chunks(iter(iterable)))
+
+    def _range_chunks(r: range) -> Iterator[range]:
+        step = r.step * _TICK_CHUNK
+        stop = r.stop
+        for start in range(r.start, stop, step):
+            check_chunk(_TICK_CHUNK)
+            end = start + step
+            yield range(start, min(end, stop) if step > 0 else max(end, stop), r.step)
+
+    def getiter(obj: Any) -> Any:
+        # `for` loops and comprehensions (they have no tick of their own).
+        # Ranges: C-speed chunks of 256 with a check between chunks; small
+        # containers: charged up front (the call checks the deadline); large
+        # containers and every other iterable: one step per item, so the deadline
+        # and abort flag are checked inside long loops and comprehensions
+        # (test_guards_comprehension_ticks).
+        kind = type(obj)
+        if kind is range:
+            if len(obj) <= _TICK_CHUNK:
+                budget.spend(len(obj))
+                return obj
+            return _chain_from_iterable(_range_chunks(obj))
+        if (kind in _SIZED or kind in _SIZED_VIEWS) and len(obj) <= _SMALL:
+            budget.spend(len(obj))
+            return obj
+        return _counted(obj)
+
+    def copy(value: Any, into: str | None = None) -> Any:
+        # list(x), set(x), dict(x)…: a large copy is charged to the memory budget
+        # first (memguard.charge_copy). Building a set or dict hashes every item in
+        # one C call, quadratic when the items' hashes collide (a set() of 200k ints
+        # n * (2**61 - 1) runs for minutes): a large list or tuple is fed to it in
+        # chunks of 256, with the deadline and abort checked between chunks
+        # (test_guards_hash_flood_constructor_is_stopped).
+        # Every item hashed must also hash in bounded time (a tuple built from shared
+        # references stands for 2**50 items): small inputs are checked whole, fed ones
+        # chunk by chunk (hashed_ok; test_compare_calls_shared_reference_values_are_refused).
+        charge_copy(value, into)
+        if into in _HASHING_COPIES:
+            return hashed_input(value, into)
+        return value
+
+    scalars_only = _SCALARS.issuperset
+
+    def hashed_input(value: Any, into: str) -> Any:
+        kind = type(value)
+        if kind is list or kind is tuple:
+            if len(value) <= _FEED_FROM:
+                if into != "dict" and scalars_only(map(type, value)):
+                    return value  # the common case: scalars hash in bounded time
+                return hashed_ok(value, into)
+        elif kind in _NO_FEED or kind is _KEYS_VIEW or kind is CheckedFeed:
+            return value  # stored hashes, keys hashed when inserted, or checked already
+        elif not needs_feed(value, into):
+            return hashed_whole(value, into)
+        return CheckedFeed.from_iterable(_hashed_chunks(iter(value), into))
+
+    def _hashed_chunks(it: Iterator[Any], into: str) -> Iterator[list[Any] | tuple[Any, ...]]:
+        # chunks of 256 items of the same live iterator, each checked before C hashes
+        # it; an error from the iterator comes after the items it produced (as when
+        # C drains the iterator itself: `s.update(gen)` keeps the items before it)
+        while True:
+            chunk: list[Any] = []
+            try:
+                chunk.extend(islice(it, _TICK_CHUNK))
+            except Exception:
+                if chunk:
+                    yield hashed_ok(chunk, into)
+                raise
+            if not chunk:
+                return
+            check_chunk(_TICK_CHUNK)
+            yield hashed_ok(chunk, into)
+            if len(chunk) < _TICK_CHUNK:
+                return
+
+    def hashed_star(value: Any) -> Any:
+        # `{*x}`: a set display hashes every item of x in one C call
+        # (test_hash_feed_large_input_is_charged_in_chunks[set-display-star])
+        return hashed_input(guarded_star(value), "set")
+
+    guards = dict(_STATIC_GUARDS)
+    if budget.hooks is None:
+        budget.hooks = guards  # until the engine binds the script's own globals
+    guards["_getiter_"] = getiter
+    guards["_copy_"] = copy
+    guards["_hstar_"] = hashed_star
+    guards["_tick_"] = tick
+    guards["_tk_"] = budget.first_tick()  # the tick statement's hook (see Budget)
+    guards["_check_"] = check
+    guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
+    guards["__charge__"] = charge  # a helper the curated builtins use
+    guards[STOP_NAME] = budget.trip  # found by errors.refuse_size through the globals
+    guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
+    guards[BUDGET_NAME] = budget  # found by the re stand-in (regexguard) through the globals
+    return guards
+
+
+_STATIC_GUARDS: dict[str, Any] = {
+    "_getattr_": _guarded_getattr,
+    "_getitem_": _guarded_getitem,
+    "_write_": _guarded_write,
+    "_apply_": _guarded_apply,
+    "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+    "_unpack_sequence_": guarded_unpack_sequence,
+    "_mul_": guarded_mul,
+    "_add_": guarded_add,
+    "_iadd_": guarded_iadd,
+    "_star_": guarded_star,
+    "_pow_": guarded_pow,
+    "_lshift_": guarded_lshift,
+    "_mod_": guarded_mod,
+    "_inplace_": guarded_inplace,
+    "_aug_item_": _guarded_aug_item,
+    "_aug_attr_": _guarded_aug_attr,
+    "_fmtv_": _guarded_fmtv,
+    "_slice_": slice,
+    # the inline fast paths of the compiled code (compile.policy.ScriptPolicy._inline_*)
+    "_type_": type,
+    "_int_": int,
+    "_float_": float,
+    "_imin_": -(1 << 31),
+    "_imax_": 1 << 31,
+    "_numfast_": frozenset({int, float}),
+    "_plain_": _PLAIN,
+    "_fastrecv_": _FAST_RECEIVERS,
+    "_checkv_": check_value,
+    "_str_": str,
+    # the shared-reference bounds of comparisons and hashing (dagguard; compiled sites)
+    "_scalar_": dagguard.SCALARS,
+    "_haystack_": dagguard.HAYSTACKS,
+    "_and_": guarded_set_operator(operator.and_),
+    "_or_": guarded_set_operator(operator.or_),
+    "_xor_": guarded_set_operator(operator.xor),
+    "_sub_": guarded_set_operator(operator.sub),
+    "_cmpok_": dagguard.compare_ok,
+    "_inok_": dagguard.contains_ok,
+    "_hkey_": dagguard.hash_ok,
+    "_cval_": dagguard.operand_ok,
+    "__metaclass__": _script_metaclass,
+    "__name__": "__script__",
+    "__hasattr__": _guarded_hasattr,  # a helper the curated builtins use
+}

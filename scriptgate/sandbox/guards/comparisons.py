@@ -1,0 +1,539 @@
+"""Bounds on single C calls that compare or hash values built from shared references.
+
+Part of ``guards/`` (comparisons and hashing, once ``dagguard``): imports :mod:`.constants`,
+:mod:`.errors`, :mod:`.regex`; must not import the attribute guard or anything above
+``guards/``.
+
+Comparing two lists, or hashing a tuple, is one C call whose work is the size of
+the value *expanded as a tree*: every path from the top to an item is visited
+once. A value built from shared references has a tree far larger than its memory
+— five levels of a list holding 1,000 references to the level below stand for
+10**15 items in a few kilobytes, and ``t = (t, t)`` fifty times stands for 2**50 —
+so ``a == b``, ``sorted([a, b])``, ``t in {1}`` or ``{t: 1}`` on such values is
+a C call that never returns, with no loop, tick or allocation for a budget check
+to see. Refusing the construction is not sound (two-item displays are enough),
+so the sandbox bounds the operation instead: every site where a script makes C
+code compare or hash a value that is not provably scalar first measures the
+value's expanded size here, and a value that expands to more than :data:`CAP`
+items *through shared references* ends the script with a size limit
+(``error.kind == "limit"``, :func:`scriptgate.sandbox.guards.errors.refuse_size`).
+
+The measure (:func:`measure`) walks the value level by level, keeping one
+entry per distinct container of a level with the number of paths that reach it,
+so its own work is the number of *distinct* items (tens of nanoseconds an item,
+the type scan of a level's items runs in C) while the count is the number of
+*paths*. Two rules decide:
+
+- a value whose expanded size is at most :data:`CAP` passes;
+- a value that expands beyond it passes only while its expanded size stays within
+  :data:`RATIO` times its distinct items — data without sharing (a large JSON
+  result, a big list of rows) compares in time linear in the memory it occupies,
+  which its construction already paid for; the refusal is reserved for
+  amplification.
+
+Nesting deeper than :data:`MAX_NESTING` is refused too: CPython 3.11 hashes
+nested tuples by C recursion without a depth check, and crashes on a tuple
+190,000 levels deep.
+
+What each site measures:
+
+- a comparison ``a OP b`` (``==``, ``<``…) costs at most the expansion of either
+  side (the walk through both stops at the shorter path and at identical items),
+  so :func:`compare_ok` passes when one side is a scalar, when both are the same
+  object, or when one side is not amplified;
+- hashing (dict and set keys, ``in`` on a dict or set, ``hash()``) recurses only
+  through tuples (a frozenset hashes its stored item hashes; lists and dicts are
+  unhashable), so :func:`hash_ok` measures the tuple-only expansion;
+- ``x in seq`` compares ``x`` with each item of a list, tuple or deque:
+  :func:`contains_ok`;
+- sorting, ``min``/``max`` and other C calls that compare many items pairwise:
+  :func:`items_ok` bounds the sum of the items' expansions times the number of
+  comparisons each item takes part in.
+
+Scalars (``str``, ``int``, ``float``, ``bool``, ``None``, ``bytes``, ``complex``,
+``range``) compare and hash in time bounded by their own size; a script class's
+``__eq__``/``__hash__`` is script code with its own budget checks. Only values
+whose comparison C code recurses into are walked: lists, tuples, dicts (keys and
+values), sets, frozensets, deques, slices, dict key and item views, and their
+subclasses (``Counter``, ``OrderedDict``, namedtuples, a script's ``class
+Row(list)``).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+import operator
+import sys
+import types
+from collections.abc import Iterable
+from typing import Any, Final
+
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.regex import BUDGET_NAME
+
+__all__ = [
+    "CAP",
+    "CHARGE_FROM",
+    "HAYSTACKS",
+    "ITEMS_PER_STEP",
+    "MAX_NESTING",
+    "RATIO",
+    "SCALARS",
+    "SMALL",
+    "compare_ok",
+    "contains_ok",
+    "hash_ok",
+    "items_ok",
+    "log2_ceiling",
+    "measure",
+    "operand_ok",
+]
+
+CAP: Final = 5_000_000
+"""Expanded items a single comparison or hash may visit regardless of sharing (~0.1 s of C)."""
+
+RATIO: Final = 2
+"""Beyond :data:`CAP`, the expanded size may be at most this many times the distinct items."""
+
+MAX_NESTING: Final = 10_000
+"""Levels of nesting a compared or hashed value may have (CPython hashes tuples by C recursion)."""
+
+SCALARS: Final = frozenset(
+    {str, int, float, bool, type(None), bytes, complex, range, type(Ellipsis)}
+)
+"""Exact types that compare and hash without recursing into other values."""
+
+HAYSTACKS: Final = frozenset(
+    {dict, set, frozenset, str, bytes, range, type({}.keys()), type({}.items())}
+)
+"""Exact container types whose ``in`` hashes the item or scans text: a scalar item is bounded."""
+
+_SEQUENCES: Final = frozenset({list, tuple, set, frozenset, collections.deque})
+_MAPPINGS: Final = frozenset(
+    {dict, collections.Counter, collections.OrderedDict, collections.defaultdict}
+)
+_KEYS_VIEW: Final[type[Any]] = type({}.keys())
+_ITEMS_VIEW: Final[type[Any]] = type({}.items())
+_RECURSIVE_BASES: Final = (list, tuple, dict, set, frozenset, collections.deque, slice)
+_RECURSIVE_VIEWS: Final = (_KEYS_VIEW, _ITEMS_VIEW)
+_RECURSIVE_ANY: Final = (*_RECURSIVE_BASES, *_RECURSIVE_VIEWS)
+
+_COMPARE_MESSAGE: Final = (
+    "a comparison would take too long for the sandbox: the values expand to more than "
+    f"{CAP:,} items through shared references"
+)
+_HASH_MESSAGE: Final = (
+    "hashing this value would take too long for the sandbox: the tuple expands to more "
+    f"than {CAP:,} items through shared references"
+)
+_SORT_MESSAGE: Final = (
+    "comparing these items would take too long for the sandbox: together they expand to "
+    f"more than {CAP:,} items through shared references"
+)
+_NESTING_MESSAGE: Final = (
+    f"a value nested more than {MAX_NESTING:,} levels deep is too deep to compare or hash in "
+    "the sandbox"
+)
+
+
+def _recursive(value: Any, hashing: bool) -> bool:
+    """Whether comparing (or hashing) ``value`` makes C code recurse into its items."""
+    kind = type(value)
+    if kind in SCALARS:
+        return False
+    if hashing:
+        return isinstance(value, tuple)
+    if kind in _SEQUENCES or kind in _MAPPINGS:
+        return True
+    return isinstance(value, _RECURSIVE_ANY)
+
+
+def _flat(value: Any, hashing: bool) -> bool:
+    """Whether ``value`` is a list, tuple or dict of small scalars only (C passes): never amplified."""
+    kind = type(value)
+    if kind is tuple or (kind is list and not hashing):
+        return SCALARS.issuperset(map(type, value)) and _light(value)
+    if kind is dict and not hashing:
+        return (
+            SCALARS.issuperset(map(type, value.values()))
+            and SCALARS.issuperset(map(type, value))
+            and _light(value.values())
+            and _light(value)
+        )
+    return False
+
+
+def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
+    """Whether no item of ``items`` (scalars) is a large scalar: C passes by type.
+
+    ``sys.getsizeof`` calls a method per item (several times a ``len``), so
+    strings and bytes are measured by ``len``, ints by ``bit_length`` and
+    fixed-size types not at all; only other types pay ``getsizeof``.
+    """
+    values = items if isinstance(items, list) else list(items)
+    if kinds is None:
+        kinds = set(map(type, values))
+    for kind in kinds - _FIXED_SIZE:
+        bucket: Iterable[Any] = values
+        if len(kinds) > 1:
+            bucket = _compress(
+                values, map(functools.partial(operator.is_, kind), map(type, values))
+            )
+        if kind is str or kind is bytes:
+            if max(map(len, bucket), default=0) > _HEAVY:
+                return False
+        elif kind is int:
+            if max(map(abs, bucket), default=0) >= _HEAVY_INT:
+                return False
+        elif max(map(_sizeof, bucket), default=0) > _HEAVY:
+            return False
+    return True
+
+
+_FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
+_NUMBERS: Final = frozenset({int, bool, float})
+_JUST_TUPLES: Final = frozenset({tuple})
+
+
+def _parts(value: Any, hashing: bool) -> tuple[Iterable[Any], ...]:
+    """The collections of items C code compares (or hashes) when it recurses into ``value``.
+
+    Read through the base type's own C methods, as the comparison does: a
+    script's subclass that overrides ``__iter__`` or ``keys`` runs none of its
+    code here.
+    """
+    for base in _ITERATED_BASES:
+        if isinstance(value, base):
+            iterate: Any = base.__iter__
+            return (iterate(value),)
+    if isinstance(value, dict):
+        # dict equality compares keys and values
+        return (dict.keys(value), dict.values(value))
+    if isinstance(value, slice):
+        return ((value.start, value.stop, value.step),)
+    if isinstance(value, _ITEMS_VIEW):
+        return (list(value),)  # fresh (key, value) pairs: kept alive by the list
+    return (value,)  # a keys view
+
+
+_ITERATED_BASES: Final = (tuple, list, set, frozenset, collections.deque)
+
+
+_ITERATED: Final = frozenset({list, tuple, set, frozenset, collections.deque})
+_DICTS: Final = frozenset({dict})
+_RECURSIVE_EXACT: Final = _SEQUENCES | _MAPPINGS
+_HEAVY: Final = 256
+"""Bytes above which a scalar's comparison or hash is weighed by its size."""
+_HEAVY_INT: Final = 1 << (_HEAVY * 8)
+"""Ints from this magnitude on are weighed (``abs`` and ``max`` in C: cheaper than ``bit_length``)."""
+_UNIT_SHIFT: Final = 6
+"""A large scalar weighs one item per 64 bytes (a memcmp or digit scan of that length)."""
+_sizeof = sys.getsizeof
+_chain_items = itertools.chain.from_iterable
+_compress = itertools.compress
+_not = operator.not_
+
+
+def _items(nodes: list[Any], hashing: bool) -> list[Any]:
+    """Every item C code visits in ``nodes`` (distinct containers of one level), as one list.
+
+    Built in C for the usual levels (all sequences, or all plain dicts); other
+    mixes go node by node.
+    """
+    kinds = set(map(type, nodes))
+    if kinds <= _ITERATED:  # exact types: their own iteration is the C one
+        return list(_chain_items(nodes))
+    if kinds <= _DICTS:
+        return [*_chain_items(nodes), *_chain_items(map(dict.values, nodes))]
+    items: list[Any] = []
+    for node in nodes:
+        for part in _parts(node, hashing):
+            items.extend(part)
+    return items
+
+
+def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
+    """``(expanded, distinct)`` items comparing (``hashing``: hashing) ``value`` visits.
+
+    ``expanded`` counts every path from ``value`` to an item once (a shared item
+    counts once per path); ``distinct`` counts the items of each distinct
+    container of a level once. ``None`` as soon as the value is *amplified*:
+    ``expanded`` exceeds :data:`CAP` and :data:`RATIO` times ``distinct``.
+    Refuses nesting deeper than :data:`MAX_NESTING` (a size limit). Scalars
+    measure ``(0, 0)``.
+
+    A level is a list of groups ``(paths, distinct nodes)``. Without sharing
+    (every node reached by one path) a level is one group, and its items are
+    listed, typed and filtered in C; Python touches each container once.
+    """
+    if not _recursive(value, hashing):
+        return (0, 0)
+    groups: list[tuple[int, list[Any]]] = [(1, [value])]
+    total = 0
+    distinct = 0
+    depth = 0
+    scalars = SCALARS
+    while groups:
+        depth += 1
+        if depth > MAX_NESTING:
+            refuse_size(_NESTING_MESSAGE)
+        following: dict[int, list[Any]] = {}
+        unshared: list[Any] | None = None
+        for paths, nodes in groups:
+            items = _items(nodes, hashing)
+            size = len(items)
+            total += paths * size
+            distinct += size
+            if total > CAP and total > RATIO * distinct:
+                return None
+            scalar = list(map(scalars.__contains__, map(type, items)))
+            plain = list(_compress(items, scalar))
+            if plain and not _light(plain):
+                # large scalars (long strings, big ints) cost one unit per 64 bytes each time
+                # they are compared or hashed: `[s] * 10**6 == [t] * 10**6` is 10**6 memcmps
+                heavy = list(_compress(plain, map(_HEAVY.__lt__, map(_sizeof, plain))))
+                unique = dict(zip(map(id, heavy), heavy, strict=True))
+                total += paths * (sum(map(_sizeof, heavy)) >> _UNIT_SHIFT)
+                distinct += sum(map(_sizeof, unique.values())) >> _UNIT_SHIFT
+                if total > CAP and total > RATIO * distinct:
+                    return None
+            if len(plain) == size:
+                continue
+            inner = list(_compress(items, map(_not, scalar)))
+            if hashing:
+                inner = [item for item in inner if isinstance(item, tuple)]
+            elif not _RECURSIVE_EXACT.issuperset(map(type, inner)):
+                inner = [item for item in inner if _recursive(item, False)]
+            if len(groups) > 1:
+                for item in inner:
+                    seen = following.get(id(item))
+                    if seen is None:
+                        following[id(item)] = [item, paths]
+                    else:
+                        seen[1] += paths
+                continue
+            ids = list(map(id, inner))
+            if paths == 1 and len(set(ids)) == len(ids):
+                unshared = inner  # no sharing: the next level is one group again
+                break
+            counts = collections.Counter(ids)  # in C: how many paths lead to each container
+            objects = dict(zip(ids, inner, strict=True))
+            for key, count in counts.items():
+                following[key] = [objects[key], count * paths]
+        if unshared is not None:
+            groups = [(1, unshared)]
+            continue
+        by_paths: dict[int, list[Any]] = {}
+        for node, paths in following.values():
+            by_paths.setdefault(paths, []).append(node)
+        groups = list(by_paths.items())
+    return (total, distinct)
+
+
+CHARGE_FROM: Final = 1 << 16
+"""Checked work from this many items on is charged to the run's step budget."""
+ITEMS_PER_STEP: Final = 64
+"""Items a C comparison or hash visits per step charged (a step is about one loop iteration)."""
+
+
+def _charge(work: int) -> None:
+    """Charge ``work`` visited items to the running script's budget when it is large.
+
+    A loop checks its budget only every few hundred iterations, and each checked
+    comparison may still visit millions of items: charging them (steps, and the
+    deadline check that comes with it) stops a loop of large comparisons in time.
+    Without a script on the stack (host code calling a guard) nothing is charged.
+    """
+    if work < CHARGE_FROM:
+        return
+
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            budget = frame.f_globals.get(BUDGET_NAME)
+            if budget is not None:
+                budget.spend(work // ITEMS_PER_STEP)
+            return
+        frame = frame.f_back
+
+
+def _base_len(container: Any) -> int:
+    """``len(container)`` through its base type (a script subclass's ``__len__`` never runs)."""
+    for base in _ITERATED_BASES:
+        if isinstance(container, base):
+            length: Any = base.__len__
+            return int(length(container))
+    return 0
+
+
+def compare_ok(a: Any, b: Any) -> bool:
+    """``True`` when ``a OP b`` is bounded; refuses (a size limit) when both sides are amplified.
+
+    The C comparison stops at the shorter path and skips identical items, so its
+    work is at most either side's expansion: one side that is not amplified is
+    enough.
+    """
+    if a is b or not _recursive(a, False) or not _recursive(b, False):
+        return True  # `a == a` compares items by identity first; a scalar side stops at once
+    for side in (a, b):
+        if _flat(side, False):
+            _charge(len(side))
+            return True
+    for side in (a, b):
+        found = measure(side)
+        if found is not None:
+            _charge(found[0])
+            return True
+    refuse_size(_COMPARE_MESSAGE)
+
+
+def hash_ok(key: Any) -> Any:
+    """``key`` itself, once hashing it and comparing it with a stored key are bounded.
+
+    Only tuples hash their items recursively (a frozenset hashes the hashes it
+    stored). A lookup whose hash matches a stored key then compares the two with
+    ``==``, which recurses into frozensets too: two frozensets built level by level
+    from each other (``F = frozenset({(F0, G0)})``, ``G = frozenset({(G0, F0)})``)
+    hash cheaply and compare in 2**levels steps. So a tuple or frozenset that holds
+    more than scalars is also measured as a comparison operand.
+    """
+    if type(key) in SCALARS:
+        return key
+    if isinstance(key, tuple):
+        if _flat(key, True):
+            return key  # scalars: hashes and compares in its length
+        found = measure(key, hashing=True)
+        if found is None:
+            refuse_size(_HASH_MESSAGE)
+        _charge(found[0])
+    elif not isinstance(key, frozenset) or SCALARS.issuperset(map(type, key)):
+        return key
+    # only a stored key with the same hash is compared, rarely: bounded, not charged
+    if measure(key) is None:
+        refuse_size(_COMPARE_MESSAGE)
+    return key
+
+
+def operand_ok(value: Any) -> Any:
+    """``value`` itself, once comparing it with anything is bounded (it is not amplified)."""
+    if _recursive(value, False) and not _flat(value, False):
+        found = measure(value)
+        if found is None:
+            refuse_size(_COMPARE_MESSAGE)
+        _charge(found[0])
+    return value
+
+
+SMALL: Final = 256
+"""An item expanding to at most this many items costs a bounded amount per comparison."""
+
+_HASHED_CONTAINERS: Final = (dict, set, frozenset, _KEYS_VIEW, _ITEMS_VIEW)
+
+
+def contains_ok(item: Any, container: Any) -> bool:
+    """``True`` when ``item in container`` is bounded; refuses (a size limit) otherwise.
+
+    A dict, set or key view hashes ``item`` (:func:`hash_ok`; an items view also
+    compares the value); a list, tuple or deque compares ``item`` with each of
+    its elements, each comparison costing at most the smaller expansion: bounded
+    when ``item`` expands to at most :data:`SMALL` items, or when the container
+    is not amplified (the comparisons together visit at most its expansion).
+    Anything else (a string, a range, a script object's ``__contains__``) is
+    bounded by its own guards.
+    """
+    if isinstance(container, _HASHED_CONTAINERS):
+        hash_ok(item)
+        if isinstance(container, _ITEMS_VIEW):
+            operand_ok(item)
+        return True
+    if not isinstance(container, (list, tuple, collections.deque)):
+        return True
+    if not _recursive(item, False):
+        if type(item) not in SCALARS:
+            return True  # a script object compares through its own (ticking) code
+        # a scalar needle: each comparison costs at most its own size
+        size = _sizeof(item)
+        work = _base_len(container) * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
+        if size <= _HEAVY or work <= CAP:
+            _charge(work)
+            return True
+        found = measure(container)
+        if found is not None:
+            _charge(found[0])
+            return True
+        refuse_size(_COMPARE_MESSAGE)
+    own = measure(item)
+    if own is not None and own[0] <= SMALL:
+        _charge(_base_len(container) * (own[0] + 1))
+        return True
+    found = measure(container)
+    if found is not None:
+        _charge(found[0])
+        return True
+    refuse_size(_COMPARE_MESSAGE)
+
+
+def items_ok(items: Iterable[Any]) -> bool:
+    """``True`` when comparing ``items`` pairwise is bounded; refuses (a size limit) otherwise.
+
+    For C calls that compare many items (``sorted``, ``list.sort``, ``min``,
+    ``max``, ``heapq``, ``bisect``): each comparison costs at most the smaller
+    item's expansion, so the items measured together as one list must not be
+    amplified — a list repeating two large values (``[a, b] * 500``) is, a list
+    of distinct rows is not. A sort compares each item about ``log2(n)`` times,
+    so its C work stays within ``log2(n)`` times that bound. Items that are
+    scalars, or tuples of scalars no longer than :data:`SMALL` (``sorted(d.items())``),
+    are checked in C without the walk.
+    """
+    if type(items) is list or type(items) is tuple:
+        values: list[Any] | tuple[Any, ...] = items
+    elif isinstance(items, (list, tuple)):
+        values = list(_parts(items, False)[0])  # the stored items, as C compares them
+    else:
+        values = list(items)
+    # a sort compares each item about log2(n) times: what the walks below bound per item
+    _charge(len(values) * log2_ceiling(max(len(values), 1)))
+    kinds = set(map(type, values))
+    if kinds == _JUST_TUPLES:
+        try:
+            # short tuples of ints (`key=lambda r: (-r['score'], r['id'])`): two C passes.
+            # `abs` refuses every item that is not a number; a script class cannot define
+            # `__abs__`, so no code of the script's runs here (exact tuples: no `__len__`)
+            if (
+                max(map(len, values), default=0) <= SMALL
+                and max(map(abs, _chain_items(values)), default=0) < _HEAVY_INT
+            ):
+                return True
+        except TypeError:
+            pass
+    if kinds <= SCALARS and _light(values, kinds):
+        return True
+    if kinds <= _TUPLE_OR_SCALAR:
+        tuples, plain = values, []
+        if kinds & SCALARS:
+            tuples = [value for value in values if type(value) is tuple]
+            plain = [value for value in values if type(value) is not tuple]
+        if _light(plain) and max(map(len, tuples), default=0) <= SMALL:
+            inner_kinds = set(map(type, _chain_items(tuples)))
+            if inner_kinds <= _NUMBERS:
+                # numbers only (`key=lambda r: (-r['score'], r['id'])`): one pass, no list
+                if max(map(abs, _chain_items(tuples)), default=0) < _HEAVY_INT:
+                    return True
+            elif inner_kinds <= SCALARS and _light(list(_chain_items(tuples)), inner_kinds):
+                return True  # each comparison visits at most SMALL small plain items
+    found = measure(values)
+    if found is None:
+        refuse_size(_SORT_MESSAGE)
+    _charge(found[0])
+    return True
+
+
+_TUPLE_OR_SCALAR: Final = SCALARS | {tuple}
+
+
+def log2_ceiling(count: int) -> int:
+    """``ceil(log2(count))`` for ``count >= 1``: the comparisons each item of a sort takes part in."""
+    return max(1, (count - 1).bit_length())

@@ -1,0 +1,71 @@
+"""Names shared by the compiler policy and the run-time guards: the bottom of ``guards/``.
+
+Owns the script's file name and entry point, the format-width limit and the attribute
+names the compiled fast paths leave to the full guard. Imports nothing from scriptgate, so
+both :mod:`scriptgate.sandbox.compile` and every guard can import it without a circle.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "COMPARING_NAMES",
+    "DENIED_NAMES",
+    "ENTRY",
+    "FAST_RECEIVER_SLOW_NAMES",
+    "FILENAME",
+    "HASHING_METHODS",
+    "MAX_FORMAT_WIDTH",
+    "SCRIPT_CLASS_MARK",
+    "SIZED_VIEWS",
+    "TICK_CHUNK",
+    "format_spec_too_wide",
+]
+
+FILENAME = "<script>"
+"""The file name of compiled scripts (tracebacks are filtered on it)."""
+
+MAX_FORMAT_WIDTH = 10_000
+"""Largest width or precision a format spec may ask for."""
+
+ENTRY = "__script__"
+"""The name of the function a script's body is compiled into."""
+
+_DIGITS = re.compile(r"\d+")
+
+
+def format_spec_too_wide(spec: str) -> bool:
+    """Whether a format spec asks for a width or precision above :data:`MAX_FORMAT_WIDTH`."""
+    return any(len(run) > 5 or int(run) > MAX_FORMAT_WIDTH for run in _DIGITS.findall(spec))
+
+
+DENIED_NAMES = frozenset({"format", "format_map", "mro", "vformat", "get_field", "get_value"})
+"""Attribute names refused on every object (they reach string formatting internals or the MRO)."""
+HASHING_METHODS = frozenset(
+    {
+        "update", "fromkeys", "subtract", "union", "intersection", "intersection_update",
+        "difference", "difference_update", "symmetric_difference",
+        "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+    }
+)  # fmt: skip
+"""set/dict/Counter methods that hash every item of an argument.
+
+The attribute guard hands out wrappers for them, which feed a large argument in chunks
+(``s.update(x)`` of ints that all hash alike is one quadratic C call otherwise)."""
+COMPARING_NAMES = frozenset(
+    {"index", "count", "remove", "sort", "get", "setdefault", "pop", "add", "discard"}
+)
+"""Methods of the fast receivers that compare or hash their argument in C (list.index,
+dict.get, set.add…): the attribute guard hands out checking wrappers for them."""
+FAST_RECEIVER_SLOW_NAMES = DENIED_NAMES | COMPARING_NAMES | {"extend", "copy", *HASHING_METHODS}
+"""The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these
+(``extend``, ``copy`` are size-checked, the hashing methods fed in chunks, the comparing
+methods bounded)."""
+
+TICK_CHUNK = 256
+"""Items a guarded loop or feed handles between two budget checks."""
+SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
+"""Class attribute marking classes a script defined (scripts cannot read or write it)."""
+SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})
+"""The dict view types (sized, iterated lazily)."""

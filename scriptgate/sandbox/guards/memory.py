@@ -1,0 +1,651 @@
+"""In-process memory accounting: the run's memory budget and the growth guards.
+
+Part of ``guards/`` (memory): imports only :mod:`.constants` and :mod:`.errors`; the
+compiler uses its :class:`NumericNames`. Must not import anything above it.
+
+Process isolation caps a worker's memory with ``RLIMIT_AS``; an in-process run
+shares the host's address space, so :attr:`Limits.memory_bytes` is enforced
+there by measuring instead:
+
+- :class:`MemoryMeter` bounds the growth of the host process's resident memory
+  (``/proc/self/statm``, a ``pread`` of a kept-open descriptor, a few µs) during a
+  run, relative to the value when the run first checks it. The budget's periodic
+  check polls it at most every :data:`POLL_INTERVAL` seconds, so a loop pays
+  nothing per step; the size guards charge large allocations
+  (:func:`charge_bytes`) and check *before* allocating, so a loop appending
+  megabyte strings is stopped within about one allocation of the limit. A breach
+  trips the budget: ``error.kind == "limit"``, "Script exceeded the memory limit".
+  The figure is approximate by nature: other threads of the host allocate (and
+  free) at the same time and are counted too, memory the allocator keeps after
+  a ``free`` is not given back, and concurrent runs see each other's growth.
+  Without ``/proc`` (macOS, Windows) the meter is off and only the size guards
+  apply.
+- :func:`guarded_add` / :func:`guarded_iadd` (``a + b``, ``a += b``),
+  :func:`guarded_extend` (``list.extend``, ``deque.extend``/``extendleft``) and
+  :func:`guarded_star` (``[*x, *x]``, ``f(*x)``, ``x[i:j] = v``) and
+  :func:`check_field` (``f'{s}{s}'``) refuse a str,
+  list, tuple or bytes result (or part) longer than :data:`MAX_SEQUENCE` (a
+  size limit that ends the script: ``scriptgate.sandbox.guards.errors.refuse_size``), the
+  bound ``*`` already uses — this is what stops geometric growth
+  (``s = s + s``, ``x.extend(x)``), which doubles within one step, faster than
+  any periodic check could see. The length check runs only when an operand is
+  already large; large results are charged to the meter.
+- :class:`NumericNames` (compile time) proves operands numeric — literals,
+  ``range`` loop variables, ``len()``, arithmetic on numbers, names only ever
+  bound to those — so ``total += i * i`` and ``t = t + i`` compile to a plain
+  ``+`` without the guard call.
+
+- :func:`charge_copy` charges the copy of an existing large str, list, tuple,
+  set, dict, deque or bytes before it is made: slices (``x[:]``, ``s[1:]``, in
+  the item guard), ``list(x)``/``tuple(x)``/``set(x)``/``frozenset(x)``/
+  ``dict(x)`` (the policy wraps the argument), ``sorted(x)``, ``.copy()`` and
+  the str methods that return a string as long as the receiver
+  (``s.upper()``…, in the attribute guard). The poll runs only at the budget's
+  checks (up to 256 loop iterations apart), so without these a loop whose every
+  iteration copies 80 MB (``y.append(x[:])`` of a 10-million-item list) could
+  allocate 20 GB between two polls; with them it stops within one copy of the
+  limit. Only values longer than :data:`CHECK_FROM` are charged: small ones pay
+  one type check.
+
+Residual: a copy made inside a C call no guard wraps (``collections.deque(x)``,
+``json.loads`` of a large text, the backtracking stack of one regular-expression
+call) is seen at the next poll; process isolation's ``RLIMIT_AS`` is the hard
+cap.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import contextlib
+import os
+import sys
+import time
+import types
+from typing import Any, NoReturn, Protocol
+
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+
+__all__ = [
+    "CHECK_FROM",
+    "MAX_SEQUENCE",
+    "METER_NAME",
+    "POLL_INTERVAL",
+    "MemoryMeter",
+    "NumericNames",
+    "charge_bytes",
+    "charge_copy",
+    "charge_sequence",
+    "check_field",
+    "guarded_add",
+    "guarded_extend",
+    "guarded_iadd",
+    "guarded_star",
+    "is_extendable",
+    "memory_available",
+    "resident_bytes",
+]
+
+MAX_SEQUENCE = 10_000_000
+"""Longest str/list/tuple/bytes a concatenation or extension may build (= ``guards.MAX_SEQUENCE``)."""
+
+CHECK_FROM = 4096
+"""Operand length from which ``+``/``+=``/``extend`` check the result's size and charge it."""
+
+POLL_INTERVAL = 0.002
+"""Seconds between two resident-memory reads by the budget's periodic check."""
+
+METER_NAME = "__memory__"
+"""The name of the run's :class:`MemoryMeter` in the script's globals (scripts cannot read it)."""
+
+_CHECK_BYTES = 1 << 20
+"""Allocations charged since the last read that trigger a read (1 MiB)."""
+
+_SEQUENCES = frozenset({str, list, tuple, bytes, bytearray})
+_EXTENDABLE = (list, collections.deque, bytearray)
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+# ----------------------------------------------------------------------------- measuring
+
+_fd: list[int] = []
+"""The open ``/proc/self/statm`` descriptor (empty: not opened yet)."""
+_unavailable: list[bool] = []
+"""Set once ``/proc/self/statm`` could not be read: the meter stays off."""
+
+
+def _reset_after_fork() -> None:
+    # "/proc/self" was resolved when the descriptor was opened: a forked child
+    # (the process pool's workers) must open its own.
+    if _fd:
+        fd = _fd.pop()
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def resident_bytes() -> int | None:
+    """The resident memory of this process in bytes, or ``None`` without ``/proc``."""
+    if _unavailable:
+        return None
+    try:
+        if not _fd:
+            _fd.append(os.open("/proc/self/statm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+        return int(os.pread(_fd[0], 128, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError, AttributeError):
+        _unavailable.append(True)
+        return None
+
+
+def memory_available() -> bool:
+    """Whether resident memory can be measured here (Linux ``/proc``)."""
+    return resident_bytes() is not None
+
+
+class _Budget(Protocol):
+    def trip(self, kind: str, message: str) -> BaseException: ...
+
+
+class MemoryMeter:
+    """The memory budget of one in-process run (see the module docstring).
+
+    ``limit`` bytes of resident-memory growth are allowed, counted from the
+    first check of the run (the run's start: the budget checks on the first
+    tick, and the size guards before the first large allocation).
+    """
+
+    __slots__ = ("_budget", "baseline", "limit", "next_poll", "peak")
+
+    def __init__(self, limit: int, budget: _Budget) -> None:
+        self.limit = limit
+        self._budget = budget
+        self.baseline: int | None = None
+        self.peak = 0
+        """The largest growth seen so far, in bytes."""
+        self.next_poll = 0.0
+
+    @classmethod
+    def create(cls, limit: int | None, budget: _Budget) -> MemoryMeter | None:
+        """A meter for ``limit`` bytes, or ``None`` (no limit, or no ``/proc``)."""
+        if limit is None or limit <= 0 or _unavailable:
+            return None
+        return cls(limit, budget)
+
+    def message(self) -> str:
+        """The text of a memory-limit stop."""
+        return (
+            f"Script exceeded the memory limit ({self.limit} bytes): the host process grew "
+            "by more than that during the run"
+        )
+
+    def check(self, extra: int = 0) -> None:
+        """Read resident memory; trip the budget if growth plus ``extra`` bytes exceeds the limit."""
+        rss = resident_bytes()
+        if rss is None:
+            return
+        baseline = self.baseline
+        if baseline is None:
+            self.baseline = rss
+            growth = 0
+        else:
+            growth = rss - baseline
+        if growth > self.peak:
+            self.peak = growth
+        if growth + extra > self.limit:
+            raise self._budget.trip("limit", self.message())
+
+    def poll(self) -> None:
+        """The periodic check: read resident memory at most every :data:`POLL_INTERVAL` s."""
+        now = time.monotonic()
+        if now >= self.next_poll:
+            self.next_poll = now + POLL_INTERVAL
+            self.check()
+
+
+_pending = [0]
+"""Bytes charged by small allocations since the last read (all runs of the process)."""
+
+
+def charge_bytes(nbytes: int) -> None:
+    """Account an allocation of about ``nbytes`` the running script is about to make.
+
+    Small allocations add up; from :data:`_CHECK_BYTES` on, the meter of the
+    script on the current stack (found through its globals) checks resident
+    memory plus this allocation against the limit before it happens.
+    """
+    pending = _pending[0] + nbytes
+    if pending < _CHECK_BYTES:
+        _pending[0] = pending
+        return
+    _pending[0] = 0
+    meter = _current_meter()
+    if meter is not None:
+        meter.check(nbytes)
+
+
+def charge_sequence(like: Any, length: int) -> None:
+    """:func:`charge_bytes` for a new sequence of ``length`` items of the kind of ``like``."""
+    charge_bytes(length * _itemsize(like))
+
+
+_COPY_ITEM_BYTES: dict[type, int] = {
+    list: 8,
+    tuple: 8,
+    set: 32,
+    frozenset: 32,
+    dict: 40,
+    collections.deque: 8,
+    bytes: 1,
+    bytearray: 1,
+}
+"""About how many bytes a copy takes per item (str: per character, 1 or 4)."""
+_COPY_BASES = tuple(_COPY_ITEM_BYTES)
+_COPY_INTO_BYTES: dict[str, int] = {"list": 8, "tuple": 8, "set": 32, "frozenset": 32, "dict": 40}
+"""The same per builtin that makes the copy (``set(x)`` of a list is a set)."""
+
+
+def charge_copy(value: Any, into: str | None = None, length: int | None = None) -> Any:
+    """Charge a copy of ``value`` (``length`` items of it, default all) before it is made.
+
+    Only str, list, tuple, set, frozenset, dict, deque, bytes and bytearray
+    longer than :data:`CHECK_FROM` are charged, at the item size of the copy's
+    kind: ``into`` names the builtin the copy is made by (``"set"`` for
+    ``set(x)``), else it is ``value``'s own kind. Returns ``value``.
+    """
+    kind = type(value)
+    if kind is str:
+        size = 1 if value.isascii() else 4
+    else:
+        found = _COPY_ITEM_BYTES.get(kind)
+        if found is None:
+            if not isinstance(value, _COPY_BASES):
+                return value  # generators, ranges, maps…: nothing is copied up front
+            # Counter, OrderedDict, defaultdict, namedtuples…: their base's size
+            found = next(
+                _COPY_ITEM_BYTES[base] for base in kind.__mro__ if base in _COPY_ITEM_BYTES
+            )
+        size = found
+    count = len(value)
+    if count > CHECK_FROM:
+        if into is not None:
+            size = _COPY_INTO_BYTES.get(into, size)
+        charge_bytes((count if length is None else length) * size)
+    return value
+
+
+def _current_meter() -> MemoryMeter | None:
+
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            meter = frame.f_globals.get(METER_NAME)
+            return meter if type(meter) is MemoryMeter else None
+        frame = frame.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------- growth guards
+
+
+def _too_big(what: str) -> NoReturn:
+    refuse_size(f"{what} would be too large for the sandbox")  # a limit: ends the script
+
+
+def _itemsize(value: Any) -> int:
+    if isinstance(value, str):
+        return 1 if value.isascii() else 4
+    if isinstance(value, (bytes, bytearray)):
+        return 1
+    return 8
+
+
+def _check_concat(a: Any, b: Any) -> None:
+    # One operand is a large sequence: the result's length is the sum (if the
+    # other is not a sequence, the operation itself raises its TypeError).
+    length_a = len(a) if type(a) in _SEQUENCES else 0
+    length_b = len(b) if type(b) in _SEQUENCES else 0
+    total = length_a + length_b
+    if total > MAX_SEQUENCE:
+        _too_big("a concatenated sequence")
+    charge_bytes(total * _itemsize(a if length_a else b))
+
+
+def guarded_add(a: Any, b: Any) -> Any:
+    """``a + b`` refusing str/list/tuple/bytes results longer than :data:`MAX_SEQUENCE`.
+
+    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*); small operands
+    pay two type lookups.
+    """
+    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
+        type(b) in _SEQUENCES and len(b) > CHECK_FROM
+    ):
+        _check_concat(a, b)
+    return a + b
+
+
+def guarded_iadd(a: Any, b: Any) -> Any:
+    """``a += b`` (in place for lists) with the size check of :func:`guarded_add`."""
+    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
+        type(b) in _SEQUENCES and len(b) > CHECK_FROM
+    ):
+        _check_concat(a, b)
+    a += b
+    return a
+
+
+def guarded_star(value: Any) -> Any:
+    """``*value`` in a display or call, and a slice assignment's value, size-checked.
+
+    Each unpacked part may hold at most :data:`MAX_SEQUENCE` items, so
+    ``x = [*x, *x]`` and ``x[len(x):] = x`` stop doubling at the bound. Unsized
+    iterables are materialized first (the unpacking consumes them whole anyway).
+    """
+    if not hasattr(value, "__len__"):
+        value = list(value)
+    length = len(value)
+    if length > CHECK_FROM:
+        if length > MAX_SEQUENCE:
+            _too_big("an unpacked sequence")
+        charge_bytes(length * 8)
+    return value
+
+
+def check_field(text: str) -> str:
+    """An f-string field's text, refused above :data:`MAX_SEQUENCE` (``f'{s}{s}'`` doubling)."""
+    if len(text) > MAX_SEQUENCE:
+        _too_big("an f-string field")
+    charge_sequence(text, len(text))
+    return text
+
+
+def guarded_extend(target: Any, name: str = "extend") -> Any:
+    """``target.extend`` refusing a result longer than :data:`MAX_SEQUENCE` (``x.extend(x)``).
+
+    Sized arguments are checked by length; other iterables are materialized
+    first (``extend`` consumes them whole anyway), so ``x.extend(map(f, x))``
+    is checked too. ``name`` is ``"extendleft"`` for a deque's.
+    """
+    method = getattr(target, name)
+
+    def extend(iterable: Any) -> None:
+        items = iterable
+        if not hasattr(items, "__len__"):
+            items = list(items)
+        added = len(items)
+        current = len(target)
+        if current + added > CHECK_FROM:
+            if current + added > MAX_SEQUENCE:
+                _too_big(f"{type(target).__name__}.{name}")
+            charge_bytes(added * (1 if isinstance(target, bytearray) else 8))
+        method(items)
+
+    return extend
+
+
+def is_extendable(value: Any) -> bool:
+    """Whether ``value.extend`` must go through :func:`guarded_extend`."""
+    return isinstance(value, _EXTENDABLE)
+
+
+# ----------------------------------------------------------------------------- compile-time facts
+
+_NUMERIC_CALLS = frozenset({"len", "int", "float", "abs", "round", "ord", "bool", "hash"})
+"""Builtins that return numbers (when the script does not rebind their names)."""
+_EITHER = (ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Pow)
+"""Operators whose result is a number (or a TypeError) if one operand is a number."""
+_BOTH = (ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+"""Operators whose result is a number only if both operands are numbers."""
+_BOOL_COMPARISONS = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+"""Comparison operators whose result is always a bool, whatever the operands."""
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_UNKNOWN: Any = None
+_RANGE_ITEM = ast.Constant(0)
+"""The binding of a ``for`` target over ``range(...)``: an int no larger than the range's bounds."""
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_BINDERS = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+)
+
+
+class NumericNames:
+    """Which names provably hold numbers, per scope, so ``a + b`` can skip the size guard.
+
+    ``a + b`` can only build a large sequence when both operands are sequences,
+    so the policy leaves it unguarded when one operand is provably a number (or
+    the operation raises ``TypeError``): number literals, ``in``/``is`` tests and
+    comparisons of numbers (a script class's ``__eq__`` may return anything), ``len()``
+    and other number-returning builtins, arithmetic on numbers, and names whose
+    every binding in their scope is one of those (``for i in range(n)``,
+    ``total = 0`` … ``total += i * i``). A name is proved numeric by a least
+    fixpoint, so ``s = s + s`` alone proves nothing.
+
+    In a session the script's globals (and the builtins' names) may hold values
+    from earlier runs, so module-level names and builtin calls prove nothing
+    there (``session=True``); function locals cannot be read before they are
+    bound, so their facts hold in both.
+
+    It also knows which names are *range items*: bound only as the target of
+    ``for`` loops and comprehensions over ``range(...)``. They hold ints no
+    larger than values the guards already allowed, so ``i * i`` on them cannot
+    start a repeated-squaring blow-up and needs no guard (``ranges``).
+    """
+
+    def __init__(self, tree: ast.Module, *, session: bool) -> None:
+        self._session = session
+        bound: set[str] = set()
+        self._unsafe: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self._unsafe.update(node.names)
+            elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                self._unsafe.add(node.target.id)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound.add(node.rest)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+        self._bound = frozenset(bound)
+        self._builtins = frozenset() if session else _NUMERIC_CALLS - bound
+        self._range = not session and "range" not in bound
+        self.scopes: dict[int, frozenset[str]] = {}
+        self.ranges: dict[int, frozenset[str]] = {}
+        """Per scope, the names bound only as items of ``range(...)`` loops."""
+        for node in ast.walk(tree):
+            if isinstance(node, _SCOPES):
+                self.scopes[id(node)], self.ranges[id(node)] = self._solve(node)
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether ``name`` provably means the builtin: the script never binds it (not a session)."""
+        return not self._session and name not in self._bound
+
+    def comprehension(
+        self, node: ast.AST, numeric: frozenset[str], ranges: frozenset[str]
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """The facts inside a comprehension, given those of the enclosing scope.
+
+        Names the comprehension binds shadow the enclosing ones; a target over
+        ``range(...)`` is a range item, unless the first iterable (evaluated in
+        the enclosing scope) reads the same name.
+        """
+        if not isinstance(node, _COMPREHENSIONS):
+            return frozenset(), frozenset()
+        targets: set[str] = set()
+        items: set[str] = set()
+        for generator in node.generators:
+            names = {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+            targets |= names
+            if (
+                self._range
+                and not generator.is_async
+                and isinstance(generator.target, ast.Name)
+                and self._is_range(generator.iter)
+            ):
+                items.add(generator.target.id)
+        outer_reads = {n.id for n in ast.walk(node.generators[0].iter) if isinstance(n, ast.Name)}
+        items = items - outer_reads - self._unsafe
+        return (numeric - targets) | items, (ranges - targets) | items
+
+    @staticmethod
+    def _is_range(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "range"
+        )
+
+    # -- per scope ------------------------------------------------------------
+
+    def _solve(self, scope: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+        if isinstance(scope, ast.Module) and self._session:
+            return frozenset(), frozenset()
+        bindings: dict[str, list[Any]] = {}
+
+        def bind(name: str, value: Any) -> None:
+            bindings.setdefault(name, []).append(value)
+
+        handled: set[int] = set()
+
+        def targets(target: ast.AST, value: Any) -> None:
+            for sub in ast.walk(target):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    handled.add(id(sub))
+                    bind(sub.id, value if sub is target else _UNKNOWN)
+
+        outer: set[str] = set()
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = scope.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    bind(arg.arg, _UNKNOWN)
+            # defaults, decorators and annotations run in the enclosing scope, but the
+            # policy sees them with this scope's facts: names they read prove nothing
+            parts: list[Any] = [*args.defaults, *args.kw_defaults]
+            if not isinstance(scope, ast.Lambda):
+                parts += [*scope.decorator_list, scope.returns]
+                parts += [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg)]
+            for part in parts:
+                if part is not None:
+                    outer.update(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+        nodes = self._own_nodes(scope)
+        nodes.sort(key=lambda n: not isinstance(n, _BINDERS))  # binders before bare names
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    targets(target, node.value)
+            elif isinstance(node, ast.AugAssign):
+                if isinstance(node.target, ast.Name):
+                    handled.add(id(node.target))
+                    bind(node.target.id, ast.BinOp(node.target, node.op, node.value))
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    targets(node.target, node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                value = _UNKNOWN
+                if isinstance(node, ast.For) and self._range and self._is_range(node.iter):
+                    value = _RANGE_ITEM  # range() yields ints
+                targets(node.target, value)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        targets(item.optional_vars, _UNKNOWN)
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and id(node) not in handled
+            ):
+                bind(node.id, _UNKNOWN)  # any other binding (except-as, match…) proves nothing
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, _UNKNOWN)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bind((alias.asname or alias.name).split(".")[0], _UNKNOWN)
+        numeric: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in bindings.items():
+                if name in numeric or name in self._unsafe or name in outer:
+                    continue
+                if all(v is not _UNKNOWN and self.is_numeric(v, numeric) for v in values):
+                    numeric.add(name)
+                    changed = True
+        ranges = frozenset(
+            name
+            for name, values in bindings.items()
+            if name in numeric and all(v is _RANGE_ITEM for v in values)
+        )
+        return frozenset(numeric), ranges
+
+    @staticmethod
+    def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+        # the scope's nodes without those of nested scopes (their names are bound
+        # there); nested definitions' own names are bound here
+        found: list[ast.AST] = []
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            found.append(node)
+            if isinstance(node, _NESTED):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stack.extend(node.decorator_list)
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        return found
+
+    def is_numeric(self, node: Any, names: frozenset[str] | set[str]) -> bool:
+        """Whether ``node`` evaluates to a number (or raises) given the numeric ``names``."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float, complex, bool)
+        if isinstance(node, ast.Name):
+            return node.id in names
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.Not) or self.is_numeric(node.operand, names)
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, _EITHER):
+                return self.is_numeric(node.left, names) or self.is_numeric(node.right, names)
+            if isinstance(node.op, _BOTH):
+                return self.is_numeric(node.left, names) and self.is_numeric(node.right, names)
+            if isinstance(node.op, ast.Mod):
+                return self.is_numeric(node.left, names)
+            return False
+        if isinstance(node, ast.Compare):
+            # `in` and `is` always give a bool; `==`, `<`… call the operands' own
+            # methods, and a script class's `__eq__` may return any value
+            return all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops) or all(
+                self.is_numeric(operand, names) for operand in (node.left, *node.comparators)
+            )
+        if isinstance(node, ast.BoolOp):
+            return all(self.is_numeric(v, names) for v in node.values)
+        if isinstance(node, ast.IfExp):
+            return self.is_numeric(node.body, names) and self.is_numeric(node.orelse, names)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return node.func.id in self._builtins
+        return False

@@ -1,0 +1,241 @@
+"""The parent's side of the wire: frames it sends and the checks on what the worker sends back.
+
+Owns the length-prefixed frames (:func:`_frame`, :func:`_reply_frame`, :func:`_packet`), the
+JSON forms of limits and tool specs, and the strict parsing of the worker's result
+(:func:`_result_from_json`; the parent never trusts the worker). No processes, sockets or
+event loop here; it must not import :mod:`.parent` or :mod:`.worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from typing import Any, NoReturn
+
+from scriptgate.errors import ConfigurationError
+from scriptgate.sandbox.bridge import ToolReply, ToolSpec, slot_setters
+from scriptgate.sandbox.result import (
+    CallRecord,
+    ErrorKind,
+    Limits,
+    ScriptError,
+    ScriptResult,
+)
+
+_HEADER = 4
+_ERROR_KINDS: frozenset[str] = frozenset(
+    ("syntax", "rejected", "runtime", "tool", "limit", "aborted", "sandbox")
+)
+_CALL_STATUSES: frozenset[str] = frozenset(("ok", "error", "blocked", "cancelled"))
+# Made once: ``json.dumps`` with options builds a new encoder for every message.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# For text UTF-8 cannot carry (a lone surrogate, which a tool's str may hold):
+# escaped, it decodes on the other side to the same str.
+_ENCODE_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class _ProtocolError(Exception):
+    """The worker sent something that is not a well-formed message."""
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    try:
+        data = _ENCODE(message).encode()
+    except UnicodeEncodeError:  # a lone surrogate: \u escapes
+        data = _ENCODE_ASCII(message).encode()
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def _reply_frame(call_id: str, status: str, reply: ToolReply) -> bytes:
+    """The frame of ``{"op": "reply", "id", "reply": reply.to_json()}`` with ``status``.
+
+    The same bytes :func:`_frame` makes, built as text (the encoder sets itself up
+    again for every dict, which costs more than this whole message); the value is
+    encoded on its own. ``status`` is one of ``_CALL_STATUSES``. Raises what the
+    encoder raises for a value that is not JSON data.
+    """
+    value, error, duration = reply.value, reply.error, reply.duration_ms
+    value_text = "null" if value is None else _ENCODE(value)
+    error_text = "null" if error is None else _ENCODE(error)
+    duration_text = (
+        int.__repr__(duration)
+        if type(duration) is int
+        else "null"
+        if duration is None
+        else _ENCODE(duration)
+    )
+    text = (
+        f'{{"op":"reply","id":{_ENCODE(call_id)},"reply":{{"status":"{status}",'
+        f'"value":{value_text},"error":{error_text},"duration_ms":{duration_text}}}}}'
+    )
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the encoder escapes it
+        return _frame(
+            {"op": "reply", "id": call_id, "reply": {**reply.to_json(), "status": status}}
+        )
+    return len(data).to_bytes(_HEADER, "big") + data
+
+
+def _packet(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def _seconds(timeout: float | None) -> str:
+    return "(none)" if timeout is None else f"{timeout:g} s"
+
+
+def _limits_json(limits: Limits) -> dict[str, Any]:
+    data = asdict(limits)
+    json.dumps(data)  # a host mistake (non-JSON limits) should fail loudly here
+    return data
+
+
+def _spec_json(spec: ToolSpec) -> dict[str, Any]:
+    if not isinstance(spec, ToolSpec):
+        raise ConfigurationError(f"not a ToolSpec: {spec!r}")
+    return spec.to_json()
+
+
+def _failure(
+    kind: ErrorKind, type_: str, message: str, calls: list[CallRecord], started: float
+) -> ScriptResult:
+    return ScriptResult(
+        ok=False,
+        error=ScriptError(kind, type_, message),
+        calls=tuple(calls),
+        wall_time=time.perf_counter() - started,
+    )
+
+
+def _with_note(result: ScriptResult, note: str) -> ScriptResult:
+    error = result.error
+    if error is None:
+        return result
+    return ScriptResult(
+        ok=result.ok,
+        value=result.value,
+        output=result.output,
+        error=ScriptError(error.kind, error.type, error.message + note, error.line),
+        calls=result.calls,
+        wall_time=result.wall_time,
+    )
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise _ProtocolError(f"a malformed result ({what})")
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _optional_int(value: object) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _check_call(item: object) -> NoReturn:
+    """Raise :class:`_ProtocolError` saying what is wrong with a call record of a result."""
+    _expect(isinstance(item, list) and len(item) == _RECORD_FIELDS, "call")
+    assert isinstance(item, list)
+    call_id, tool, _arguments, status, duration, call_error = item
+    _expect(isinstance(call_id, str) and isinstance(tool, str), "call id/tool")
+    _expect(isinstance(status, str) and status in _CALL_STATUSES, "call status")
+    _expect(_optional_int(duration) and _optional_str(call_error), "call duration/error")
+    raise _ProtocolError("a malformed result (call)")
+
+
+_new = object.__new__
+
+_RECORD_SETTERS = slot_setters(CallRecord)
+
+_RECORD_FIELDS = len(_RECORD_SETTERS)  # a record in a result: an array of the fields, in order
+
+
+def _as_text(error: object) -> str | None:
+    """A reply's ``error`` as the worker decodes it from the reply frame: a str subclass
+    as its plain text, anything else as ``None``."""
+    return str.__str__(error) if isinstance(error, str) else None
+
+
+def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = None) -> ScriptResult:
+    """Rebuild a :class:`ScriptResult` from the worker's JSON, checking every field.
+
+    The worker's ``ScriptResult.to_json()``, except that each call record is an
+    array of its fields in order, or the id alone of a call this side answered
+    (``answered``: the run's calls by id), whose record is then built from what
+    this side received and replied (``_worker._result_json``). An id this side did
+    not answer is a protocol error.
+    """
+    ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)
+    _expect(isinstance(ok, bool), "ok")
+    _expect(isinstance(output, str), "output")
+    _expect(isinstance(wall, int | float) and not isinstance(wall, bool), "wall_time")
+    error: ScriptError | None = None
+    raw_error = data.get("error")
+    if raw_error is not None:
+        _expect(isinstance(raw_error, dict), "error")
+        kind, type_, message = (
+            raw_error.get("kind"),
+            raw_error.get("type"),
+            raw_error.get("message"),
+        )
+        line = raw_error.get("line")
+        _expect(type(kind) is str and kind in _ERROR_KINDS, "error.kind")
+        _expect(isinstance(type_, str) and isinstance(message, str), "error.type/message")
+        _expect(_optional_int(line), "error.line")
+        error = ScriptError(kind, type_, message, line)
+    _expect(ok is (error is None), "ok and error disagree")
+    raw_calls = data.get("calls", [])
+    _expect(isinstance(raw_calls, list), "calls")
+    calls: list[CallRecord] = []
+    append = calls.append
+    record: CallRecord
+    set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
+    for item in raw_calls:
+        if type(item) is str:
+            # a call this side answered: its record is ours
+            known = answered.get(item) if answered is not None else None
+            if known is None or known.status is None:
+                raise _ProtocolError("a malformed result (a call record names an unanswered call)")
+            record = _new(CallRecord)
+            set_id(record, known.id)
+            set_tool(record, known.tool)
+            set_arguments(record, known.arguments)
+            set_status(record, known.status)
+            set_duration(record, known.duration_ms)
+            set_error(record, known.error)
+            append(record)
+            continue
+        # [id, tool, arguments, status, duration_ms, error] (decoded JSON: exact types;
+        # one pass of checks per record, _check_call says what is wrong)
+        if type(item) is not list or len(item) != _RECORD_FIELDS:
+            _check_call(item)
+        call_id, tool, arguments, status, duration, call_error = item
+        if not (
+            type(call_id) is str
+            and type(tool) is str
+            and type(status) is str
+            and status in _CALL_STATUSES
+            and (duration is None or type(duration) is int)
+            and (call_error is None or type(call_error) is str)
+        ):
+            _check_call(item)
+        record = _new(CallRecord)
+        set_id(record, call_id)
+        set_tool(record, tool)
+        set_arguments(record, arguments)
+        set_status(record, status)
+        set_duration(record, duration)
+        set_error(record, call_error)
+        append(record)
+    return ScriptResult(
+        ok=bool(ok),
+        value=data.get("value"),
+        output=output,
+        error=error,
+        calls=tuple(calls),
+        wall_time=float(wall),
+    )

@@ -1,0 +1,325 @@
+"""The curated builtins of a script (listed in the README from :data:`SAFE_BUILTIN_NAMES`).
+
+Part of ``world/``: owns the builtins' names and wrappers; uses ``guards/`` and must not
+import the engine, isolation or the model-facing text.
+
+Built per run by :func:`make_builtins`. Builtins that iterate in C (``sum``,
+``sorted``, ``list``…) run their argument through the run's charging wrapper, so
+``sum(range(10**12))`` hits the step limit instead of hanging; ``set``,
+``frozenset`` and ``dict`` used as values (``f = set``, ``map(frozenset, rows)``)
+feed and check what they hash like the compiled calls do; ``sorted``, ``min``
+and ``max`` check the items (or, with ``key=``, the keys: computed once per item,
+in order, as Python does) with :func:`dagguard.items_ok` before comparing them,
+so values built from shared references end with a size limit instead of a C
+call that never returns (issue 5; ``min``/``max`` therefore read the whole
+iterable and compute every key before the first comparison, where Python stops
+at a comparison that raises); ``pow``, ``format``
+and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
+longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
+``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
+Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
+``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
+``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
+``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
+"""
+
+from __future__ import annotations
+
+import builtins as _b
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.guards.attributes import (
+    MAX_RANGE,
+    MAX_SEQUENCE,
+    CheckedFeed,
+    checked_sort,
+    fed,
+    guarded_pow,
+    safe_format,
+)
+from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
+from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
+from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
+
+__all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
+
+SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
+    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
+    "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
+    "PermissionError", "RecursionError", "RuntimeError", "StopAsyncIteration", "StopIteration",
+    "TimeoutError", "TypeError", "UnicodeError", "ValueError", "ZeroDivisionError",
+    "ToolError", "ToolDenied",
+)  # fmt: skip
+"""Exception classes a script can name, raise and catch."""
+
+SAFE_BUILTIN_NAMES: tuple[str, ...] = (
+    "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "complex", "dict",
+    "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr",
+    "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
+    "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
+    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented",
+    *SAFE_EXCEPTION_NAMES,
+)  # fmt: skip
+"""Every builtin name a script can use (``print`` is captured output)."""
+
+_PASS_THROUGH = (
+    "list", "tuple",
+    "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
+    "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
+    "Ellipsis", "NotImplemented",
+)  # fmt: skip
+
+
+def make_builtins(
+    charge: Callable[[Any], Any],
+    getattr_: Callable[..., Any],
+    hasattr_: Callable[[Any, str], bool],
+    import_: Callable[..., Any],
+    *,
+    max_range: int = MAX_RANGE,
+) -> dict[str, Any]:
+    """The ``__builtins__`` dict of one run.
+
+    ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
+    are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
+    ``isinstance``, subclassing and the values they make are the real types);
+    every lazy iterable a script can build either ticks or is bounded (``range``
+    is capped at ``max_range``, normally the step budget).
+    """
+
+    def one_or_many(values: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (charge(values[0]),) if len(values) == 1 else values
+
+    def sum_(iterable: Any, /, start: Any = 0) -> Any:
+        if type(start) is list or type(start) is tuple:
+            # sizeguard.sequence_sum: linear, charged, size-checked (not CPython's quadratic loop)
+            return sequence_sum(charge(iterable), start, charge, MAX_SEQUENCE)
+        return _b.sum(charge(iterable), start)
+
+    def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+        # a new list sorted in place, as Python's sorted() does; the comparisons
+        # (of the items, or of the keys) are bounded first (guards.checked_sort)
+        items = _b.list(charge(charge_copy(iterable, "list")))
+        if key is None and _SCALARS.issuperset(_b.map(type, items)):
+            items.sort(reverse=reverse)  # the common case: scalars compare in bounded time
+        else:
+            checked_sort(items, items.sort, {"key": key, "reverse": reverse})
+        return items
+
+    def min_(*values: Any, **kwargs: Any) -> Any:
+        return _selected(_b.min, one_or_many(values), kwargs)
+
+    def max_(*values: Any, **kwargs: Any) -> Any:
+        return _selected(_b.max, one_or_many(values), kwargs)
+
+    def any_(iterable: Any, /) -> bool:
+        return _b.any(charge(iterable))
+
+    def all_(iterable: Any, /) -> bool:
+        return _b.all(charge(iterable))
+
+    def enumerate_(iterable: Any, start: int = 0) -> Any:
+        return _b.enumerate(charge(iterable), start)
+
+    def zip_(*iterables: Any, strict: bool = False) -> Any:
+        return _b.zip(*(charge(it) for it in iterables), strict=strict)
+
+    def map_(func: Any, *iterables: Any) -> Any:
+        return _b.map(func, *(charge(it) for it in iterables))
+
+    def filter_(func: Any, iterable: Any) -> Any:
+        return _b.filter(func, charge(iterable))
+
+    def reversed_(seq: Any) -> Any:
+        charge(seq)
+        return _b.reversed(seq)
+
+    def iter_(iterable: Any) -> Any:
+        return _b.iter(charge(iterable))
+
+    def range_(*args: int) -> range:
+        # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
+        result = _b.range(*args)
+        if _b.len(result) > max_range:
+            refuse_size(
+                f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
+            )
+        return result
+
+    table: dict[str, Any] = dict(_STATIC)
+    table.update(
+        {
+            "sum": sum_,
+            "sorted": sorted_,
+            "min": min_,
+            "max": max_,
+            "any": any_,
+            "all": all_,
+            "enumerate": enumerate_,
+            "zip": zip_,
+            "map": map_,
+            "filter": filter_,
+            "reversed": reversed_,
+            "iter": iter_,
+            "range": range_,
+            "getattr": getattr_,
+            "hasattr": hasattr_,
+            "__import__": import_,
+        }
+    )
+    return table
+
+
+_SELECT_KEYWORDS = frozenset({"key", "default"})
+_SEQUENCES = (list, tuple)
+
+
+def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``min``/``max`` (``real``) of ``values``, once the comparisons it makes are bounded.
+
+    The items (or, with ``key=``, the keys: computed once per item, in order,
+    interleaved with reading the iterable as in Python) are checked together
+    (:func:`dagguard.items_ok`) before the first comparison; then the real
+    function picks the same item with the same comparisons. Wrong arguments get
+    the real function's own error, raised before anything is compared.
+    """
+    if not kwargs and values:  # the common case: no key, no default
+        items = values[0] if _b.len(values) == 1 else values
+        if type(items) not in _SEQUENCES:
+            items = _b.list(charge_copy(items, "list"))
+        if not _SCALARS.issuperset(_b.map(type, items)):
+            items_ok(items)
+        return real(items)
+    if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
+        return real(*values, **kwargs)
+    if len(values) > 1:
+        if "default" in kwargs:
+            return real(*values, **kwargs)  # TypeError: a default with several arguments
+        source: Any = values
+    else:
+        source = values[0]
+    key = kwargs.get("key")
+    if key is None:
+        items = source if type(source) in _SEQUENCES else _b.list(charge_copy(source, "list"))
+        if _b.len(items) > 1:
+            items_ok(items)
+        return real(items, **kwargs)
+    if type(source) in _SEQUENCES:
+        items = source
+        keys = [key(item) for item in items]  # (map() would end silently on StopIteration)
+    else:
+        items = []
+        keys = []
+        for item in charge_copy(source, "list"):  # an item read, its key computed, the next…
+            items.append(item)
+            keys.append(key(item))
+    if not items:
+        return real(items, **kwargs)  # the default, or the real error for an empty input
+    if _b.len(keys) > 1:
+        items_ok(keys)
+    return items[real(range(_b.len(keys)), key=keys.__getitem__)]
+
+
+def _hashing_type(real: type, into: str) -> type:
+    """``real`` (``set``, ``frozenset``, ``dict``) whose calls check what they hash.
+
+    ``set(x)`` written as a call compiles to ``set(_copy_(x, "set"))`` (fed and
+    checked by the guards), but the name can be used as a value — ``f = set``,
+    ``map(frozenset, rows)``, ``defaultdict(set)`` — and then it is this class:
+    calling it feeds the argument through :func:`guards.fed` (chunked, and what is
+    hashed of it checked, dagguard) and returns a real instance. ``isinstance``
+    and ``issubclass`` are the real type's checks (C, through the metaclass), a
+    script class may subclass it (its construction feeds the same way), and
+    ``type()`` of every value stays the real type.
+    """
+    real_new: Callable[..., Any] = real.__new__
+    real_init: Callable[..., None] = real.__init__  # type: ignore[misc]
+    hashes_in_new = real is frozenset
+    pairs = into == "dict"
+    make_instance = type.__call__
+
+    def feed(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (fed(args[0], into), *args[1:]) if args else args
+
+    def __call__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        # the metaclass's call: one Python call for `set(x)`, a real instance back
+        if cls is not stand_in:
+            return make_instance(cls, *args, **kwargs)  # a script's subclass: see __new__
+        if not args:
+            return real(**kwargs)
+        first = args[0]
+        kind = type(first)
+        if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
+            return real(*args, **kwargs)  # fed by the compiled call already, or stored
+        if (kind is list or kind is tuple) and not pairs and _SCALARS.issuperset(map(type, first)):
+            return real(*args, **kwargs)  # the common case: scalars hash in bounded time
+        return real(*feed(args), **kwargs)
+
+    meta = type(
+        f"{real.__name__}_type",
+        (type,),
+        {
+            "__call__": __call__,
+            "__instancecheck__": staticmethod(real.__instancecheck__),
+            "__subclasscheck__": staticmethod(real.__subclasscheck__),
+        },
+    )
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        return real_new(cls, *feed(args), **kwargs) if hashes_in_new else real_new(cls)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not hashes_in_new:
+            real_init(self, *feed(args), **kwargs)
+
+    stand_in: type = meta(
+        real.__name__,
+        (real,),
+        {
+            "__new__": __new__,
+            "__init__": __init__,
+            "__slots__": (),
+            "__module__": "builtins",
+            "__qualname__": real.__name__,
+            "__doc__": real.__doc__,
+        },
+    )
+    return stand_in
+
+
+_STORED_OR_SCALAR = frozenset({set, frozenset, dict, str, bytes, bytearray})
+"""Arguments the stand-in types pass whole: stored hashes, or characters and bytes."""
+_HASHING_TYPES = {
+    "set": _hashing_type(set, "set"),
+    "frozenset": _hashing_type(frozenset, "frozenset"),
+    "dict": _hashing_type(dict, "dict"),
+}
+
+
+def _static() -> dict[str, Any]:
+    table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table.update(_HASHING_TYPES)
+    table.update(
+        {
+            "None": None,
+            "True": True,
+            "False": False,
+            "pow": guarded_pow,
+            "format": safe_format,
+            "str": SafeStr,  # str(), repr(), ascii(): render-size checked (sizeguard)
+            "repr": safe_repr,
+            "ascii": safe_ascii,
+            "__build_class__": _b.__build_class__,
+            "ToolError": ToolError,
+            "ToolDenied": ToolDenied,
+        }
+    )
+    for name in SAFE_EXCEPTION_NAMES:
+        table.setdefault(name, getattr(_b, name, None))
+    return table
+
+
+_STATIC = _static()
