@@ -45,6 +45,7 @@ first, the audit's after hook sees the final result.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
@@ -53,6 +54,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.observe import OBSERVERS_ATTRIBUTE
 from scriptgate.runtime.pipeline import BLOCKED_TEXT, error_message
 from scriptgate.runtime.policy import Decision
 from scriptgate.runtime.types import (
@@ -66,6 +68,7 @@ from scriptgate.runtime.types import (
 )
 
 __all__ = [
+    "CANCELLED_TEXT",
     "BeforeVerdict",
     "HookSource",
     "Hooks",
@@ -74,7 +77,8 @@ __all__ = [
     "merge_after_result",
 ]
 
-"""pi's text for a block without a reason."""
+CANCELLED_TEXT = "The call was cancelled before the permission check finished"
+"""The verdict's error for a call cancelled while a before hook ran."""
 
 
 class Hooks(NamedTuple):
@@ -202,6 +206,9 @@ def compose_hooks(*sources: HookSource) -> Hooks:
             observers.append(source)
 
     composed_before = _compose_before(befores, observers) if befores or observers else None
+    if composed_before is not None:
+        # the pipeline tells these about calls the hooks never see (scriptgate.runtime.observe)
+        setattr(composed_before, OBSERVERS_ATTRIBUTE, tuple(observers))
     composed_after = _compose_after(afters) if afters else None
     return Hooks(composed_before, composed_after)
 
@@ -228,6 +235,14 @@ def _compose_before(
                         blocked=True, reason=text, decision=decision, blocked_by=index, error=text
                     ),
                 )
+                raise
+            except BaseException:  # cancelled while a hook ran (an `ask` waiting, a deadline)
+                verdict = BeforeVerdict(
+                    blocked=True, reason=CANCELLED_TEXT, decision=decision, blocked_by=index,
+                    error=CANCELLED_TEXT,
+                )  # fmt: skip
+                with contextlib.suppress(Exception):
+                    notify(ctx, verdict)
                 raise
             found = getattr(result, "decision", None)
             if isinstance(found, Decision):
