@@ -136,9 +136,11 @@ async def test_audit_writes_intent_then_outcome_with_documented_keys() -> None:
     intent, done = _lines(stream.getvalue())
     assert list(intent) == INTENT_KEYS
     assert list(done) == OUTCOME_KEYS
-    assert TIME.match(intent["time"]) and TIME.match(done["time"])
+    assert TIME.match(intent["time"])
+    assert TIME.match(done["time"])
     assert intent["run_id"] == done["run_id"] == "run-1"
-    assert re.fullmatch(r"[0-9a-f]{32}", intent["token"]) and intent["token"] == done["token"]
+    assert re.fullmatch(r"[0-9a-f]{32}", intent["token"])
+    assert intent["token"] == done["token"]
     assert intent["arguments"] == {"path": "a.txt", "n": 2}  # validated and coerced
     assert (intent["decision"], intent["reason"], intent["rule"]) == ("allow", None, None)
     assert intent["replaced"] == []
@@ -207,7 +209,7 @@ async def test_audit_intent_line_is_flushed_before_execute_in_scripts(
 
 @pytest.mark.anyio
 async def test_audit_unwritable_log_refuses_call_full_disk() -> None:
-    if not Path("/dev/full").exists():
+    if not await anyio.Path("/dev/full").exists():
         pytest.skip("no /dev/full")
     ran: list[str] = []
 
@@ -228,7 +230,8 @@ async def test_audit_unwritable_log_refuses_call_full_disk() -> None:
     for outcome in (first, second):
         assert outcome.is_error
         text = outcome.result.content[0].text  # type: ignore[union-attr]
-        assert "audit log unavailable" in text and "the call was not run" in text
+        assert "audit log unavailable" in text
+        assert "the call was not run" in text
         assert "No space left on device" in text
     assert audit.broken is not None
     audit.close()
@@ -257,7 +260,8 @@ async def test_audit_closed_log_refuses_call_in_scripts(isolation: str) -> None:
         )
     assert result.ok, result.error
     assert ran == []
-    assert "audit log unavailable" in result.value and "the call was not run" in result.value
+    assert "audit log unavailable" in result.value
+    assert "the call was not run" in result.value
     assert [c.status for c in result.calls] == ["error"]
 
 
@@ -326,10 +330,12 @@ async def test_audit_5000_digit_int_argument_is_capped_with_digest() -> None:
     assert not outcome.is_error  # the audit never breaks the call
     intent, done = _lines(stream.getvalue())
     capped = intent["arguments"]["n"]
-    assert capped["type"] == "int" and capped["bits"] == big.bit_length()
+    assert capped["type"] == "int"
+    assert capped["bits"] == big.bit_length()
     assert capped["sha256"] == hashlib.sha256(canonical_bytes(big)).hexdigest()
     assert intent["replaced"] == ["/arguments/n"]
-    assert done["status"] == "ok" and done["result_digest"].startswith("sha256:")
+    assert done["status"] == "ok"
+    assert done["result_digest"].startswith("sha256:")
     assert len(stream.getvalue()) < 2_000
 
 
@@ -346,7 +352,8 @@ async def test_audit_huge_string_argument_is_capped_with_digest() -> None:
         )
     intent, _done = _lines(stream.getvalue())
     capped = intent["arguments"]["path"]
-    assert capped["type"] == "str" and capped["length"] == 3_000_000
+    assert capped["type"] == "str"
+    assert capped["length"] == 3_000_000
     assert capped["head"] == "A" * 100
     expected = hashlib.sha256(json.dumps(content).encode()).hexdigest()
     assert capped["sha256"] == expected
@@ -375,7 +382,8 @@ async def test_audit_30_denied_writes_with_large_arguments_stay_small(tmp_path: 
     assert len(pairs) == 30
     for intent, outcome in pairs.values():
         assert (intent["decision"], intent["reason"]) == ("deny", "read-only")
-        assert outcome["status"] == "blocked" and outcome["duration_ms"] is None
+        assert outcome["status"] == "blocked"
+        assert outcome["duration_ms"] is None
         assert intent["replaced"]  # something was capped in every call
 
 
@@ -417,7 +425,8 @@ async def test_audit_token_pairs_lines_of_two_runs_sharing_a_log(tmp_path: Path)
     pairs = _calls(_lines(path.read_text(encoding="utf-8")))
     by_tool = {intent["tool"]: outcome for intent, outcome in pairs.values()}
     assert by_tool["slow"]["status"] == "ok"
-    assert by_tool["fast"]["status"] == "error" and by_tool["fast"]["error"] == "fast failed"
+    assert by_tool["fast"]["status"] == "error"
+    assert by_tool["fast"]["error"] == "fast failed"
 
 
 @pytest.mark.anyio
@@ -461,14 +470,18 @@ async def test_audit_validation_failure_is_audited() -> None:
         unknown = await run_tool_call(
             ToolCall("u", "nope", {"a": 1}), tools=[probe.tool()], **hooks.as_kwargs()
         )
-    assert outcome.is_error and unknown.is_error and probe.seen == []
+    assert outcome.is_error
+    assert unknown.is_error
+    assert probe.seen == []
     pairs = _calls(_lines(stream.getvalue()))
     by_id = {intent["tool_call_id"]: (intent, done) for intent, done in pairs.values()}
     intent, done = by_id["v"]
-    assert intent["arguments"] == {"n": "many"} and intent["decision"] is None
+    assert intent["arguments"] == {"n": "many"}
+    assert intent["decision"] is None
     assert done["status"] == "invalid"
     assert done["error"] == outcome.result.content[0].text  # type: ignore[union-attr]
-    assert by_id["u"][1]["status"] == "invalid" and by_id["u"][1]["error"] == "Tool nope not found"
+    assert by_id["u"][1]["status"] == "invalid"
+    assert by_id["u"][1]["error"] == "Tool nope not found"
 
 
 @pytest.mark.anyio
@@ -510,7 +523,8 @@ async def test_audit_timed_out_call_has_real_duration(isolation: str) -> None:
         ((intent, done),) = _calls(_lines(stream.getvalue())).values()  # before close
     assert intent["tool"] == "hang"
     assert done["status"] == "cancelled"
-    assert isinstance(done["duration_ms"], int) and done["duration_ms"] >= 400
+    assert isinstance(done["duration_ms"], int)
+    assert done["duration_ms"] >= 400
 
 
 @pytest.mark.anyio
@@ -535,7 +549,8 @@ async def test_audit_call_cut_off_by_fail_after_is_audited_directly() -> None:
         await started.wait()
         tg.cancel_scope.cancel()
     ((_intent, done),) = _calls(_lines(stream.getvalue())).values()
-    assert done["status"] == "cancelled" and isinstance(done["duration_ms"], int)
+    assert done["status"] == "cancelled"
+    assert isinstance(done["duration_ms"], int)
 
 
 # --------------------------------------------------------------------------- decisions
@@ -646,7 +661,7 @@ def test_audit_is_thread_safe() -> None:
     def work(worker: int) -> None:
         for n in range(per_thread):
             anyio.run(
-                lambda: run_tool_call(
+                lambda n=n: run_tool_call(  # type: ignore[misc]
                     ToolCall(f"{worker}/{n}", "t", {"n": n}),
                     tools=tools,
                     **audit.hooks().as_kwargs(),
