@@ -186,7 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tool_options(run)
     run.add_argument("--policy", metavar="FILE", help="permission policy (TOML)")
     run.add_argument(
-        "--audit", metavar="FILE|-", help="append one JSON line per tool call (- = stderr)"
+        "--audit",
+        metavar="FILE|-",
+        help="append an intent and an outcome JSON line per tool call (- = stderr); "
+        "the file must be outside --root",
     )
     run.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="wall-clock limit (30)"

@@ -20,9 +20,15 @@ Order and short-circuit rules
   the decision is remembered for the observers (the last one wins).
 - When the chain ends — allowed, blocked or raised — every source with an
   ``observe_verdict(ctx, verdict)`` method is told the :class:`BeforeVerdict`,
-  whether or not its own before hook ran. This is how an audit log writes a line
-  for a blocked call, which never reaches ``after_tool_call``, and learns the
-  policy decision behind an allowed one.
+  whether or not its own before hook ran. This is where an audit log writes a
+  call's intent line — after every gate, before ``execute`` — with the policy
+  decision; an observer that raises for an allowed call makes the call fail
+  without running (fail-closed). A chain cancelled while a hook runs is reported
+  as blocked with ``error`` set to :data:`CANCELLED_TEXT`.
+- The composed before hook carries its observers (attribute
+  ``scriptgate.runtime.observe.OBSERVERS_ATTRIBUTE``), so the pipeline can tell
+  them about calls hooks never see: invalid arguments, unknown tools, aborts,
+  and calls cut off while they ran.
 
 **After** hooks run in the order the sources were given.
 

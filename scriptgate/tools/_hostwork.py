@@ -8,8 +8,8 @@ hostile. Everything here is bounded or stoppable:
   *stops* soon after: the work receives an :class:`AbortSignal` that fires when the
   call's own signal aborts or the call is cancelled, and checks it between steps.
 - :class:`Search` is a ``grep`` pattern on the ``regex`` engine (no catastrophic
-  backtracking for ``(a+)+$``; ``concurrent`` matching releases the GIL). Each search
-  of a line runs with a timeout in slices (50 ms doubling), checking the stop
+  backtracking for ``(a+)+$``). Each search of a line runs with a timeout in slices
+  (50 ms, then doubling, releasing the GIL so the event loop runs), checking the stop
   signal between them; a line that keeps one search busy for more than
   :data:`LINE_SECONDS` fails the call with a clear message.
 - :func:`compile_glob` matches globs (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``) with
@@ -115,7 +115,9 @@ class Search:
                 raise StoppedError("stopped")
             started = time.monotonic()
             try:
-                return self._compiled.search(line, timeout=budget, concurrent=True) is not None
+                # the first slice keeps the GIL (cheaper); longer ones release it
+                found = self._compiled.search(line, timeout=budget, concurrent=spent > 0)
+                return found is not None
             except TimeoutError:
                 spent += time.monotonic() - started
                 if spent >= LINE_SECONDS:
