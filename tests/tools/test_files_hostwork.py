@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 import scriptgate
+from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.pipeline import run_tool_call
 from scriptgate.runtime.types import ToolCall
@@ -84,32 +87,27 @@ async def test_grep_catastrophic_pattern_without_deadline_fails_clearly(
     assert "backtracks catastrophically" in text
 
 
-@pytest.mark.anyio
-async def test_grep_abort_stops_the_search(root: Path) -> None:
-    from scriptgate.runtime.abort import AbortController
-
+def test_grep_abort_stops_the_search() -> None:
     controller = AbortController()
-    tools = file_tools(root)
+    search = _hostwork.Search(CATASTROPHIC)
+    entered = threading.Event()
+    outcome: list[BaseException] = []
 
-    async def search() -> Any:
-        return await run_tool_call(
-            ToolCall("g", "grep", {"pattern": CATASTROPHIC}), tools=tools, signal=controller.signal
-        )
+    def work() -> None:
+        entered.set()
+        try:
+            search.search("a" * 40 + "!", controller.signal)
+        except BaseException as exc:
+            outcome.append(exc)
 
-    import anyio
-
-    async with anyio.create_task_group() as tg:
-        box: list[Any] = []
-
-        async def run() -> None:
-            box.append(await search())
-
-        tg.start_soon(run)
-        await anyio.lowlevel.checkpoint()  # the search has started in its thread
-        started = time.monotonic()
-        controller.abort()
-    assert time.monotonic() - started < 1.0
-    assert box[0].is_error
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert entered.wait(10)
+    controller.abort()
+    thread.join(timeout=2.0)  # within a slice or two, not LINE_SECONDS
+    assert not thread.is_alive()
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], _hostwork.StoppedError)
 
 
 @pytest.mark.anyio
@@ -221,3 +219,38 @@ async def test_files_refuse_the_audit_file_by_identity(tmp_path: Path) -> None:
         assert grep.result.structured_content is not None
         assert {m["path"] for m in grep.result.structured_content["matches"]} == {"other.txt"}
     assert "forged" not in log.read_text()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("isolation", ["in_process", "process"])
+async def test_edit_diff_cut_off_by_the_deadline_does_not_land(
+    root: Path, isolation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Lift the diff bound so that difflib itself takes seconds (about 3 s for these
+    # 10,000 lines): the deadline must still end the call, off the event loop, and the
+    # edit must not have been written (the diff is made before the write).
+    monkeypatch.setattr(_hostwork, "DIFF_MAX_LINES", 10**9)
+    rng = random.Random(0)
+    words = [f"w{rng.randint(0, 50)}" for _ in range(10_000)]
+    body = "\n".join(words)
+    changed = "\n".join(w + "x" if rng.random() < 0.5 else w for w in words)
+    (root / "big.txt").write_text(body)
+    edits = [{"oldText": body, "newText": changed}]
+    stream = io.StringIO()
+    with AuditLog(stream) as audit:
+        async with scriptgate.Sandbox(
+            file_tools(root),
+            isolation=isolation,  # type: ignore[arg-type]
+            limits=scriptgate.Limits(timeout=0.5),
+            **audit.hooks().as_kwargs(),
+        ) as sandbox:
+            result = await sandbox.run(f"edit(path='big.txt', edits={edits!r})")
+        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert not result.ok
+    assert result.error is not None
+    assert result.error.kind == "limit"
+    assert [c.status for c in result.calls] == ["cancelled"]
+    assert (root / "big.txt").read_text() == body  # not landed
+    intent, outcome = lines
+    assert (intent["tool"], outcome["status"]) == ("edit", "cancelled")
+    assert outcome["duration_ms"] < 2_000
