@@ -15,6 +15,10 @@ scripted calls: no events, no messages) and by the batch code in
 
 Tool failures never raise out of these steps: they come back as error results
 (``details == {}``, the message as text). Cancellation (anyio) does propagate.
+
+The observers of a composed before hook (an audit log) are told, on the slow
+paths only, of calls the hooks never see (:mod:`scriptgate.runtime.observe`):
+unknown tool, invalid arguments, an abort, and a call cut off while it ran.
 """
 
 from __future__ import annotations
