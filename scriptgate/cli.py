@@ -63,6 +63,7 @@ from typing import Any, NoReturn, TextIO
 import anyio
 import anyio.to_thread
 
+from scriptgate._terminal import EscapingWriter, safe_repr
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
@@ -185,7 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tool_options(run)
     run.add_argument("--policy", metavar="FILE", help="permission policy (TOML)")
     run.add_argument(
-        "--audit", metavar="FILE|-", help="append one JSON line per tool call (- = stderr)"
+        "--audit",
+        metavar="FILE|-",
+        help="append an intent and an outcome JSON line per tool call (- = stderr); "
+        "the file must be outside --root",
     )
     run.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="wall-clock limit (30)"
@@ -197,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="in_process (fast; trusted scripts) or process (worker processes; untrusted)",
     )
     run.add_argument("--json", action="store_true", help="print the ScriptResult as JSON")
+    run.add_argument(
+        "--raw",
+        action="store_true",
+        help="when standard output is not a terminal, pass the script's output byte for byte "
+        "(by default control characters are shown escaped, e.g. ESC as \\x1b)",
+    )
 
     check = sub.add_parser(
         "check",
@@ -312,7 +322,9 @@ async def _load_tools(
             raise CliError(f"--root: not a directory: {args.root}")
         from scriptgate.tools.files import file_tools
 
-        tools.extend(file_tools(root, read_only=args.read_only))
+        audit = getattr(args, "audit", None)
+        protected = [audit] if audit not in (None, "-") else []
+        tools.extend(file_tools(root, read_only=args.read_only, protected=protected))
     for spec in args.tools:
         tools.extend(load_tool_spec(spec))
     for server in args.mcp:
@@ -387,7 +399,7 @@ def _load_policy(
 
 
 def _short(value: Any, width: int) -> str:
-    text = repr(value)
+    text = safe_repr(value)
     if len(text) > width:
         text = text[: max(width - 3, 1)] + "..."
     return text
@@ -404,7 +416,12 @@ def _call_preview(name: str, arguments: Any, *, width: int = 60) -> str:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except ValueError:  # an int too long for str(), NaN in a strict dump...
+        from scriptgate.runtime.strict_json import bounded
+
+        return json.dumps(bounded(value, max_chars=1 << 62)[0], ensure_ascii=False, indent=2)
 
 
 def _print_result(result: ScriptResult, out: TextIO) -> None:
@@ -439,6 +456,24 @@ def _print_result(result: ScriptResult, out: TextIO) -> None:
 # --------------------------------------------------------------------------- commands
 
 
+def _refuse_audit_under_root(args: argparse.Namespace) -> None:
+    """The audit log must be out of the file tools' reach: refuse a path under ``--root``."""
+    if args.audit == "-" or args.no_files:
+        return
+    try:
+        root = os.path.realpath(args.root)
+        target = Path(args.audit)
+        real = os.path.join(os.path.realpath(target.parent), target.name)
+        real = os.path.realpath(real)
+    except (OSError, ValueError):
+        return
+    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+        raise CliError(
+            f"--audit {args.audit} is inside --root {args.root}: the file tools could read or "
+            "replace the log; write it outside the root (or use --audit -)"
+        )
+
+
 async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CliError("--timeout must be positive")
@@ -448,6 +483,7 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     policy = _load_policy(args.policy, approver)
     audit: AuditLog | None = None
     if args.audit is not None:
+        _refuse_audit_under_root(args)
         try:
             audit = AuditLog(io.stderr if args.audit == "-" else Path(args.audit))
         except OSError as exc:
@@ -472,10 +508,12 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     finally:
         if audit is not None:
             audit.close()
+    raw = args.raw and not _isatty(io.stdout)
+    out: Any = io.stdout if raw else EscapingWriter(io.stdout)
     if args.json:
-        io.stdout.write(_dump(result.to_json()) + "\n")
+        out.write(_dump(result.to_json()) + "\n")
     else:
-        _print_result(result, io.stdout)
+        _print_result(result, out)
     if result.ok:
         return EXIT_OK
     if result.error is not None and result.error.kind == "sandbox":

@@ -333,14 +333,16 @@ def test_cli_run_json_and_audit_file(workdir: Path, capsys: pytest.CaptureFixtur
     assert result["value"] == {"total": 5, "quiet": "OK", "denied": "Denied by policy: too loud"}
     assert [c["status"] for c in result["calls"]] == ["ok", "blocked", "ok"]
     lines = [json.loads(x) for x in (workdir / "audit.jsonl").read_text().splitlines()]
-    assert [(x["tool"], x["decision"], x["status"]) for x in lines] == [
+    intents = [x for x in lines if x["event"] == "intent"]
+    status = {x["token"]: x["status"] for x in lines if x["event"] == "outcome"}
+    assert [(x["tool"], x["decision"], status[x["token"]]) for x in intents] == [
         ("add", "allow", "ok"),
         ("shout", "deny", "blocked"),
         ("shout", "allow", "ok"),
     ]
-    assert lines[1]["reason"] == "too loud"
+    assert intents[1]["reason"] == "too loud"
     assert len({x["run_id"] for x in lines}) == 1
-    assert [x["tool_call_id"] for x in lines] == [c["id"] for c in result["calls"]]
+    assert [x["tool_call_id"] for x in intents] == [c["id"] for c in result["calls"]]
 
 
 def test_cli_run_failing_script_exits_1(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -456,12 +458,13 @@ def test_cli_run_with_mcp_tools_under_a_policy(
 
 def test_cli_run_in_a_worker_process(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = _script(workdir, "print('in a worker')\nread(path='data/hello.txt')['lines']\n")
-    argv = ["run", script, "--isolation", "process", "--audit", "audit.jsonl", "--json"]
+    log = workdir.parent / f"{workdir.name}-audit.jsonl"  # outside the root
+    argv = ["run", script, "--isolation", "process", "--audit", str(log), "--json"]
     assert main(argv) == EXIT_OK
     result = json.loads(capsys.readouterr().out)
     assert (result["ok"], result["value"], result["output"]) == (True, 2, "in a worker\n")
-    (line,) = [json.loads(x) for x in (workdir / "audit.jsonl").read_text().splitlines()]
-    assert (line["tool"], line["status"]) == ("read", "ok")  # hooks ran in the parent
+    intent, outcome = [json.loads(x) for x in log.read_text().splitlines()]
+    assert (intent["tool"], outcome["status"]) == ("read", "ok")  # hooks ran in the parent
 
 
 # --------------------------------------------------------------------------- entry point

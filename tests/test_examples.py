@@ -34,9 +34,13 @@ def test_examples_triage_main_job_prints_result_and_audit_trail(
     assert "write(path='TRIAGE.md'" in out
     assert "── ok in" in out
 
-    audit = [json.loads(line) for line in captured.err.splitlines()]  # only audit lines
+    lines = [json.loads(line) for line in captured.err.splitlines()]  # only audit lines
+    outcomes = {line["token"]: line for line in lines if line["event"] == "outcome"}
+    audit = [
+        {**line, **outcomes[line["token"]]} for line in lines if line["event"] == "intent"
+    ]  # each call's intent, with its outcome
     assert [line["tool"] for line in audit] == ["find", "grep", "grep", "read", "write"]
-    assert len({line["run_id"] for line in audit}) == 1
+    assert len({line["run_id"] for line in lines}) == 1
     for line in audit[:4]:
         assert (line["decision"], line["rule"], line["status"]) == ("allow", 1, "ok")
         assert line["reason"] == "reading the repository is allowed"

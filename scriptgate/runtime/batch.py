@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 import anyio
 
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.observe import notify_cut_off
 from scriptgate.runtime.pipeline import (
     ABORTED_TEXT,
     PreparedToolCall,
@@ -256,6 +257,7 @@ async def execute_tool_calls(
 
     async def run_deferred(index: int, prepared: PreparedToolCall) -> None:
         if signal is not None and signal.aborted:
+            notify_cut_off(before_tool_call, prepared.tool_call, "aborted", ABORTED_TEXT)
             outcome = ToolCallOutcome(
                 prepared.tool_call,
                 AgentToolResult(content=(TextContent(ABORTED_TEXT),), details={}),

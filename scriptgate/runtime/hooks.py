@@ -20,9 +20,15 @@ Order and short-circuit rules
   the decision is remembered for the observers (the last one wins).
 - When the chain ends — allowed, blocked or raised — every source with an
   ``observe_verdict(ctx, verdict)`` method is told the :class:`BeforeVerdict`,
-  whether or not its own before hook ran. This is how an audit log writes a line
-  for a blocked call, which never reaches ``after_tool_call``, and learns the
-  policy decision behind an allowed one.
+  whether or not its own before hook ran. This is where an audit log writes a
+  call's intent line — after every gate, before ``execute`` — with the policy
+  decision; an observer that raises for an allowed call makes the call fail
+  without running (fail-closed). A chain cancelled while a hook runs is reported
+  as blocked with ``error`` set to :data:`CANCELLED_TEXT`.
+- The composed before hook carries its observers (attribute
+  ``scriptgate.runtime.observe.OBSERVERS_ATTRIBUTE``), so the pipeline can tell
+  them about calls hooks never see: invalid arguments, unknown tools, aborts,
+  and calls cut off while they ran.
 
 **After** hooks run in the order the sources were given.
 
@@ -45,6 +51,7 @@ first, the audit's after hook sees the final result.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
@@ -53,6 +60,7 @@ from typing import Any, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.observe import OBSERVERS_ATTRIBUTE
 from scriptgate.runtime.pipeline import BLOCKED_TEXT, error_message
 from scriptgate.runtime.policy import Decision
 from scriptgate.runtime.types import (
@@ -66,6 +74,7 @@ from scriptgate.runtime.types import (
 )
 
 __all__ = [
+    "CANCELLED_TEXT",
     "BeforeVerdict",
     "HookSource",
     "Hooks",
@@ -74,7 +83,8 @@ __all__ = [
     "merge_after_result",
 ]
 
-"""pi's text for a block without a reason."""
+CANCELLED_TEXT = "The call was cancelled before the permission check finished"
+"""The verdict's error for a call cancelled while a before hook ran."""
 
 
 class Hooks(NamedTuple):
@@ -202,6 +212,9 @@ def compose_hooks(*sources: HookSource) -> Hooks:
             observers.append(source)
 
     composed_before = _compose_before(befores, observers) if befores or observers else None
+    if composed_before is not None:
+        # the pipeline tells these about calls the hooks never see (scriptgate.runtime.observe)
+        setattr(composed_before, OBSERVERS_ATTRIBUTE, tuple(observers))
     composed_after = _compose_after(afters) if afters else None
     return Hooks(composed_before, composed_after)
 
@@ -228,6 +241,14 @@ def _compose_before(
                         blocked=True, reason=text, decision=decision, blocked_by=index, error=text
                     ),
                 )
+                raise
+            except BaseException:  # cancelled while a hook ran (an `ask` waiting, a deadline)
+                verdict = BeforeVerdict(
+                    blocked=True, reason=CANCELLED_TEXT, decision=decision, blocked_by=index,
+                    error=CANCELLED_TEXT,
+                )  # fmt: skip
+                with contextlib.suppress(Exception):
+                    notify(ctx, verdict)
                 raise
             found = getattr(result, "decision", None)
             if isinstance(found, Decision):

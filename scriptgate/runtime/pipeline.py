@@ -15,6 +15,10 @@ scripted calls: no events, no messages) and by the batch code in
 
 Tool failures never raise out of these steps: they come back as error results
 (``details == {}``, the message as text). Cancellation (anyio) does propagate.
+
+The observers of a composed before hook (an audit log) are told, on the slow
+paths only, of calls the hooks never see (:mod:`scriptgate.runtime.observe`):
+unknown tool, invalid arguments, an abort, and a call cut off while it ran.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.observe import notify_cut_off, notify_refused
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallContext,
@@ -51,6 +56,7 @@ from scriptgate.runtime.validation import validate_tool_arguments
 __all__ = [
     "ABORTED_TEXT",
     "BLOCKED_TEXT",
+    "CUT_OFF_TEXT",
     "ExecutedToolCall",
     "PreparedToolCall",
     "ToolCallOutcome",
@@ -116,6 +122,12 @@ class PreparedToolCall:
     tool_call: ToolCall
     tool: AgentTool
     args: Any
+    before_tool_call: BeforeToolCallHook | None = None
+    """The before hook that gated the call (its observers hear of a cut-off)."""
+
+
+CUT_OFF_TEXT = "The call was cut off (cancelled, aborted or timed out) before it finished"
+"""What observers are told about a call cancelled while it ran."""
 
 
 @dataclass(slots=True)
@@ -142,6 +154,13 @@ def _error_result(text: str) -> AgentToolResult:
 
 def _immediate(tool_call: ToolCall, text: str, *, aborted: bool = False) -> ToolCallOutcome:
     return ToolCallOutcome(tool_call, _error_result(text), True, None, aborted=aborted)
+
+
+def _refused(before_tool_call: Any, tool_call: ToolCall, text: str, status: str) -> ToolCallOutcome:
+    """The immediate outcome of a call that never reached the gate; its observers are told."""
+    if before_tool_call is not None:
+        notify_refused(before_tool_call, tool_call, status, text)
+    return _immediate(tool_call, text, aborted=status == "aborted")
 
 
 def find_tool(tools: ToolList, name: str) -> AgentTool | None:
@@ -192,12 +211,15 @@ async def prepare_tool_call(
 ) -> PreparedToolCall | ToolCallOutcome:
     """Preflight one call (pi §3.2); an immediate outcome means ``execute`` must not run."""
     if signal is not None and signal.aborted:
-        return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+        return _refused(before_tool_call, tool_call, ABORTED_TEXT, "aborted")
     tool = find_tool(tools, tool_call.name)
     if tool is None:
-        return _immediate(tool_call, not_found_text(tool_call.name))
+        return _refused(before_tool_call, tool_call, not_found_text(tool_call.name), "invalid")
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+    except Exception as exc:
+        return _refused(before_tool_call, tool_call, error_message(exc), "invalid")
+    try:
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal
@@ -205,6 +227,7 @@ async def prepare_tool_call(
             if inspect.isawaitable(decision):
                 decision = await decision
             if signal is not None and signal.aborted:
+                notify_cut_off(before_tool_call, tool_call, "aborted", ABORTED_TEXT)
                 return _immediate(tool_call, ABORTED_TEXT, aborted=True)
             if decision is not None:
                 blocked = _blocked(tool_call, decision)
@@ -212,7 +235,7 @@ async def prepare_tool_call(
                     return blocked
     except Exception as exc:
         return _immediate(tool_call, error_message(exc))
-    return PreparedToolCall(tool_call, tool, args)
+    return PreparedToolCall(tool_call, tool, args, before_tool_call)
 
 
 def _ignore_update(partial: Any) -> None:
@@ -301,6 +324,9 @@ async def execute_prepared_tool_call(
         if updates is not None:
             await updates.drain()
         return ExecutedToolCall(_error_result(error_message(exc)), True, duration)
+    except BaseException:  # cancelled (a deadline, an abort): the observers log the cut-off
+        notify_cut_off(prepared.before_tool_call, prepared.tool_call, "cancelled", CUT_OFF_TEXT)
+        raise
     duration = _elapsed_ms(start)
     if updates is not None:
         await updates.drain()
@@ -371,6 +397,9 @@ async def finalize_executed_tool_call(
         except Exception as exc:
             result = _error_result(error_message(exc))
             is_error = True
+        except BaseException:  # cancelled inside an after hook
+            notify_cut_off(prepared.before_tool_call, prepared.tool_call, "cancelled", CUT_OFF_TEXT)
+            raise
     return ToolCallOutcome(prepared.tool_call, result, is_error, executed.duration_ms)
 
 
@@ -402,12 +431,15 @@ async def run_tool_call(
     """
     # -- prepare_tool_call
     if signal is not None and signal.aborted:
-        return _immediate(tool_call, ABORTED_TEXT, aborted=True)
+        return _refused(before_tool_call, tool_call, ABORTED_TEXT, "aborted")
     tool = find_tool(tools, tool_call.name)
     if tool is None:
-        return _immediate(tool_call, not_found_text(tool_call.name))
+        return _refused(before_tool_call, tool_call, not_found_text(tool_call.name), "invalid")
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+    except Exception as exc:
+        return _refused(before_tool_call, tool_call, error_message(exc), "invalid")
+    try:
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal
@@ -415,6 +447,7 @@ async def run_tool_call(
             if inspect.isawaitable(decision):
                 decision = await decision
             if signal is not None and signal.aborted:
+                notify_cut_off(before_tool_call, tool_call, "aborted", ABORTED_TEXT)
                 return _immediate(tool_call, ABORTED_TEXT, aborted=True)
             if decision is not None:
                 blocked = _blocked(tool_call, decision)
@@ -452,6 +485,9 @@ async def run_tool_call(
             if updates is not None:
                 await updates.drain()
             executed, is_error = _error_result(error_message(exc)), True
+        except BaseException:  # cancelled (a deadline, an abort): the observers log the cut-off
+            notify_cut_off(before_tool_call, tool_call, "cancelled", CUT_OFF_TEXT)
+            raise
         else:
             duration = _elapsed_ms(start)
             if updates is not None:
@@ -486,6 +522,9 @@ async def run_tool_call(
         except Exception as exc:
             result = _error_result(error_message(exc))
             is_error = True
+        except BaseException:  # cancelled inside an after hook
+            notify_cut_off(before_tool_call, tool_call, "cancelled", CUT_OFF_TEXT)
+            raise
     return _outcome(tool_call, result, is_error, duration)
 
 

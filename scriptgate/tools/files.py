@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import base64
 import codecs
-import difflib
 import itertools
 import json
 import os
-import re
 import stat
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -42,6 +40,15 @@ from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
 from scriptgate.runtime.tool import AgentTool, OnUpdate
 from scriptgate.runtime.types import AgentToolResult, ImageContent, TextContent
+from scriptgate.tools._hostwork import (
+    Glob,
+    Search,
+    SearchTimeout,
+    StoppedError,
+    bounded_diff,
+    compile_glob,
+    in_stoppable_thread,
+)
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -274,66 +281,21 @@ def _sniff_image(head: bytes) -> str | None:
 # ----------------------------------------------------------------------------- glob
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a glob (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``) to a full-match regex."""
-    return re.compile(_glob_part(pattern) + r"\Z", re.DOTALL)
+def _glob_regex(pattern: str) -> Glob:
+    """Compile a glob (``*``, ``?``, ``[...]``, ``**``, ``{a,b}``) for linear-time full matching.
+
+    (``scriptgate.tools._hostwork.Glob``: no backtracking, whatever the pattern.)
+    """
+    try:
+        return compile_glob(pattern)
+    except ValueError as exc:
+        raise FileToolError(f"Invalid glob pattern {pattern!r}: {exc}") from exc
 
 
-def _glob_part(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            if pattern.startswith("**", i):
-                i += 2
-                if i < n and pattern[i] == "/":
-                    i += 1
-                    out.append("(?:.*/)?")
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            j = pattern.find("]", j)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : j]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\")
-                out.append(f"[{'^' if negate else ''}{body}]")
-                i = j + 1
-                continue
-        elif c == "{":
-            j = pattern.find("}", i + 1)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1 : j].split(",")
-                out.append("(?:" + "|".join(_glob_part(opt) for opt in options) + ")")
-                i = j + 1
-                continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _glob_matches(regex: re.Pattern[str], pattern: str, rel: str) -> bool:
+def _glob_matches(glob: Glob, pattern: str, rel: str) -> bool:
     """A pattern with ``/`` matches the relative path; without, the base name."""
     target = rel if "/" in pattern else rel.rsplit("/", 1)[-1]
-    return regex.match(target) is not None
+    return glob.match(target)
 
 
 def _walk_files(
@@ -749,20 +711,9 @@ def _normalize_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _diff(old: str, new: str) -> tuple[str, int | None]:
-    old_lines = old.split("\n")
-    new_lines = new.split("\n")
-    first: int | None = None
-    for tag, _i1, _i2, j1, _j2 in difflib.SequenceMatcher(
-        None, old_lines, new_lines, autojunk=False
-    ).get_opcodes():
-        if tag != "equal":
-            first = j1 + 1
-            break
-    diff = "\n".join(
-        difflib.unified_diff(old_lines, new_lines, "before", "after", n=3, lineterm="")
-    )
-    return diff, first
+def _diff(old: str, new: str, signal: AbortSignal | None = None) -> tuple[str, int | None]:
+    """The edit's unified diff and first changed line, bounded (``_hostwork.bounded_diff``)."""
+    return bounded_diff(old, new, signal)
 
 
 def _listing_result(
@@ -792,6 +743,7 @@ def file_tools(
     ls_limit: int = 500,
     find_limit: int = 1000,
     grep_limit: int = 100,
+    protected: Iterable[str | os.PathLike[str]] = (),
 ) -> list[AgentTool]:
     """The file-system tools for ``root``: ``read``, ``write``, ``edit``, ``ls``, ``find``, ``grep``.
 
@@ -802,6 +754,10 @@ def file_tools(
     - ``edit`` refuses files over ``max_edit_bytes`` (it must load them whole).
     - ``ls``, ``find`` and ``grep`` return at most ``ls_limit``, ``find_limit``
       and ``grep_limit`` items unless the call passes a ``limit``.
+
+    - ``protected`` files (the audit log) are refused by identity (device and
+      inode, so every spelling, symbolic or hard link): no tool reads, writes or
+      edits them, and ``find``/``grep`` never return them.
 
     Every tool declares an ``output_schema`` and returns ``structured_content``
     (root-relative paths), so scripts get data instead of text.
@@ -820,8 +776,13 @@ def file_tools(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
 
+    protected_ids = _identities(protected)
+
     def resolve(path: str) -> str:
-        return _resolve(real_root, path, given_root)
+        real = _resolve(real_root, path, given_root)
+        if protected_ids and _identity(real) in protected_ids:
+            raise FileToolError(_protected_text(path))
+        return real
 
     # ------------------------------------------------------------------ read
 
@@ -1055,9 +1016,15 @@ def file_tools(
             base, new = _apply_edits(_normalize_lf(body), edits, path)
             final = bom + (new.replace("\n", "\r\n") if crlf else new)
             data = final.encode("utf-8")
+            # the diff is computed before the write, off the loop and stoppable: an
+            # edit cut off by the deadline has not landed
+            try:
+                diff, first = await in_stoppable_thread(lambda stop: _diff(base, new, stop), signal)
+            except StoppedError as exc:
+                raise FileToolError("Operation aborted") from exc
+            _check_abort(signal)
             await _in_thread(lambda: write_sync(real, path, data))
             _check_abort(signal)
-            diff, first = _diff(base, new)
             return AgentToolResult(
                 content=(TextContent(f"Successfully replaced {len(edits)} block(s) in {path}."),),
                 details={"diff": diff, "firstChangedLine": first},
@@ -1140,6 +1107,8 @@ def file_tools(
         files: list[str] = []
         truncated = False
         for real, rel, _is_link in _walk_files(real_root, start, signal):
+            if protected_ids and _identity(real) in protected_ids:
+                continue
             if _glob_matches(regex, pattern, rel):
                 if len(files) >= limit:
                     truncated = True
@@ -1163,18 +1132,19 @@ def file_tools(
             raise FileToolError("path must be a string")
         limit = _opt_int(params, "limit") or find_limit
         _check_abort(signal)
-        return await _in_thread(lambda: find_sync(pattern, path, limit, signal))
+        return await in_stoppable_thread(lambda stop: find_sync(pattern, path, limit, stop), signal)
 
     # ------------------------------------------------------------------ grep
 
     def grep_file(
         real: str,
         display: str,
-        regex: re.Pattern[str],
+        search: Search,
         context: int,
         budget: int,
         out_lines: list[str],
         matches: list[dict[str, Any]],
+        stop: AbortSignal | None = None,
     ) -> bool:
         """Search one file; return True when the match budget ran out."""
         try:
@@ -1195,7 +1165,13 @@ def file_tools(
                             line = prefix.decode("utf-8")
                         except UnicodeDecodeError:
                             return False
-                    if regex.search(line):
+                    try:
+                        found = search.search(line, stop)
+                    except StoppedError as exc:
+                        raise FileToolError("Operation aborted") from exc
+                    except SearchTimeout as exc:
+                        raise FileToolError(f"grep stopped at {display}:{number}: {exc}") from exc
+                    if found:
                         if len(matches) >= budget:
                             return True
                         for n, text in before:
@@ -1231,10 +1207,8 @@ def file_tools(
     ) -> AgentToolResult:
         start = search_start(path)
         try:
-            regex = re.compile(
-                re.escape(pattern) if literal else pattern, re.IGNORECASE if ignore_case else 0
-            )
-        except re.error as exc:
+            search = Search(pattern, ignore_case=ignore_case, literal=literal)
+        except ValueError as exc:
             raise FileToolError(f"Invalid regular expression {pattern!r}: {exc}") from exc
         glob_re = _glob_regex(glob) if glob else None
         out_lines: list[str] = []
@@ -1251,9 +1225,11 @@ def file_tools(
                 # Like ripgrep, a walk does not follow links (nor read through one
                 # that leaves the root); a path given explicitly was resolved above.
                 continue
+            if protected_ids and _identity(real) in protected_ids:
+                continue
             _check_abort(signal)
             if grep_file(
-                real, _display(real_root, real), regex, context, limit, out_lines, matches
+                real, _display(real_root, real), search, context, limit, out_lines, matches, signal
             ):
                 truncated = True
                 break
@@ -1283,10 +1259,11 @@ def file_tools(
         ignore_case = bool(params.get("ignoreCase"))
         literal = bool(params.get("literal"))
         _check_abort(signal)
-        return await _in_thread(
-            lambda: grep_sync(
-                pattern, path, glob or None, ignore_case, literal, context, limit, signal
-            )
+        return await in_stoppable_thread(
+            lambda stop: grep_sync(
+                pattern, path, glob or None, ignore_case, literal, context, limit, stop
+            ),
+            signal,
         )
 
     # ------------------------------------------------------------------ assemble
@@ -1379,6 +1356,27 @@ def file_tools(
         ),
     ]
     return tools
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of what ``path`` names (links followed), or None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _identities(paths: Iterable[str | os.PathLike[str]]) -> frozenset[tuple[int, int]]:
+    found = {_identity(p) for p in paths}
+    return frozenset(i for i in found if i is not None)
+
+
+def _protected_text(path: str) -> str:
+    return (
+        f"Access denied: {path} is a protected file (the audit log of this run); "
+        "the tools may not read or change it"
+    )
 
 
 def _clip(text: str) -> str:
