@@ -39,6 +39,7 @@ from scriptgate.runtime.loop import (
 )
 from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
 from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy, Rule
+from scriptgate.runtime.stream import AssistantMessageEvent, parse_tool_arguments
 from scriptgate.runtime.schema import (
     CompiledSchema,
     ParseResult,
@@ -57,6 +58,7 @@ __all__ = [
     "AgentLoopConfig",
     "AgentTool",
     "ApprovalRequest",
+    "AssistantMessageEvent",
     "AuditLog",
     "CompiledSchema",
     "Decision",
@@ -83,6 +85,7 @@ __all__ = [
     "has_non_additive_tool_changes",
     "has_tool_redefinitions",
     "length_truncated_text",
+    "parse_tool_arguments",
     "pointer_to_path",
     "resolve_transcript_tools",
     "result_digest",
