@@ -86,14 +86,19 @@ async def test_agent_code_mode_on_and_off_choose_the_exposed_tools() -> None:
     assert "Each script starts fresh" in fresh.tools[0].description
     with pytest.raises(ConfigurationError, match="code_mode must be"):
         Agent(FakeModel([]), code_mode="maybe")  # type: ignore[arg-type]
-    python = AgentTool(name="python", description="x", parameters={"type": "object"}, execute=lambda *a: None)
+    python = AgentTool(
+        name="python", description="x", parameters={"type": "object"}, execute=lambda *a: None
+    )
     with pytest.raises(ConfigurationError, match="already named 'python'"):
         Agent(FakeModel([]), tools=[python])
 
 
 async def test_agent_policy_and_audit_gate_nested_and_direct_calls() -> None:
     policy = Policy.from_dict(
-        {"default": "allow", "rules": [{"tool": "delete", "action": "deny", "reason": "keep notes"}]}
+        {
+            "default": "allow",
+            "rules": [{"tool": "delete", "action": "deny", "reason": "keep notes"}],
+        }
     )
     log = io.StringIO()
     audit = AuditLog(log)

@@ -39,7 +39,6 @@ from scriptgate.runtime.loop import (
 )
 from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
 from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy, Rule
-from scriptgate.runtime.stream import AssistantMessageEvent, parse_tool_arguments
 from scriptgate.runtime.schema import (
     CompiledSchema,
     ParseResult,
@@ -47,6 +46,7 @@ from scriptgate.runtime.schema import (
     compile_schema,
     pointer_to_path,
 )
+from scriptgate.runtime.stream import AssistantMessageEvent, parse_tool_arguments
 from scriptgate.runtime.tool import AgentTool, tool
 from scriptgate.runtime.validation import validate_tool_arguments
 from scriptgate.runtime.wire import from_wire, to_wire

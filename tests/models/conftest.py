@@ -72,7 +72,9 @@ class ProtocolServer:
                     )
                     exchange = server.exchanges.pop(0) if server.exchanges else None
                 if exchange is None:
-                    exchange = Exchange(status=500, body={"error": {"message": "no scripted answer"}})
+                    exchange = Exchange(
+                        status=500, body={"error": {"message": "no scripted answer"}}
+                    )
                 if exchange.status != 200:
                     self._json(exchange.status, exchange.body)
                     return
@@ -121,7 +123,9 @@ class ProtocolServer:
     def script(self, *exchanges: Exchange | dict[str, Any]) -> None:
         """Queue answers (an :class:`Exchange` or its fields as a dict) for the next requests."""
         with self._lock:
-            self.exchanges.extend(e if isinstance(e, Exchange) else Exchange(**e) for e in exchanges)
+            self.exchanges.extend(
+                e if isinstance(e, Exchange) else Exchange(**e) for e in exchanges
+            )
 
     def start(self) -> None:
         """Serve in a background thread."""

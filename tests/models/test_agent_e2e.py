@@ -30,7 +30,9 @@ def chat_chunk(delta: dict[str, Any] | None, finish: str | None = None) -> Any:
             "object": "chat.completion.chunk",
             "created": 0,
             "model": "m",
-            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "finish_reason": finish}],
         },
     )
 
@@ -40,7 +42,19 @@ def chat_python_call(code: str, call_id: str) -> dict[str, Any]:
     half = len(arguments) // 2
     return {
         "events": [
-            chat_chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": call_id, "type": "function", "function": {"name": "python", "arguments": arguments[:half]}}]}),
+            chat_chunk(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "python", "arguments": arguments[:half]},
+                        }
+                    ],
+                }
+            ),
             chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments[half:]}}]}),
             chat_chunk({}, "tool_calls"),
         ],
@@ -67,7 +81,9 @@ async def test_agent_code_mode_turn_end_to_end_with_openai_chat(server: Any, not
         chat_text("Doubled: 16."),
     )
     model = openai_chat("m", base_url=f"{server.url}/v1", api_key="k", max_retries=0)
-    agent = Agent(model, tools=file_tools(notes, read_only=True), system_prompt="Answer with python.")
+    agent = Agent(
+        model, tools=file_tools(notes, read_only=True), system_prompt="Answer with python."
+    )
     updates: list[str] = []
     agent.subscribe(lambda e: updates.append(e.type) if e.type == "message_update" else None)
     answer = await agent.prompt("How many characters are in the notes?")
@@ -96,16 +112,52 @@ def an_ev(kind: str, **data: Any) -> Any:
 
 def anthropic_exchange(blocks: list[Any], stop: str) -> dict[str, Any]:
     events = [
-        an_ev("message_start", message={"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [], "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}})
+        an_ev(
+            "message_start",
+            message={
+                "id": "m",
+                "type": "message",
+                "role": "assistant",
+                "model": "c",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 5, "output_tokens": 1},
+            },
+        )
     ]
     for index, block in enumerate(blocks):
         if isinstance(block, str):
-            events.append(an_ev("content_block_start", index=index, content_block={"type": "text", "text": ""}))
-            events.append(an_ev("content_block_delta", index=index, delta={"type": "text_delta", "text": block}))
+            events.append(
+                an_ev(
+                    "content_block_start", index=index, content_block={"type": "text", "text": ""}
+                )
+            )
+            events.append(
+                an_ev(
+                    "content_block_delta", index=index, delta={"type": "text_delta", "text": block}
+                )
+            )
         else:
             call_id, code = block
-            events.append(an_ev("content_block_start", index=index, content_block={"type": "tool_use", "id": call_id, "name": "python", "input": {}}))
-            events.append(an_ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": json.dumps({"code": code})}))
+            events.append(
+                an_ev(
+                    "content_block_start",
+                    index=index,
+                    content_block={
+                        "type": "tool_use",
+                        "id": call_id,
+                        "name": "python",
+                        "input": {},
+                    },
+                )
+            )
+            events.append(
+                an_ev(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": json.dumps({"code": code})},
+                )
+            )
         events.append(an_ev("content_block_stop", index=index))
     events.append(an_ev("message_delta", delta={"stop_reason": stop}, usage={"output_tokens": 3}))
     events.append(an_ev("message_stop"))

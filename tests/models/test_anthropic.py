@@ -47,7 +47,8 @@ def start(input_tokens: int = 20, cache_read: int = 3) -> Any:
 def text_block(index: int, *parts: str, close: bool = True) -> list[Any]:
     events = [ev("content_block_start", index=index, content_block={"type": "text", "text": ""})]
     events += [
-        ev("content_block_delta", index=index, delta={"type": "text_delta", "text": p}) for p in parts
+        ev("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
+        for p in parts
     ]
     if close:
         events.append(ev("content_block_stop", index=index))
@@ -63,7 +64,11 @@ def tool_block(index: int, id: str, name: str, *parts: str) -> list[Any]:
         )
     ]
     events += [
-        ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+        ev(
+            "content_block_delta",
+            index=index,
+            delta={"type": "input_json_delta", "partial_json": p},
+        )
         for p in parts
     ]
     events.append(ev("content_block_stop", index=index))
@@ -163,7 +168,9 @@ async def test_anthropic_assembles_several_tool_calls(server: Any) -> None:
 
 
 async def test_anthropic_malformed_arguments_become_arguments_error(server: Any) -> None:
-    server.script({"events": [start(), *tool_block(0, "toolu_x", "read", '{"path": '), *end("tool_use")]})
+    server.script(
+        {"events": [start(), *tool_block(0, "toolu_x", "read", '{"path": '), *end("tool_use")]}
+    )
     message, _ = await stream(model_for(server), ModelContext((user("go"),)))
     (call,) = message.content
     assert call.arguments == {}
@@ -180,11 +187,20 @@ async def test_anthropic_max_tokens_is_length_and_calls_do_not_run(server: Any) 
         return "ok"
 
     server.script(
-        {"events": [start(), *tool_block(0, "toolu_w", "write", '{"path": "a", "cont'), *end("max_tokens")]},
+        {
+            "events": [
+                start(),
+                *tool_block(0, "toolu_w", "write", '{"path": "a", "cont'),
+                *end("max_tokens"),
+            ]
+        },
         {"events": [start(), *text_block(0, "ok"), *end("end_turn")]},
     )
     messages = await run_agent_loop(
-        [user("write")], AgentContext(tools=[write]), AgentLoopConfig(stream_fn=model_for(server)), lambda e: None
+        [user("write")],
+        AgentContext(tools=[write]),
+        AgentLoopConfig(stream_fn=model_for(server)),
+        lambda e: None,
     )
     assistant = next(m for m in messages if getattr(m, "role", None) == "assistant")
     assert assistant.stop_reason == "length"
@@ -202,7 +218,10 @@ async def test_anthropic_http_error_is_an_error_message(server: Any) -> None:
     server.script(
         {
             "status": 529,
-            "body": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+            "body": {
+                "type": "error",
+                "error": {"type": "overloaded_error", "message": "Overloaded"},
+            },
         }
     )
     message, _ = await stream(model_for(server), ModelContext((user("hi"),)))
@@ -216,7 +235,13 @@ async def test_anthropic_error_event_mid_stream_keeps_the_partial_text(server: A
             "events": [
                 start(),
                 *text_block(0, "Half", close=False),
-                ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+                (
+                    "error",
+                    {
+                        "type": "error",
+                        "error": {"type": "overloaded_error", "message": "Overloaded"},
+                    },
+                ),
             ]
         }
     )
@@ -236,7 +261,9 @@ async def test_anthropic_abort_cancels_the_http_request(server: Any) -> None:
             controller.abort()
 
     with anyio.fail_after(10):
-        message, _ = await stream(model_for(server), ModelContext((user("hi"),)), controller.signal, on)
+        message, _ = await stream(
+            model_for(server), ModelContext((user("hi"),)), controller.signal, on
+        )
     assert message.stop_reason == "aborted"
     assert message.content == (TextContent("so far"),)
     assert await anyio.to_thread.run_sync(server.disconnected.wait, 10)
@@ -244,22 +271,37 @@ async def test_anthropic_abort_cancels_the_http_request(server: Any) -> None:
 
 async def test_anthropic_loop_round_trip_sends_tool_results(server: Any) -> None:
     server.script(
-        {"events": [start(), *tool_block(0, "toolu_1", "read", '{"path": "n.txt"}'), *end("tool_use")]},
+        {
+            "events": [
+                start(),
+                *tool_block(0, "toolu_1", "read", '{"path": "n.txt"}'),
+                *end("tool_use"),
+            ]
+        },
         {"events": [start(), *text_block(0, "Done."), *end("end_turn")]},
     )
     messages = await run_agent_loop(
-        [user("read")], AgentContext(tools=[read]), AgentLoopConfig(stream_fn=model_for(server)), lambda e: None
+        [user("read")],
+        AgentContext(tools=[read]),
+        AgentLoopConfig(stream_fn=model_for(server)),
+        lambda e: None,
     )
     assert messages[-1].content == (TextContent("Done."),)
     second = server.requests[1].body["messages"]
     assert second[1] == {
         "role": "assistant",
-        "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "n.txt"}}],
+        "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "n.txt"}}
+        ],
     }
     assert second[2] == {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "contents of n.txt"}]}
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [{"type": "text", "text": "contents of n.txt"}],
+            }
         ],
     }
     assert [t["name"] for t in server.requests[1].body["tools"]] == ["read"]

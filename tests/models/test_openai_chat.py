@@ -10,7 +10,14 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from scriptgate import AgentContext, AgentLoopConfig, SystemMessage, UserMessage, run_agent_loop, tool
+from scriptgate import (
+    AgentContext,
+    AgentLoopConfig,
+    SystemMessage,
+    UserMessage,
+    run_agent_loop,
+    tool,
+)
 from scriptgate.models import openai_chat
 from scriptgate.runtime import AbortController, length_truncated_text
 from scriptgate.runtime.loop import ModelContext, StreamOptions
@@ -52,7 +59,9 @@ def text_exchange(*parts: str, finish: str = "stop", hold: bool = False) -> Any:
     return {"events": events, "hold": hold, "done_marker": True}
 
 
-def tool_delta(index: int, *, id: str | None = None, name: str | None = None, args: str = "") -> Any:
+def tool_delta(
+    index: int, *, id: str | None = None, name: str | None = None, args: str = ""
+) -> Any:
     call: dict[str, Any] = {"index": index, "function": {"arguments": args}}
     if id is not None:
         call["id"] = id
@@ -62,10 +71,14 @@ def tool_delta(index: int, *, id: str | None = None, name: str | None = None, ar
 
 
 def model_for(server: Any, **options: Any) -> Any:
-    return openai_chat("test-model", base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0, **options)
+    return openai_chat(
+        "test-model", base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0, **options
+    )
 
 
-async def stream(fn: Any, context: ModelContext, signal: Any = None, on: Any = None) -> tuple[Any, list[AssistantMessageEvent]]:
+async def stream(
+    fn: Any, context: ModelContext, signal: Any = None, on: Any = None
+) -> tuple[Any, list[AssistantMessageEvent]]:
     events: list[AssistantMessageEvent] = []
 
     async def on_event(event: AssistantMessageEvent) -> None:
@@ -88,7 +101,7 @@ def read(path: str) -> str:
 
 
 async def test_openai_chat_streams_text_deltas_usage_and_sends_the_system_prompt(
-    server: Any
+    server: Any,
 ) -> None:
     server.script(text_exchange("Hel", "lo", " world"))
     context = ModelContext((user("hi"),), system_prompt="Be brief.", tools=(read,))
@@ -115,9 +128,7 @@ async def test_openai_chat_streams_text_deltas_usage_and_sends_the_system_prompt
     assert request.body["tools"][0]["function"]["parameters"]["required"] == ["path"]
 
 
-async def test_openai_chat_assembles_several_tool_calls_from_argument_deltas(
-    server: Any
-) -> None:
+async def test_openai_chat_assembles_several_tool_calls_from_argument_deltas(server: Any) -> None:
     server.script(
         dict(
             events=[
@@ -143,9 +154,7 @@ async def test_openai_chat_assembles_several_tool_calls_from_argument_deltas(
     assert [e.type for e in events].count("toolcall_end") == 2
 
 
-async def test_openai_chat_malformed_arguments_become_arguments_error(
-    server: Any
-) -> None:
+async def test_openai_chat_malformed_arguments_become_arguments_error(server: Any) -> None:
     server.script(
         dict(
             events=[
@@ -161,12 +170,13 @@ async def test_openai_chat_malformed_arguments_become_arguments_error(
     assert first.arguments == {}
     assert first.arguments_error.endswith('\n\nReceived arguments:\n{"path": "a.txt"')
     assert first.arguments_error.splitlines()[0].startswith("Expecting")
-    assert second.arguments_error == "Tool arguments must be a JSON object\n\nReceived arguments:\n[1, 2]"
+    assert (
+        second.arguments_error
+        == "Tool arguments must be a JSON object\n\nReceived arguments:\n[1, 2]"
+    )
 
 
-async def test_openai_chat_length_stop_takes_the_truncation_path_in_the_loop(
-    server: Any
-) -> None:
+async def test_openai_chat_length_stop_takes_the_truncation_path_in_the_loop(server: Any) -> None:
     ran: list[str] = []
 
     @tool
@@ -177,8 +187,10 @@ async def test_openai_chat_length_stop_takes_the_truncation_path_in_the_loop(
 
     server.script(
         dict(
-            events=[tool_delta(0, id="call_w", name="write", args='{"path": "a", "content": "abc'),
-                    chunk({}, "length")],
+            events=[
+                tool_delta(0, id="call_w", name="write", args='{"path": "a", "content": "abc'),
+                chunk({}, "length"),
+            ],
             done_marker=True,
         ),
         text_exchange("Sorry, retrying later."),
@@ -202,10 +214,18 @@ async def test_openai_chat_length_stop_takes_the_truncation_path_in_the_loop(
     assert second[-1]["tool_call_id"] == "call_w"
 
 
-async def test_openai_chat_http_error_is_an_error_message_not_an_exception(
-    server: Any
-) -> None:
-    server.script(dict(status=400, body={"error": {"message": "The model `x` does not exist", "type": "invalid_request_error"}}))
+async def test_openai_chat_http_error_is_an_error_message_not_an_exception(server: Any) -> None:
+    server.script(
+        dict(
+            status=400,
+            body={
+                "error": {
+                    "message": "The model `x` does not exist",
+                    "type": "invalid_request_error",
+                }
+            },
+        )
+    )
     message, _ = await stream(model_for(server), ModelContext((user("hi"),)))
     assert message.stop_reason == "error"
     assert message.error_message == "openai error 400: The model `x` does not exist"
@@ -230,7 +250,9 @@ async def test_openai_chat_abort_cancels_the_http_request(server: Any) -> None:
             controller.abort()
 
     with anyio.fail_after(10):
-        message, _ = await stream(model_for(server), ModelContext((user("hi"),)), controller.signal, on)
+        message, _ = await stream(
+            model_for(server), ModelContext((user("hi"),)), controller.signal, on
+        )
     assert message.stop_reason == "aborted"
     assert message.error_message == "Request was aborted"
     assert message.content == (TextContent("partial answer"),)
@@ -245,12 +267,13 @@ async def test_openai_chat_already_aborted_signal_sends_no_request(server: Any) 
     assert events == []
 
 
-async def test_openai_chat_loop_emits_streamed_message_events_and_runs_tools(
-    server: Any
-) -> None:
+async def test_openai_chat_loop_emits_streamed_message_events_and_runs_tools(server: Any) -> None:
     server.script(
         dict(
-            events=[tool_delta(0, id="call_1", name="read", args='{"path": "n.txt"}'), chunk({}, "tool_calls")],
+            events=[
+                tool_delta(0, id="call_1", name="read", args='{"path": "n.txt"}'),
+                chunk({}, "tool_calls"),
+            ],
             done_marker=True,
         ),
         text_exchange("It says ", "hello."),
@@ -270,8 +293,15 @@ async def test_openai_chat_loop_emits_streamed_message_events_and_runs_tools(
     assert messages[-1].content == (TextContent("It says hello."),)
     second = server.requests[1].body
     assert second["messages"][0] == {"role": "system", "content": "sys"}
-    assert second["messages"][-2]["tool_calls"][0]["function"] == {"name": "read", "arguments": json.dumps({"path": "n.txt"})}
-    assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "contents of n.txt"}
+    assert second["messages"][-2]["tool_calls"][0]["function"] == {
+        "name": "read",
+        "arguments": json.dumps({"path": "n.txt"}),
+    }
+    assert second["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "contents of n.txt",
+    }
     # declarations come from the transcript's system message
     assert isinstance(messages[0], SystemMessage)
     assert [t["function"]["name"] for t in second["tools"]] == ["read"]

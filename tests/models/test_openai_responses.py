@@ -54,27 +54,65 @@ def created() -> Any:
 
 
 def message_item(item_id: str, *parts: str, close: bool = True) -> list[Any]:
-    item = {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    item = {
+        "id": item_id,
+        "type": "message",
+        "role": "assistant",
+        "status": "in_progress",
+        "content": [],
+    }
     events = [ev("response.output_item.added", output_index=0, item=item)]
     events += [
-        ev("response.output_text.delta", item_id=item_id, output_index=0, content_index=0, delta=p, logprobs=[])
+        ev(
+            "response.output_text.delta",
+            item_id=item_id,
+            output_index=0,
+            content_index=0,
+            delta=p,
+            logprobs=[],
+        )
         for p in parts
     ]
     if close:
-        done = {**item, "status": "completed", "content": [{"type": "output_text", "text": "".join(parts), "annotations": []}]}
+        done = {
+            **item,
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "".join(parts), "annotations": []}],
+        }
         events.append(ev("response.output_item.done", output_index=0, item=done))
     return events
 
 
 def call_item(index: int, item_id: str, call_id: str, name: str, *parts: str) -> list[Any]:
-    item = {"id": item_id, "type": "function_call", "call_id": call_id, "name": name, "arguments": "", "status": "in_progress"}
+    item = {
+        "id": item_id,
+        "type": "function_call",
+        "call_id": call_id,
+        "name": name,
+        "arguments": "",
+        "status": "in_progress",
+    }
     events = [ev("response.output_item.added", output_index=index, item=item)]
     events += [
         ev("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=p)
         for p in parts
     ]
-    events.append(ev("response.function_call_arguments.done", item_id=item_id, output_index=index, arguments="".join(parts), name=name))
-    events.append(ev("response.output_item.done", output_index=index, item={**item, "arguments": "".join(parts), "status": "completed"}))
+    events.append(
+        ev(
+            "response.function_call_arguments.done",
+            item_id=item_id,
+            output_index=index,
+            arguments="".join(parts),
+            name=name,
+        )
+    )
+    events.append(
+        ev(
+            "response.output_item.done",
+            output_index=index,
+            item={**item, "arguments": "".join(parts), "status": "completed"},
+        )
+    )
     return events
 
 
@@ -83,14 +121,18 @@ def completed(**extra: Any) -> Any:
 
 
 def model_for(server: Any) -> Any:
-    return openai_responses("gpt-test", base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0)
+    return openai_responses(
+        "gpt-test", base_url=f"{server.url}/v1", api_key="sk-test", max_retries=0
+    )
 
 
 def user(text: str) -> UserMessage:
     return UserMessage(text, timestamp=0)
 
 
-async def stream(fn: Any, context: ModelContext, signal: Any = None, on: Any = None) -> tuple[Any, list[AssistantMessageEvent]]:
+async def stream(
+    fn: Any, context: ModelContext, signal: Any = None, on: Any = None
+) -> tuple[Any, list[AssistantMessageEvent]]:
     events: list[AssistantMessageEvent] = []
 
     async def on_event(event: AssistantMessageEvent) -> None:
@@ -117,7 +159,13 @@ async def test_openai_responses_streams_text_and_sends_instructions_and_tools(se
     assert message.api == "openai-responses"
     assert message.content == (TextContent("Hello"),)
     assert (message.usage.input, message.usage.output, message.usage.cache_read) == (26, 9, 4)
-    assert [e.type for e in events] == ["start", "text_start", "text_delta", "text_delta", "text_end"]
+    assert [e.type for e in events] == [
+        "start",
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_end",
+    ]
     body = server.requests[0].body
     assert server.requests[0].path == "/v1/responses"
     assert body["instructions"] == "Be brief."
@@ -146,7 +194,9 @@ async def test_openai_responses_assembles_several_tool_calls(server: Any) -> Non
 
 
 async def test_openai_responses_malformed_arguments_become_arguments_error(server: Any) -> None:
-    server.script({"events": [created(), *call_item(0, "fc_x", "call_x", "read", '{"path": "a'), completed()]})
+    server.script(
+        {"events": [created(), *call_item(0, "fc_x", "call_x", "read", '{"path": "a'), completed()]}
+    )
     message, _ = await stream(model_for(server), ModelContext((user("go"),)))
     (call,) = message.content
     assert call.arguments == {}
@@ -156,15 +206,26 @@ async def test_openai_responses_malformed_arguments_become_arguments_error(serve
 async def test_openai_responses_max_output_tokens_is_length(server: Any) -> None:
     incomplete = ev(
         "response.incomplete",
-        response=response("incomplete", usage=USAGE, incomplete_details={"reason": "max_output_tokens"}),
+        response=response(
+            "incomplete", usage=USAGE, incomplete_details={"reason": "max_output_tokens"}
+        ),
     )
-    server.script({"events": [created(), *call_item(0, "fc_w", "call_w", "read", '{"pa'), incomplete]})
+    server.script(
+        {"events": [created(), *call_item(0, "fc_w", "call_w", "read", '{"pa'), incomplete]}
+    )
     message, _ = await stream(model_for(server), ModelContext((user("go"),)))
     assert message.stop_reason == "length"
 
 
-async def test_openai_responses_failed_response_and_http_error_are_error_messages(server: Any) -> None:
-    failed = ev("response.failed", response=response("failed", error={"code": "server_error", "message": "The server had an error"}))
+async def test_openai_responses_failed_response_and_http_error_are_error_messages(
+    server: Any,
+) -> None:
+    failed = ev(
+        "response.failed",
+        response=response(
+            "failed", error={"code": "server_error", "message": "The server had an error"}
+        ),
+    )
     server.script(
         {"events": [created(), failed]},
         {"status": 401, "body": {"error": {"message": "Incorrect API key provided"}}},
@@ -177,7 +238,9 @@ async def test_openai_responses_failed_response_and_http_error_are_error_message
 
 
 async def test_openai_responses_abort_cancels_the_http_request(server: Any) -> None:
-    server.script({"events": [created(), *message_item("msg_1", "partial", close=False)], "hold": True})
+    server.script(
+        {"events": [created(), *message_item("msg_1", "partial", close=False)], "hold": True}
+    )
     controller = AbortController()
 
     def on(event: AssistantMessageEvent) -> None:
@@ -185,7 +248,9 @@ async def test_openai_responses_abort_cancels_the_http_request(server: Any) -> N
             controller.abort()
 
     with anyio.fail_after(10):
-        message, _ = await stream(model_for(server), ModelContext((user("hi"),)), controller.signal, on)
+        message, _ = await stream(
+            model_for(server), ModelContext((user("hi"),)), controller.signal, on
+        )
     assert message.stop_reason == "aborted"
     assert message.content == (TextContent("partial"),)
     assert await anyio.to_thread.run_sync(server.disconnected.wait, 10)
@@ -193,14 +258,31 @@ async def test_openai_responses_abort_cancels_the_http_request(server: Any) -> N
 
 async def test_openai_responses_loop_sends_function_call_outputs(server: Any) -> None:
     server.script(
-        {"events": [created(), *call_item(0, "fc_1", "call_1", "read", '{"path": "n.txt"}'), completed()]},
+        {
+            "events": [
+                created(),
+                *call_item(0, "fc_1", "call_1", "read", '{"path": "n.txt"}'),
+                completed(),
+            ]
+        },
         {"events": [created(), *message_item("msg_2", "Done."), completed()]},
     )
-    model = from_spec("openai-responses:gpt-test", base_url=f"{server.url}/v1", api_key="k", max_retries=0)
+    model = from_spec(
+        "openai-responses:gpt-test", base_url=f"{server.url}/v1", api_key="k", max_retries=0
+    )
     messages = await run_agent_loop(
         [user("read")], AgentContext(tools=[read]), AgentLoopConfig(stream_fn=model), lambda e: None
     )
     assert messages[-1].content == (TextContent("Done."),)
     items = server.requests[1].body["input"]
-    assert items[1] == {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path": "n.txt"}'}
-    assert items[2] == {"type": "function_call_output", "call_id": "call_1", "output": "contents of n.txt"}
+    assert items[1] == {
+        "type": "function_call",
+        "call_id": "call_1",
+        "name": "read",
+        "arguments": '{"path": "n.txt"}',
+    }
+    assert items[2] == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": "contents of n.txt",
+    }
