@@ -56,10 +56,12 @@ from scriptgate.runtime.types import (
     ToolResultMessage,
     UserMessage,
 )
-from scriptgate.sandbox import Limits, codemode_tool
-from scriptgate.sandbox.codemode import CodemodeTool, Isolation
+from scriptgate.sandbox import CodemodeTool, Limits, codemode_tool
 
 __all__ = ["Agent", "CodeMode", "Listener", "assistant_text_of"]
+
+Isolation: TypeAlias = Literal["in_process", "process"]
+"""Where the scripts run (see :func:`scriptgate.codemode_tool`)."""
 
 CodeMode: TypeAlias = Literal["only", "on", "off"]
 """``"only"``: the model gets just ``python``; ``"on"``: ``python`` beside the
