@@ -179,3 +179,25 @@ async def test_agent_code_mode_turn_end_to_end_with_anthropic(server: Any, notes
     result = second["messages"][-1]["content"][0]
     assert result["type"] == "tool_result"
     assert result["content"][0]["text"].endswith("Output:\n8")
+
+
+async def test_agent_abort_mid_stream_cancels_the_request_and_ends_the_run(server: Any) -> None:
+    import anyio.to_thread
+
+    server.script({"events": [chat_chunk({"content": "Thinking about"})], "hold": True})
+    model = openai_chat("m", base_url=f"{server.url}/v1", api_key="k", max_retries=0)
+    agent = Agent(model, code_mode="off")
+
+    def on(event: Any) -> None:
+        delta = getattr(event, "assistant_message_event", None)
+        if delta is not None and delta.type == "text_delta":
+            agent.abort()
+
+    agent.subscribe(on)
+    with anyio.fail_after(10):
+        answer = await agent.prompt("hi")
+    assert answer is not None
+    assert answer.stop_reason == "aborted"
+    assert answer.content == (TextContent("Thinking about"),)
+    assert agent.messages[-1] is answer
+    assert await anyio.to_thread.run_sync(server.disconnected.wait, 10)
