@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scriptgate.agent import Agent
 from scriptgate.errors import (
     ConfigurationError,
     SchemaCompileError,
@@ -74,6 +75,7 @@ __all__ = [
     "AbortSignal",
     "AfterToolCallContext",
     "AfterToolCallResult",
+    "Agent",
     "AgentContext",
     "AgentLoopConfig",
     "AgentTool",

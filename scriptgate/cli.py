@@ -15,6 +15,9 @@ Subcommands
     unknown tools, and policy rules that match no available tool.
 ``scriptgate stubs``
     Print the Python API the model sees for the selected tools.
+``scriptgate agent "PROMPT" --model PROVIDER:NAME``
+    Run a model turn in code mode over the selected tools; prints the streamed
+    answer and the call trace (:mod:`scriptgate.agent_cli`).
 
 Tool selection (every subcommand)
 ---------------------------------
@@ -230,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     stubs.add_argument(
         "--style", choices=("sync", "async"), default="sync", help="def or async def signatures"
     )
+    from scriptgate.agent_cli import add_agent_parser
+
+    add_agent_parser(sub, _add_tool_options, _EPILOG)
     return parser
 
 
@@ -808,10 +814,17 @@ class _IO:
     stderr: TextIO
 
 
+async def _cmd_agent(args: argparse.Namespace, io: _IO) -> int:
+    from scriptgate.agent_cli import cmd_agent
+
+    return await cmd_agent(args, io)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
     "run": _cmd_run,
     "check": _cmd_check,
     "stubs": _cmd_stubs,
+    "agent": _cmd_agent,
 }
 
 

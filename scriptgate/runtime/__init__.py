@@ -46,6 +46,7 @@ from scriptgate.runtime.schema import (
     compile_schema,
     pointer_to_path,
 )
+from scriptgate.runtime.stream import AssistantMessageEvent, parse_tool_arguments
 from scriptgate.runtime.tool import AgentTool, tool
 from scriptgate.runtime.validation import validate_tool_arguments
 from scriptgate.runtime.wire import from_wire, to_wire
@@ -57,6 +58,7 @@ __all__ = [
     "AgentLoopConfig",
     "AgentTool",
     "ApprovalRequest",
+    "AssistantMessageEvent",
     "AuditLog",
     "CompiledSchema",
     "Decision",
@@ -83,6 +85,7 @@ __all__ = [
     "has_non_additive_tool_changes",
     "has_tool_redefinitions",
     "length_truncated_text",
+    "parse_tool_arguments",
     "pointer_to_path",
     "resolve_transcript_tools",
     "result_digest",

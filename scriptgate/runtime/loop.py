@@ -3,8 +3,9 @@
 ``agent_loop(prompts, context, config)`` is an async iterator of events;
 :func:`run_agent_loop` is the same loop driven by an ``emit`` callback, returning
 the messages it added. The model is a pluggable async ``stream_fn(model,
-context, options)`` that returns the complete :class:`AssistantMessage`
-(:class:`scriptgate.testing.FakeModel` is a scripted one).
+context, options)`` that returns the complete :class:`AssistantMessage` and may
+stream its progress through ``options.on_event`` (:mod:`scriptgate.models` has
+provider adapters; :class:`scriptgate.testing.FakeModel` is a scripted model).
 
 A turn: ``turn_start``; pending messages (prompts, steering, follow-ups,
 ``prepare_next_turn`` messages — preceded by a tool-declaration system message
@@ -30,6 +31,7 @@ from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.batch import EmitFn, ToolExecutionMode, execute_tool_calls
 from scriptgate.runtime.declarations import declare_tool_changes
+from scriptgate.runtime.stream import AssistantMessageEvent
 from scriptgate.runtime.types import (
     AfterToolCallHook,
     AgentContext,
@@ -41,6 +43,7 @@ from scriptgate.runtime.types import (
     BeforeToolCallHook,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
     SystemMessage,
     ToolResultMessage,
     TurnEndEvent,
@@ -55,6 +58,7 @@ __all__ = [
     "ModelContext",
     "NextTurn",
     "NextTurnContext",
+    "OnAssistantEvent",
     "PreparedRequest",
     "RequestContext",
     "StreamFn",
@@ -70,18 +74,34 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ModelContext:
-    """What the model receives: the transcript only (tools are declared by system messages)."""
+    """What the model receives.
+
+    - ``messages``: the transcript (tools are declared by its system messages; a
+      provider reads them with :func:`~scriptgate.runtime.declarations.resolve_transcript_tools`);
+    - ``system_prompt``: the context's system prompt;
+    - ``tools``: the executable tools of the context (what the transcript declares,
+      for a caller that builds a context without declaration messages).
+    """
 
     messages: tuple[Any, ...]
+    system_prompt: str | None = None
+    tools: tuple[Any, ...] = ()
+
+
+OnAssistantEvent: TypeAlias = Callable[[AssistantMessageEvent], Awaitable[None]]
+"""Receives a stream function's :class:`AssistantMessageEvent` as it happens."""
 
 
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
-    """Per-request options handed to ``stream_fn``: the abort signal and the
-    thinking level (``AgentLoopConfig.thinking`` or a ``prepare_request`` override)."""
+    """Per-request options handed to ``stream_fn``: the abort signal, the
+    thinking level (``AgentLoopConfig.thinking`` or a ``prepare_request`` override)
+    and ``on_event``, where a streaming model reports its progress (the loop
+    turns the events into ``message_start`` / ``message_update``)."""
 
     signal: AbortSignal | None = None
     thinking: str | None = None
+    on_event: OnAssistantEvent | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +131,12 @@ class PreparedRequest:
 StreamFn: TypeAlias = Callable[[Any, ModelContext, StreamOptions], Awaitable[AssistantMessage]]
 """``stream_fn(model, context, options)`` → the complete assistant message.
 
-Provider failures should come back as a message with ``stop_reason="error"``
-(or ``"aborted"``); an exception propagates out of the loop.
+A streaming model awaits ``options.on_event(event)`` for each step (``start``
+first); the loop emits ``message_start`` at the first event, ``message_update``
+for every later one and ``message_end`` with the returned message. A model that
+emits nothing gets ``message_start`` and ``message_end`` together. Provider
+failures should come back as a message with ``stop_reason="error"`` (or
+``"aborted"``); an exception propagates out of the loop.
 """
 
 
@@ -258,7 +282,7 @@ class _Run:
             return []
         return list(await _call(getter) or ())
 
-    async def request(self) -> AssistantMessage:
+    async def request(self) -> tuple[AssistantMessage, bool]:
         config = self.config
         model = config.model
         thinking = config.thinking
@@ -283,17 +307,43 @@ class _Run:
             messages = list(await _call(self.config.transform_context, messages, self.signal))
         convert = self.config.convert_to_llm or _default_convert
         llm_messages = await _call(convert, messages)
-        message = await self.stream_fn(
-            model, ModelContext(tuple(llm_messages)), StreamOptions(self.signal, thinking)
+        started = False
+        failures: list[BaseException] = []
+
+        async def on_event(event: AssistantMessageEvent) -> None:
+            # A listener's failure must not look like the provider's: keep it for later.
+            nonlocal started
+            if failures:
+                return
+            try:
+                if not started:
+                    started = True
+                    await self.emit(MessageStartEvent(event.partial))
+                    if event.type == "start":
+                        return
+                await self.emit(MessageUpdateEvent(event.partial, event))
+            except Exception as exc:
+                failures.append(exc)
+
+        model_context = ModelContext(
+            tuple(llm_messages),
+            system_prompt=self.context.system_prompt,
+            tools=tuple(self.context.tools),
         )
+        message = await self.stream_fn(
+            model, model_context, StreamOptions(self.signal, thinking, on_event)
+        )
+        if failures:
+            raise failures[0]
         if not isinstance(message, AssistantMessage):
             raise ConfigurationError(
                 f"stream_fn must return an AssistantMessage, got {type(message).__name__}"
             )
-        return message
+        return message, started
 
-    async def publish(self, message: AgentMessage) -> None:
-        await self.emit(MessageStartEvent(message))
+    async def publish(self, message: AgentMessage, *, started: bool = False) -> None:
+        if not started:
+            await self.emit(MessageStartEvent(message))
         await self.emit(MessageEndEvent(message))
         self.context.messages.append(message)
         self.new_messages.append(message)
@@ -316,8 +366,8 @@ class _Run:
                     await self.publish(message)
                 pending = []
 
-                assistant = await self.request()
-                await self.publish(assistant)
+                assistant, started = await self.request()
+                await self.publish(assistant, started=started)
                 if assistant.stop_reason in ("error", "aborted"):
                     await self.finish(assistant, ())
                     await self.emit(TurnEndEvent(assistant, ()))

@@ -332,9 +332,12 @@ class MessageStartEvent:
 
 @dataclass(frozen=True, slots=True)
 class MessageUpdateEvent:
-    """A streaming update of an assistant message."""
+    """A streaming update of an assistant message: ``message`` is the partial
+    message, ``assistant_message_event`` the provider event that produced it (a
+    :class:`scriptgate.runtime.stream.AssistantMessageEvent`, when streamed)."""
 
     message: AgentMessage
+    assistant_message_event: Any = None
     type: Literal["message_update"] = "message_update"
 
 

@@ -142,8 +142,10 @@ async def test_loop_builds_provider_context_exclusively_from_transcript_messages
     await collect(agent_loop([prompt()], context, AgentLoopConfig(model="m-1", stream_fn=model)))
     sent = model.contexts[0]
     assert isinstance(sent, ModelContext)
-    assert [f for f in sent.__dataclass_fields__] == ["messages"]
+    assert [f for f in sent.__dataclass_fields__] == ["messages", "system_prompt", "tools"]
     assert sent.messages[0] is system
+    assert sent.system_prompt is None
+    assert sent.tools == ()
     assert model.models == ["m-1"]
     assert context.messages == [system]  # the caller's context is not mutated
 

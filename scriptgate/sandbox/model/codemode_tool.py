@@ -40,7 +40,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from scriptgate.errors import ConfigurationError, ScriptgateError
 from scriptgate.runtime.abort import AbortSignal
@@ -53,6 +53,9 @@ from scriptgate.runtime.types import (
 )
 from scriptgate.sandbox.model.stubs import StubStyle, render_stubs
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
+
+if TYPE_CHECKING:
+    from scriptgate.sandbox import SandboxSession
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -389,8 +392,13 @@ def codemode_description(
     limits: Limits | None = None,
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
     style: StubStyle = "sync",
+    persistent: bool = False,
 ) -> str:
-    """The description of the code-mode tool: the rules, then the stubs of ``tools``."""
+    """The description of the code-mode tool: the rules, then the stubs of ``tools``.
+
+    ``persistent``: scripts share a session, so what one defines the next can use
+    (the rules say so either way).
+    """
     limits = limits if limits is not None else Limits()
     builtin_names, module_names = _capabilities()
     limit_parts: list[str] = []
@@ -434,6 +442,7 @@ def codemode_description(
         "except through the tools.\n"
         f"- Built-ins: {', '.join(builtin_names)}.\n"
         f"- Importable modules: {', '.join(module_names)}.\n"
+        f"{_STATE_RULE[persistent]}"
         f"{limits_line}"
         f"- Output longer than about {max_output_tokens} tokens is cut to its head and tail "
         "(the full text is saved to a file).\n"
@@ -443,6 +452,13 @@ def codemode_description(
         "\n"
         f"{tools_block}"
     )
+
+
+_STATE_RULE = {
+    True: "- State persists: variables and functions a script defines at top level are still "
+    "defined in the next script of this conversation (tool functions are rebound each time).\n",
+    False: "- Each script starts fresh: nothing a script defines is kept for the next one.\n",
+}
 
 
 # ----------------------------------------------------------------------------- the tool
@@ -476,7 +492,9 @@ class CodemodeTool(AgentTool):
         style: StubStyle,
         output_dir: str | os.PathLike[str] | None,
         label: str | None,
+        session: bool | SandboxSession = False,
     ) -> None:
+        from scriptgate.sandbox import SandboxSession
         from scriptgate.sandbox.sandbox import Sandbox
 
         self.callable_tools: tuple[AgentTool, ...] = tuple(t for t in tools if t.name != name)
@@ -493,6 +511,18 @@ class CodemodeTool(AgentTool):
             limits=limits,
             isolation=isolation,
         )
+        #: The session scripts share (``None``: every script starts fresh).
+        self.session: SandboxSession | None
+        if isinstance(session, SandboxSession):
+            self.session = session
+        elif session is True:
+            self.session = self.sandbox.session()
+        elif not session:
+            self.session = None
+        else:
+            raise ConfigurationError(
+                f"session must be a bool or a SandboxSession, got {type(session).__name__}"
+            )
         super().__init__(
             name=name,
             label=label,
@@ -501,6 +531,7 @@ class CodemodeTool(AgentTool):
                 limits=limits,
                 max_output_tokens=max_output_tokens,
                 style=style,
+                persistent=self.session is not None,
             ),
             parameters=_PARAMETERS,
         )
@@ -532,6 +563,8 @@ class CodemodeTool(AgentTool):
         self, source: CodemodeSource, tool_call_id: str, signal: AbortSignal | None
     ) -> ScriptResult:
         timeout = self.limits.timeout
+        if self.session is not None:
+            return await self._run_in_session(self.session, source, tool_call_id, signal)
         if source.timeout_ms is not None:
             requested = source.timeout_ms / 1000
             if timeout is None or requested < timeout:
@@ -554,6 +587,42 @@ class CodemodeTool(AgentTool):
             return await sandbox.run(source.code, signal=signal, call_id_prefix=tool_call_id)
         finally:
             await sandbox.aclose()
+
+    async def _run_in_session(
+        self,
+        session: SandboxSession,
+        source: CodemodeSource,
+        tool_call_id: str,
+        signal: AbortSignal | None,
+    ) -> ScriptResult:
+        # A lower per-script time limit applies to in-process sessions by running the
+        # script with the session's globals under a sandbox with that limit; a process
+        # session keeps its pinned worker (and the tool's limit).
+        timeout = self.limits.timeout
+        requested = source.timeout_ms / 1000 if source.timeout_ms is not None else None
+        lower = requested is not None and (timeout is None or requested < timeout)
+        if not lower or self.isolation != "in_process" or session.sandbox is not self.sandbox:
+            return await session.run(source.code, signal=signal, call_id_prefix=tool_call_id)
+        from scriptgate.sandbox.sandbox import Sandbox
+
+        assert requested is not None
+        original = session.sandbox
+        session.sandbox = Sandbox(
+            list(self.callable_tools),
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+            limits=dataclasses.replace(self.limits, timeout=requested),
+            isolation="in_process",
+        )
+        try:
+            return await session.run(source.code, signal=signal, call_id_prefix=tool_call_id)
+        finally:
+            session.sandbox = original
+
+    def reset_session(self) -> None:
+        """Forget the session's globals (no-op without a session)."""
+        if self.session is not None:
+            self.session.reset()
 
     async def aclose(self) -> None:
         """Release the sandbox (process-isolation workers)."""
@@ -582,6 +651,7 @@ def codemode_tool(
     style: StubStyle = "sync",
     output_dir: str | os.PathLike[str] | None = None,
     label: str | None = None,
+    session: bool | SandboxSession = False,
 ) -> CodemodeTool:
     """An :class:`AgentTool` that runs model-written Python against ``tools``.
 
@@ -592,6 +662,12 @@ def codemode_tool(
     ``isolation`` (``"in_process"`` or ``"process"``). The result text follows
     pi §5.4 (see :func:`format_script_result`); the script's ``# @options:``
     line may set ``max_output_tokens`` and lower the time limit.
+
+    ``session``: ``True`` makes every script of this tool share one
+    :class:`~scriptgate.sandbox.SandboxSession` (a multi-turn conversation: what
+    a script defines, the next can use; :meth:`CodemodeTool.reset_session`
+    forgets it); a ``SandboxSession`` of your own is used as is (its sandbox's
+    tools and hooks apply). The rules text says whether state persists.
     """
     tool_list = list(tools)
     for item in tool_list:
@@ -616,4 +692,5 @@ def codemode_tool(
         style=style,
         output_dir=output_dir,
         label=label,
+        session=session,
     )
