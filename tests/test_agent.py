@@ -124,7 +124,10 @@ async def test_agent_policy_and_audit_gate_nested_and_direct_calls() -> None:
     assert direct.content[0].text == "Denied by policy: keep notes"
     lines = [json.loads(line) for line in log.getvalue().splitlines()]
     # nested delete, nested read, direct delete — the python call itself is not gated
-    assert [line["tool"] for line in lines] == ["delete", "read", "delete"]
+    intents = [line["tool"] for line in lines if line["event"] == "intent"]
+    outcomes = [(line["tool"], line["status"]) for line in lines if line["event"] == "outcome"]
+    assert intents == ["delete", "read", "delete"]
+    assert outcomes == [("delete", "blocked"), ("read", "ok"), ("delete", "blocked")]
 
 
 async def test_agent_streams_events_to_subscribers_and_unsubscribes() -> None:

@@ -82,7 +82,11 @@ def test_cli_agent_streams_the_answer_and_prints_the_call_trace(
     assert lines[2].startswith("  call_1  python(3 lines)  ok")
     assert lines[3].startswith("    call_1/1  read(path='a.txt')  ok")
     assert lines[4] == "── ok: 2 model requests, 22 in / 8 out tokens"
-    assert [json.loads(line)["tool"] for line in audit.read_text().splitlines()] == ["read"]
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(line["event"], line["tool"]) for line in lines] == [
+        ("intent", "read"),
+        ("outcome", "read"),
+    ]
     tools = server.requests[0].body["tools"]
     assert [t["function"]["name"] for t in tools] == ["python"]
     assert server.requests[0].headers["authorization"] == "Bearer unused"
