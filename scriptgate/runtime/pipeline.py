@@ -5,7 +5,8 @@ scripted calls: no events, no messages) and by the batch code in
 :mod:`scriptgate.runtime.batch` (model-issued calls):
 
 1. :func:`prepare_tool_call` — abort check, lookup by exact name, the
-   ``prepare_arguments`` shim, validation, ``before_tool_call``. It returns
+   ``prepare_arguments`` shim, validation, path resolution (a tool's declared
+   ``paths``, :mod:`scriptgate.runtime.paths`), ``before_tool_call``. It returns
    either a :class:`PreparedToolCall` or an *immediate* :class:`ToolCallOutcome`
    (an error result that never ran ``execute``).
 2. :func:`execute_prepared_tool_call` — ``execute`` under a monotonic clock;
@@ -32,6 +33,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.paths import resolve_arguments
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallContext,
@@ -198,6 +200,8 @@ async def prepare_tool_call(
         return _immediate(tool_call, not_found_text(tool_call.name))
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+        if tool.paths is not None:
+            args = resolve_arguments(tool.paths, args)
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal
@@ -408,6 +412,8 @@ async def run_tool_call(
         return _immediate(tool_call, not_found_text(tool_call.name))
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+        if tool.paths is not None:
+            args = resolve_arguments(tool.paths, args)
         if before_tool_call is not None:
             decision: Any = before_tool_call(
                 BeforeToolCallContext(assistant_message, tool_call, args, context), signal

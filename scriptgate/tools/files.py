@@ -40,6 +40,7 @@ import anyio.to_thread
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
+from scriptgate.runtime.paths import PathArguments, ResolvedArguments, ResolvedPath, path_admitted
 from scriptgate.runtime.tool import AgentTool, OnUpdate
 from scriptgate.runtime.types import AgentToolResult, ImageContent, TextContent
 
@@ -337,12 +338,16 @@ def _glob_matches(regex: re.Pattern[str], pattern: str, rel: str) -> bool:
 
 
 def _walk_files(
-    real_root: str, start: str, signal: AbortSignal | None
+    real_root: str,
+    start: str,
+    signal: AbortSignal | None,
+    admit: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(real path, path relative to start, is_symlink)`` of every file under ``start``.
 
     Directories are walked in sorted order without following symbolic links;
-    ``.git`` is skipped.
+    ``.git`` is skipped, and so is every entry ``admit`` refuses (a refused
+    directory is not entered).
     """
     stack = [start]
     while stack:
@@ -357,6 +362,8 @@ def _walk_files(
         for entry in entries:
             try:
                 is_link = entry.is_symlink()
+                if admit is not None and not admit(entry.path):
+                    continue
                 if not is_link and entry.is_dir(follow_symlinks=False):
                     if entry.name not in _SKIP_DIRS:
                         subdirs.append(entry.path)
@@ -823,6 +830,38 @@ def file_tools(
     def resolve(path: str) -> str:
         return _resolve(real_root, path, given_root)
 
+    def resolve_argument(path: str) -> ResolvedPath:
+        real = resolve(path)
+        return ResolvedPath(_display(real_root, real), real)
+
+    def judged(params: Any, path: str) -> None:
+        """Refuse a path whose real location changed since the policy judged it."""
+        if isinstance(params, ResolvedArguments):
+            seen = params.paths.get("path")
+            if isinstance(seen, ResolvedPath) and resolve(path) != seen.absolute:
+                raise FileToolError(
+                    f"Path {path} changed (a symbolic link moved) after it was checked; try again"
+                )
+
+    def admitter(params: Any) -> Callable[[str], bool] | None:
+        """The walk filter of a walking call: the entry, and a link's target, must be admitted."""
+        if not isinstance(params, ResolvedArguments):
+            return None
+
+        def admit(entry: str) -> bool:
+            if not path_admitted(params, ResolvedPath(_display(real_root, entry), entry)):
+                return False
+            if os.path.islink(entry):
+                target = os.path.realpath(entry)
+                if _is_inside(real_root, target):
+                    return path_admitted(params, ResolvedPath(_display(real_root, target), target))
+            return True
+
+        return admit
+
+    def path_spec(*, walks: bool) -> PathArguments:
+        return PathArguments(("path",), resolve_argument, walks=walks, missing=".")
+
     # ------------------------------------------------------------------ read
 
     def read_sync(
@@ -949,6 +988,7 @@ def file_tools(
         tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: OnUpdate | None
     ) -> AgentToolResult:
         path = _req_str(params, "path")
+        judged(params, path)
         offset = _opt_int(params, "offset")
         limit = _opt_int(params, "limit")
         if offset is not None and offset < 1:
@@ -987,6 +1027,7 @@ def file_tools(
     ) -> AgentToolResult:
         path = _req_str(params, "path")
         content = _req_str(params, "content")
+        judged(params, path)
         real = resolve(path)
         data = content.encode("utf-8")
         _check_abort(signal)
@@ -1042,6 +1083,7 @@ def file_tools(
             if not isinstance(old, str) or not isinstance(new, str):
                 raise FileToolError(f"edits[{i}].oldText and edits[{i}].newText must be strings")
             edits.append((_normalize_lf(old), _normalize_lf(new)))
+        judged(params, path)
         real = resolve(path)
         _check_abort(signal)
 
@@ -1073,7 +1115,7 @@ def file_tools(
 
     # ------------------------------------------------------------------ ls
 
-    def ls_sync(path: str, limit: int) -> AgentToolResult:
+    def ls_sync(path: str, limit: int, admit: Callable[[str], bool] | None) -> AgentToolResult:
         real = resolve(path)
         try:
             if not os.path.isdir(real):
@@ -1081,7 +1123,10 @@ def file_tools(
                     raise FileToolError(f"Not a directory: {path}")
                 raise FileToolError(f"Path not found: {path}")
             with os.scandir(real) as it:
-                scanned = sorted(it, key=lambda e: (e.name.lower(), e.name))
+                scanned = sorted(
+                    (e for e in it if admit is None or admit(e.path)),
+                    key=lambda e: (e.name.lower(), e.name),
+                )
         except FileToolError:
             raise
         except OSError as exc:
@@ -1119,8 +1164,10 @@ def file_tools(
         if not isinstance(path, str):
             raise FileToolError("path must be a string")
         limit = _opt_int(params, "limit") or ls_limit
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
-        return await _in_thread(lambda: ls_sync(path, limit))
+        return await _in_thread(lambda: ls_sync(path, limit, admit))
 
     # ------------------------------------------------------------------ find
 
@@ -1131,7 +1178,11 @@ def file_tools(
         return real
 
     def find_sync(
-        pattern: str, path: str, limit: int, signal: AbortSignal | None
+        pattern: str,
+        path: str,
+        limit: int,
+        signal: AbortSignal | None,
+        admit: Callable[[str], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         if not os.path.isdir(start):
@@ -1139,7 +1190,7 @@ def file_tools(
         regex = _glob_regex(pattern)
         files: list[str] = []
         truncated = False
-        for real, rel, _is_link in _walk_files(real_root, start, signal):
+        for real, rel, _is_link in _walk_files(real_root, start, signal, admit):
             if _glob_matches(regex, pattern, rel):
                 if len(files) >= limit:
                     truncated = True
@@ -1162,8 +1213,10 @@ def file_tools(
         if not isinstance(path, str):
             raise FileToolError("path must be a string")
         limit = _opt_int(params, "limit") or find_limit
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
-        return await _in_thread(lambda: find_sync(pattern, path, limit, signal))
+        return await _in_thread(lambda: find_sync(pattern, path, limit, signal, admit))
 
     # ------------------------------------------------------------------ grep
 
@@ -1228,6 +1281,7 @@ def file_tools(
         context: int,
         limit: int,
         signal: AbortSignal | None,
+        admit: Callable[[str], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         try:
@@ -1241,7 +1295,9 @@ def file_tools(
         matches: list[dict[str, Any]] = []
         truncated = False
         if os.path.isdir(start):
-            candidates: Iterator[tuple[str, str, bool]] = _walk_files(real_root, start, signal)
+            candidates: Iterator[tuple[str, str, bool]] = _walk_files(
+                real_root, start, signal, admit
+            )
         else:
             candidates = iter([(start, os.path.basename(start), False)])
         for real, rel, is_link in candidates:
@@ -1282,10 +1338,12 @@ def file_tools(
         limit = _opt_int(params, "limit") or grep_limit
         ignore_case = bool(params.get("ignoreCase"))
         literal = bool(params.get("literal"))
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
         return await _in_thread(
             lambda: grep_sync(
-                pattern, path, glob or None, ignore_case, literal, context, limit, signal
+                pattern, path, glob or None, ignore_case, literal, context, limit, signal, admit
             )
         )
 
@@ -1304,6 +1362,8 @@ def file_tools(
             parameters=_READ_PARAMS,
             output_schema=_READ_OUTPUT,
             execute=read_execute,
+            paths=path_spec(walks=False),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
     ]
@@ -1319,6 +1379,13 @@ def file_tools(
                 parameters=_WRITE_PARAMS,
                 output_schema=_WRITE_OUTPUT,
                 execute=write_execute,
+                paths=path_spec(walks=False),
+                annotations={
+                    "readOnlyHint": False,
+                    "destructiveHint": True,
+                    "idempotentHint": True,
+                    "openWorldHint": False,
+                },
                 replay="never",
             ),
             AgentTool(
@@ -1334,6 +1401,12 @@ def file_tools(
                 output_schema=_EDIT_OUTPUT,
                 prepare_arguments=_prepare_edit_arguments,
                 execute=edit_execute,
+                paths=path_spec(walks=False),
+                annotations={
+                    "readOnlyHint": False,
+                    "destructiveHint": True,
+                    "openWorldHint": False,
+                },
                 replay="never",
             ),
         ]
@@ -1348,6 +1421,8 @@ def file_tools(
             parameters=_LS_PARAMS,
             output_schema=_LS_OUTPUT,
             execute=ls_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
         AgentTool(
@@ -1361,6 +1436,8 @@ def file_tools(
             parameters=_FIND_PARAMS,
             output_schema=_FIND_OUTPUT,
             execute=find_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
         AgentTool(
@@ -1375,6 +1452,8 @@ def file_tools(
             parameters=_GREP_PARAMS,
             output_schema=_GREP_OUTPUT,
             execute=grep_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
     ]
