@@ -64,13 +64,13 @@ from typing import Any, NoReturn, TextIO
 import anyio
 import anyio.to_thread
 
+from scriptgate.checking import name_uses
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
+from scriptgate.runtime.paths import resolve_arguments
 from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy
 from scriptgate.runtime.tool import AgentTool, tool
-from scriptgate.checking import name_uses
-from scriptgate.runtime.paths import resolve_arguments
 from scriptgate.sandbox.naming import bind_identifiers
 from scriptgate.sandbox.result import Limits, ScriptResult
 
