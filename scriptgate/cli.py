@@ -164,6 +164,14 @@ def _add_tool_options(parser: argparse.ArgumentParser) -> None:
         help="add the tools of an MCP server: a command started on stdio, or an http(s) URL "
         "(repeatable)",
     )
+    group.add_argument(
+        "--mcp-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory the MCP servers serve files from: their path arguments are resolved "
+        "inside it before the policy judges them (repeatable)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -318,6 +326,7 @@ async def _load_tools(
         tools.extend(file_tools(root, read_only=args.read_only))
     for spec in args.tools:
         tools.extend(load_tool_spec(spec))
+    first_mcp = len(tools)
     for server in args.mcp:
         from scriptgate.tools.mcp import connect_http, connect_stdio
 
@@ -331,6 +340,10 @@ async def _load_tools(
         if not words:
             raise CliError("--mcp: empty command")
         tools.extend(await stack.enter_async_context(connect_stdio(words[0], words[1:])))
+    if args.mcp_root:
+        from scriptgate.tools.mcp_paths import declare_mcp_paths
+
+        declare_mcp_paths(tools[first_mcp:], args.mcp_root)
     seen: dict[str, str] = {}
     for item in tools:
         if item.name in seen:
