@@ -92,7 +92,8 @@ async def test_policy_paths_a_refused_path_never_reaches_the_policy_or_execute()
     )
     assert outcome.is_error
     assert "outside the root" in outcome.result.content[0].text  # type: ignore[union-attr]
-    assert seen == [] and asked == []
+    assert seen == []
+    assert asked == []
 
 
 def test_policy_paths_missing_or_empty_path_is_the_root() -> None:

@@ -71,7 +71,8 @@ async def test_files_policy_shipped_policy_denies_absolute_and_dotdot_spellings(
         assert blocked, (spelling, text)
         assert "the .git and .venv folders are off limits" in text
     blocked, text = await _call(tools, policy, "read", path=f"{repo}/src/a.py")
-    assert not blocked and "x = 1" in text
+    assert not blocked
+    assert "x = 1" in text
 
 
 @pytest.mark.anyio
@@ -113,7 +114,8 @@ async def test_files_policy_find_and_grep_without_path_skip_denied_subtrees(
         before_tool_call=policy.before_tool_call,
     )
     files = outcome.result.structured_content["files"]  # type: ignore[index]
-    assert "public/notes.txt" in files and "src/a.py" in files
+    assert "public/notes.txt" in files
+    assert "src/a.py" in files
     assert not [f for f in files if f.startswith(("secret", ".venv"))]
     assert "public/shared" not in files  # a link into a denied subtree is not listed
 
@@ -129,7 +131,8 @@ async def test_files_policy_find_and_grep_without_path_skip_denied_subtrees(
         ToolCall("c3", "ls", dict(extra)), tools=tools, before_tool_call=policy.before_tool_call
     )
     names = {e["name"] for e in outcome.result.structured_content["entries"]}  # type: ignore[index]
-    assert "secret" not in names and ".venv" not in names
+    assert "secret" not in names
+    assert ".venv" not in names
     assert {"public", "src", ".git"} <= names
 
 
@@ -170,7 +173,8 @@ out
     assert result.ok, result.error
     value = result.value
     assert [v for k, v in value.items() if k not in ("find", "grep")] == ["denied"] * 3
-    assert value["find"] == [] and value["grep"] == []
+    assert value["find"] == []
+    assert value["grep"] == []
 
 
 @pytest.mark.anyio
