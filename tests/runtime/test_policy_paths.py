@@ -262,7 +262,7 @@ def test_policy_rules_name_tools_by_wire_name_or_script_identifier() -> None:
 
 def test_policy_deny_destructive_is_one_rule() -> None:
     def make(name: str, **annotations: Any) -> AgentTool:
-        return AgentTool(name=name, execute=lambda *a: None, annotations=annotations)  # type: ignore[arg-type,return-value]
+        return AgentTool(name=name, execute=lambda *a: None, annotations=annotations)  # type: ignore[arg-type]
 
     tools = [
         make("lookup", readOnlyHint=True),
@@ -328,7 +328,7 @@ def test_policy_check_warns_about_path_globs_on_text_arguments() -> None:
     plain = AgentTool(
         name="plain",
         parameters={"type": "object", "properties": {"path": {"type": "string"}}},
-        execute=lambda *a: None,  # type: ignore[arg-type,return-value]
+        execute=lambda *a: None,  # type: ignore[arg-type]
     )
     policy = Policy([Rule("*", "deny", arguments={"path": ".git/**"})])
     (problem,) = policy.check([plain])

@@ -113,7 +113,7 @@ async def test_files_policy_find_and_grep_without_path_skip_denied_subtrees(
         tools=tools,
         before_tool_call=policy.before_tool_call,
     )
-    files = outcome.result.structured_content["files"]  # type: ignore[index]
+    files = outcome.result.structured_content["files"]
     assert "public/notes.txt" in files
     assert "src/a.py" in files
     assert not [f for f in files if f.startswith(("secret", ".venv"))]
@@ -124,13 +124,13 @@ async def test_files_policy_find_and_grep_without_path_skip_denied_subtrees(
         tools=tools,
         before_tool_call=policy.before_tool_call,
     )
-    hits = {m["path"] for m in outcome.result.structured_content["matches"]}  # type: ignore[index]
+    hits = {m["path"] for m in outcome.result.structured_content["matches"]}
     assert hits == {"public/notes.txt", "src/a.py"}
 
     outcome = await run_tool_call(
         ToolCall("c3", "ls", dict(extra)), tools=tools, before_tool_call=policy.before_tool_call
     )
-    names = {e["name"] for e in outcome.result.structured_content["entries"]}  # type: ignore[index]
+    names = {e["name"] for e in outcome.result.structured_content["entries"]}
     assert "secret" not in names
     assert ".venv" not in names
     assert {"public", "src", ".git"} <= names
@@ -165,7 +165,7 @@ out["find"] = [f for f in find(pattern="*")["files"] if f.startswith((".git", ".
 out["grep"] = [m["path"] for m in grep(pattern="core|home")["matches"]]
 out
 """
-    sandbox = Sandbox(tools, before_tool_call=policy.before_tool_call, isolation=isolation)  # type: ignore[arg-type]
+    sandbox = Sandbox(tools, before_tool_call=policy.before_tool_call, isolation=isolation)
     try:
         result = await sandbox.run(code)
     finally:
