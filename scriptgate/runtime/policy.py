@@ -882,6 +882,24 @@ def _check_policy(policy: Policy, tools: list[AgentTool]) -> list[PolicyProblem]
                 )
             )
         names = ", ".join(t.name for t in matched[:5]) + (", ..." if len(matched) > 5 else "")
+        every = set(rule.arguments)
+        somewhere = {n for t in matched for n in _schema_properties(t)[0]}
+        if (
+            len(every) > 1
+            and every <= somewhere
+            and not any(
+                _schema_properties(t)[1] or every <= set(_schema_properties(t)[0]) for t in matched
+            )
+        ):
+            problems.append(
+                PolicyProblem(
+                    "error",
+                    index,
+                    f"no tool among {names} has all of the arguments "
+                    f"{', '.join(sorted(every))}, and a rule matches only when every one of "
+                    "its argument patterns does: split it into one rule per argument",
+                )
+            )
         for name, raw in rule.arguments.items():
             patterns = (raw,) if isinstance(raw, str | int | float | bool) else tuple(raw)
             having: list[tuple[AgentTool, Any]] = []
