@@ -4,7 +4,18 @@ Every path the model passes is resolved by :func:`resolve_inside`: ``..``
 escapes, absolute paths outside the root and symbolic links whose real path
 leaves the root (for the target, for its parent directories, and for write
 targets that do not exist yet) are refused with a clear message the model can
-act on. Writes and edits run their whole read-modify-write inside
+act on. Every tool declares its ``path`` argument
+(:class:`~scriptgate.runtime.paths.PathArguments`), so the pipeline resolves it
+*before* the permission policy decides: the policy judges, and ``execute``
+receives, the root-relative real path (``"."`` for the root, which a missing or
+empty ``path`` means). ``execute`` re-resolves it and refuses a path whose real
+location changed in between. ``ls``, ``find`` and ``grep`` walk: they ask the
+arguments object (:func:`~scriptgate.runtime.paths.path_admitted`) before they
+enter a directory or list an entry — a symbolic link is judged by its own path
+and by its target — so a subtree the policy denies is neither walked nor
+listed. The tools carry MCP-style annotations (``readOnlyHint`` for ``read``,
+``ls``, ``find``, ``grep``; ``destructiveHint`` for ``write`` and ``edit``).
+Writes and edits run their whole read-modify-write inside
 :func:`scriptgate.runtime.file_queue.with_file_mutation_queue` (pi §7), so two
 parallel edits of one file see each other's result, and they check the abort
 signal after each await inside the critical section.
