@@ -120,7 +120,7 @@ class ResolvedArguments(dict[str, Any]):
     Hooks narrow a walk with :meth:`restrict`; tools ask :meth:`admits`.
     """
 
-    __slots__ = ("_admits", "paths", "walks")
+    __slots__ = ("_admits", "_spec", "paths", "walks")
 
     paths: dict[str, ResolvedPath | tuple[ResolvedPath, ...]]
     walks: bool
@@ -131,11 +131,42 @@ class ResolvedArguments(dict[str, Any]):
         paths: Mapping[str, ResolvedPath | tuple[ResolvedPath, ...]],
         *,
         walks: bool = False,
+        spec: PathArguments | None = None,
     ) -> None:
         super().__init__(values)
         self.paths = dict(paths)
         self.walks = walks
+        self._spec = spec
         self._admits: list[PathAdmits] = []
+
+    def current_paths(self) -> dict[str, ResolvedPath | tuple[ResolvedPath, ...]]:
+        """``paths``, after re-resolving any path value a hook replaced since resolution.
+
+        A ``before_tool_call`` hook may rewrite ``args`` in place (pi); a judge calls
+        this so that it judges the value the tool will get, not a stale one. The
+        resolver's exceptions propagate.
+        """
+        spec = self._spec
+        if spec is None:
+            return self.paths
+        for name in spec.names:
+            value = self.get(name)
+            seen = self.paths.get(name)
+            if isinstance(seen, ResolvedPath):
+                current: Any = seen.value(spec.form)
+            elif isinstance(seen, tuple):
+                current = [p.value(spec.form) for p in seen]
+            else:
+                current = None
+            if value == current or (seen is None and _is_missing(value)):
+                continue
+            if isinstance(value, str):
+                self.paths[name] = spec.resolve(value)
+            elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+                self.paths[name] = tuple(spec.resolve(v) for v in value)
+            else:
+                self.paths.pop(name, None)
+        return self.paths
 
     def restrict(self, admits: PathAdmits) -> None:
         """Add a predicate every path the tool walks to or lists must pass."""
@@ -185,7 +216,7 @@ def resolve_arguments(spec: PathArguments, args: Any) -> Any:
             paths[name] = many
             values[name] = [p.value(spec.form) for p in many]
         # any other value was let through by the tool's own schema: it is not a path
-    return ResolvedArguments(values, paths, walks=spec.walks)
+    return ResolvedArguments(values, paths, walks=spec.walks, spec=spec)
 
 
 def path_combinations(

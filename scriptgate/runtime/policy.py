@@ -514,8 +514,9 @@ def _single_paths(args: Any) -> tuple[dict[str, ResolvedPath], bool]:
     """``(paths, has_arrays)`` of resolved arguments (``({}, False)`` for plain ones)."""
     if not isinstance(args, ResolvedArguments):
         return {}, False
-    single = {k: v for k, v in args.paths.items() if isinstance(v, ResolvedPath)}
-    return single, len(single) != len(args.paths)
+    paths = args.current_paths()
+    single = {k: v for k, v in paths.items() if isinstance(v, ResolvedPath)}
+    return single, len(single) != len(paths)
 
 
 class Policy:
@@ -567,7 +568,10 @@ class Policy:
         """
         plain = _plain_args(args)
         annotations = self._annotations.get(tool_name, {})
-        single, arrays = _single_paths(args)
+        try:
+            single, arrays = _single_paths(args)
+        except Exception as exc:
+            return Decision("deny", f"a path argument was refused: {exc}")
         if not arrays:
             return self._decide_one(tool_name, plain, single, annotations)
         assert isinstance(args, ResolvedArguments)

@@ -352,7 +352,7 @@ def _walk_files(
     real_root: str,
     start: str,
     signal: AbortSignal | None,
-    admit: Callable[[str], bool] | None = None,
+    admit: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(real path, path relative to start, is_symlink)`` of every file under ``start``.
 
@@ -373,7 +373,7 @@ def _walk_files(
         for entry in entries:
             try:
                 is_link = entry.is_symlink()
-                if admit is not None and not admit(entry.path):
+                if admit is not None and not admit(entry.path, is_link):
                     continue
                 if not is_link and entry.is_dir(follow_symlinks=False):
                     if entry.name not in _SKIP_DIRS:
@@ -854,15 +854,15 @@ def file_tools(
                     f"Path {path} changed (a symbolic link moved) after it was checked; try again"
                 )
 
-    def admitter(params: Any) -> Callable[[str], bool] | None:
+    def admitter(params: Any) -> Callable[[str, bool], bool] | None:
         """The walk filter of a walking call: the entry, and a link's target, must be admitted."""
         if not isinstance(params, ResolvedArguments):
             return None
 
-        def admit(entry: str) -> bool:
+        def admit(entry: str, is_link: bool) -> bool:
             if not path_admitted(params, ResolvedPath(_display(real_root, entry), entry)):
                 return False
-            if os.path.islink(entry):
+            if is_link:
                 target = os.path.realpath(entry)
                 if _is_inside(real_root, target):
                     return path_admitted(params, ResolvedPath(_display(real_root, target), target))
@@ -1126,7 +1126,9 @@ def file_tools(
 
     # ------------------------------------------------------------------ ls
 
-    def ls_sync(path: str, limit: int, admit: Callable[[str], bool] | None) -> AgentToolResult:
+    def ls_sync(
+        path: str, limit: int, admit: Callable[[str, bool], bool] | None
+    ) -> AgentToolResult:
         real = resolve(path)
         try:
             if not os.path.isdir(real):
@@ -1135,7 +1137,7 @@ def file_tools(
                 raise FileToolError(f"Path not found: {path}")
             with os.scandir(real) as it:
                 scanned = sorted(
-                    (e for e in it if admit is None or admit(e.path)),
+                    (e for e in it if admit is None or admit(e.path, e.is_symlink())),
                     key=lambda e: (e.name.lower(), e.name),
                 )
         except FileToolError:
@@ -1193,7 +1195,7 @@ def file_tools(
         path: str,
         limit: int,
         signal: AbortSignal | None,
-        admit: Callable[[str], bool] | None = None,
+        admit: Callable[[str, bool], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         if not os.path.isdir(start):
@@ -1292,7 +1294,7 @@ def file_tools(
         context: int,
         limit: int,
         signal: AbortSignal | None,
-        admit: Callable[[str], bool] | None = None,
+        admit: Callable[[str, bool], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         try:

@@ -334,3 +334,27 @@ def test_policy_check_warns_about_path_globs_on_text_arguments() -> None:
     (problem,) = policy.check([plain])
     assert problem.level == "warning"
     assert "matched as plain text" in problem.message
+
+
+@pytest.mark.anyio
+async def test_policy_paths_a_hook_rewriting_a_path_before_the_policy_is_judged_on_the_new_path() -> (
+    None
+):
+    from scriptgate.runtime.hooks import compose_hooks
+
+    seen: list[Any] = []
+    tool = _recording_tool(seen=seen)
+    policy = Policy([Rule("*", "deny", arguments={"path": "secret/**"}), Rule("*", "allow")])
+
+    def rewrite(ctx: Any, signal: Any = None) -> None:
+        ctx.args["path"] = "public/../secret/key"
+
+    hooks = compose_hooks((rewrite, None), policy)
+    outcome = await run_tool_call(
+        ToolCall("c1", "open", {"path": "public/a"}), tools=[tool], **hooks.as_kwargs()
+    )
+    assert outcome.blocked
+    assert seen == []
+    assert policy.decide("open", resolve_arguments(tool.paths, {"path": "public/a"})).action == (  # type: ignore[arg-type]
+        "allow"
+    )
