@@ -407,20 +407,29 @@ def _fold(text: str, first: str, indent: str, width: int) -> list[str]:
         prefix = indent
 
 
+def _visible(text: str) -> str:
+    """``text`` with every non-printable character (escapes, controls) shown escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def approval_prompt(request: ApprovalRequest, width: int = 100) -> str:
     """What the terminal approver shows: the tool, the reason, and every argument in full.
 
     Values are the arguments the tool will receive (path arguments resolved), as
-    Python literals (control characters escaped), folded to ``width`` columns.
+    Python literals (control characters escaped), folded to ``width`` columns; the
+    tool name and the reason have their control characters escaped too.
     """
-    lines = [f"scriptgate: {request.tool_name} needs approval ({request.decision.reason}):"]
+    name = _visible(request.tool_name)
+    lines = [f"scriptgate: {name} needs approval ({_visible(str(request.decision.reason))}):"]
     arguments = request.arguments if isinstance(request.arguments, Mapping) else {}
     for key, value in arguments.items():
-        head = f"    {key} = "
+        head = f"    {_visible(str(key))} = "
         lines += _fold(repr(value), head, " " * len(head), width)
     if not arguments:
         lines.append("    (no arguments)")
-    lines.append(f"scriptgate: allow {request.tool_name}? [y/N] ")
+    lines.append(f"scriptgate: allow {name}? [y/N] ")
     return "\n".join(lines)
 
 

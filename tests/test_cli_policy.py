@@ -259,3 +259,13 @@ def test_cli_ask_prompt_lists_every_argument(monkeypatch: pytest.MonkeyPatch) ->
     arguments: dict[str, Any] = {f"k{i}": i for i in range(12)}
     text = approval_prompt(ApprovalRequest("t", arguments, None, Decision("ask", "r")), 80)
     assert len(_prompt_lines(text)) == 14
+
+
+def test_cli_ask_prompt_escapes_control_characters_in_names_and_reasons() -> None:
+    request = ApprovalRequest(
+        "evil\x1b[2J", {"k\x1b]0;x\x07": "\x1b[31mred"}, None, Decision("ask", "why\x1b[H")
+    )
+    text = approval_prompt(request, 80)
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert "evil\\x1b[2J needs approval (why\\x1b[H):" in text

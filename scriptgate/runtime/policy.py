@@ -151,6 +151,7 @@ _ANNOTATION_KEYS = frozenset({*ANNOTATION_DEFAULTS, "title"})
 _INVALID_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 
 
+@functools.lru_cache(maxsize=4096)
 def tool_identifier(name: str) -> str:
     """The identifier a script calls tool ``name`` by (the sandbox's binding rule, pi's
     ``toCodemodeIdentifier`` plus a ``_`` after keywords): ``"a-b"`` → ``a_b``."""
