@@ -269,3 +269,54 @@ def test_cli_ask_prompt_escapes_control_characters_in_names_and_reasons() -> Non
     assert "\x1b" not in text
     assert "\x07" not in text
     assert "evil\\x1b[2J needs approval (why\\x1b[H):" in text
+
+
+FS_SERVER = """
+try:
+    from mcp.server.mcpserver import MCPServer as Server
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as Server
+
+server = Server("fs-like")
+
+
+@server.tool()
+def read_file(path: str) -> str:
+    \"\"\"Echo the path the server was given.\"\"\"
+    return "read " + path
+
+
+server.run()
+"""
+
+
+def test_cli_run_mcp_root_resolves_server_paths_before_the_policy(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mcp")
+    server = _write(workdir, "server.py", FS_SERVER)
+    policy = _write(
+        workdir,
+        "p.toml",
+        'default = "allow"\n[[rules]]\ntool = "*"\naction = "deny"\n[rules.arguments]\n'
+        'path = ".git/**"\n',
+    )
+    script = _write(
+        workdir,
+        "s.py",
+        "out = []\n"
+        "for p in ['public/a.txt', 'public/../.git/config', "
+        f"{str(workdir / '.git' / 'config')!r}]:\n"
+        "    try:\n"
+        "        out.append(read_file(path=p))\n"
+        "    except ToolDenied:\n"
+        "        out.append('denied')\n"
+        "out\n",
+    )
+    argv = ["run", script, "--no-files", "--mcp", f"{sys.executable} {server}"]
+    argv += ["--mcp-root", str(workdir), "--policy", policy, "--json"]
+    assert main(argv) == EXIT_OK
+    value = json.loads(capsys.readouterr().out)["value"]
+    first = value[0]["result"] if isinstance(value[0], dict) else value[0]
+    assert first == f"read {Path(workdir).resolve() / 'public' / 'a.txt'}"
+    assert value[1:] == ["denied", "denied"]
