@@ -412,7 +412,10 @@ _READ_PARAMS: dict[str, Any] = {
 _READ_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "The path as given"},
+        "path": {
+            "type": "string",
+            "description": "The path read, relative to the root (as resolved before the call)",
+        },
         "content": {"type": "string", "description": "The lines read, joined with newlines"},
         "offset": {"type": "integer", "description": "Line number of the first line returned"},
         "lines": {"type": "integer", "description": "Number of lines returned"},
