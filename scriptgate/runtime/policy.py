@@ -714,8 +714,10 @@ class Policy:
         Annotations of tools the policy was never bound to have MCP's defaults.
         """
         tool_list = list(tools)
+        seen: dict[str, Mapping[str, Any]] = {}
         for item in tool_list:
-            self._annotations.setdefault(item.name, dict(item.annotations))
+            seen.setdefault(item.name, dict(item.annotations))  # first by name, as calls resolve
+        self._annotations.update(seen)
         problems = self.check(tool_list)
         if strict:
             for problem in problems:
