@@ -33,6 +33,9 @@ the pipeline resolves path arguments **before** ``before_tool_call``::
   all applied). The tool asks :func:`path_admitted` for every directory before
   it descends and every entry before it lists it, so a denied subtree is
   neither walked nor listed. Without a restricting hook everything is admitted.
+  (A tool whose ``parameters`` is a pydantic model receives a model built from
+  the resolved values; a walking tool needs JSON Schema parameters to see the
+  restriction.)
 
 Arguments that are not declared paths stay plain text for the policy: no path
 normalisation is applied to them (a URL or an e-mail address is not a path).
