@@ -23,6 +23,7 @@ from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.batch import ToolBatch, execute_tool_calls
 from scriptgate.runtime.hooks import compose_hooks
 from scriptgate.runtime.loop import AgentLoopConfig, agent_loop, run_agent_loop
+from scriptgate.runtime.paths import PathArguments, ResolvedPath
 from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
 from scriptgate.runtime.policy import Policy, Rule
 from scriptgate.runtime.schema import compile_schema
@@ -88,7 +89,9 @@ __all__ = [
     "ConfigurationError",
     "ImageContent",
     "Limits",
+    "PathArguments",
     "Policy",
+    "ResolvedPath",
     "Rule",
     "Sandbox",
     "SandboxSession",

@@ -57,8 +57,9 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -67,9 +68,11 @@ import anyio
 import anyio.to_thread
 
 from scriptgate._terminal import EscapingWriter, safe_repr
+from scriptgate.checking import name_uses
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
+from scriptgate.runtime.paths import resolve_arguments
 from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy
 from scriptgate.runtime.tool import AgentTool, tool
 from scriptgate.sandbox.naming import bind_identifiers
@@ -164,6 +167,14 @@ def _add_tool_options(parser: argparse.ArgumentParser) -> None:
         metavar='"CMD ARGS"|URL',
         help="add the tools of an MCP server: a command started on stdio, or an http(s) URL "
         "(repeatable)",
+    )
+    group.add_argument(
+        "--mcp-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory the MCP servers serve files from: their path arguments are resolved "
+        "inside it before the policy judges them (repeatable)",
     )
 
 
@@ -333,6 +344,7 @@ async def _load_tools(
         tools.extend(file_tools(root, read_only=args.read_only, protected=protected))
     for spec in args.tools:
         tools.extend(load_tool_spec(spec))
+    first_mcp = len(tools)
     for server in args.mcp:
         from scriptgate.tools.mcp import connect_http, connect_stdio
 
@@ -346,6 +358,10 @@ async def _load_tools(
         if not words:
             raise CliError("--mcp: empty command")
         tools.extend(await stack.enter_async_context(connect_stdio(words[0], words[1:])))
+    if args.mcp_root:
+        from scriptgate.tools.mcp_paths import declare_mcp_paths
+
+        declare_mcp_paths(tools[first_mcp:], args.mcp_root)
     seen: dict[str, str] = {}
     for item in tools:
         if item.name in seen:
@@ -386,14 +402,53 @@ def _terminal_approver(stdin: TextIO, stderr: TextIO) -> Callable[[ApprovalReque
     lock = anyio.Lock()
 
     async def approve(request: ApprovalRequest) -> bool:
-        preview = _call_preview(request.tool_name, request.arguments, width=200)
+        text = approval_prompt(request, shutil.get_terminal_size((100, 24)).columns)
         async with lock:
-            stderr.write(f"scriptgate: allow {preview}? ({request.decision.reason}) [y/N] ")
+            stderr.write(text)
             stderr.flush()
             answer = await anyio.to_thread.run_sync(stdin.readline)
         return answer.strip().lower() in ("y", "yes")
 
     return approve
+
+
+def _fold(text: str, first: str, indent: str, width: int) -> list[str]:
+    """``text`` cut into lines of at most ``width`` characters (never dropped, never cut short)."""
+    lines: list[str] = []
+    prefix = first
+    while True:
+        room = max(width - len(prefix), 16)
+        lines.append(prefix + text[:room])
+        text = text[room:]
+        if not text:
+            return lines
+        prefix = indent
+
+
+def _visible(text: str) -> str:
+    """``text`` with every non-printable character (escapes, controls) shown escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def approval_prompt(request: ApprovalRequest, width: int = 100) -> str:
+    """What the terminal approver shows: the tool, the reason, and every argument in full.
+
+    Values are the arguments the tool will receive (path arguments resolved), as
+    Python literals (control characters escaped), folded to ``width`` columns; the
+    tool name and the reason have their control characters escaped too.
+    """
+    name = _visible(request.tool_name)
+    lines = [f"scriptgate: {name} needs approval ({_visible(str(request.decision.reason))}):"]
+    arguments = request.arguments if isinstance(request.arguments, Mapping) else {}
+    for key, value in arguments.items():
+        head = f"    {_visible(str(key))} = "
+        lines += _fold(repr(value), head, " " * len(head), width)
+    if not arguments:
+        lines.append("    (no arguments)")
+    lines.append(f"scriptgate: allow {name}? [y/N] ")
+    return "\n".join(lines)
 
 
 def _load_policy(
@@ -497,6 +552,10 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     try:
         async with contextlib.AsyncExitStack() as stack:
             tools = await _load_tools(args, stack)
+            if policy is not None:
+                # Errors (a rule that can never match as written) refuse the run, exit 2.
+                for problem in policy.bind(tools):
+                    io.stderr.write(f"scriptgate: warning: policy {problem}\n")
             hooks = compose_hooks(policy, audit)
             from scriptgate.sandbox.sandbox import Sandbox
 
@@ -559,7 +618,7 @@ async def _cmd_check(args: argparse.Namespace, io: _IO) -> int:
     for warning in report.warnings:
         out.write(f"warning: {warning}\n")
     for problem in report.problems:
-        out.write(f"{label}:{problem}\n")
+        out.write(f"{label}:{problem}\n" if problem[:1].isdigit() else f"error: {problem}\n")
     if report.problems:
         return EXIT_SCRIPT_FAILED
     return EXIT_OK
@@ -700,11 +759,17 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
         )
     bound = bind_identifiers((t.name, t) for t in tools)
     defined = _defined_names(tree)
-    known_names = defined | _builtin_names() | _SCRIPT_GLOBALS | set(bound)
+    uses = name_uses(source, tree)
+    # Whether a loaded name can reach a module-level binding (a tool): by scope, never by
+    # "bound somewhere" (scriptgate.checking); without a symbol table every name may.
+    reaches = {id(u.node): u.global_lookup for u in uses} if uses is not None else {}
+    rebound = {u.node.id for u in uses if u.rebound} if uses is not None else defined
+    known_names = rebound | _builtin_names() | _SCRIPT_GLOBALS | set(bound)
     rule_args = {name for rule in (policy.rules if policy else ()) for name in rule.arguments}
 
     calls: list[CheckedCall] = []
     problems: list[str] = []
+    notes: list[tuple[int, str]] = []
     direct: set[int] = set()  # Name nodes that are the callee of a tool call
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -715,24 +780,32 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             direct.add(id(func.value))
         target: AgentTool | None = None
+        callee = func if isinstance(func, ast.Name) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            callee = func.value
+        if callee is None or not reaches.get(id(callee), True):
+            continue  # not a name, or a function's own local: provably not a tool
         if isinstance(func, ast.Name):
-            if func.id in bound and func.id not in defined:
+            if func.id in bound:
                 target = bound[func.id]
             elif func.id not in known_names:
                 problems.append(f"{node.lineno}: unknown tool or name {func.id!r}")
                 continue
-        elif (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "tools"
-            and "tools" not in defined
-        ):
+        elif isinstance(func, ast.Attribute) and func.value.id == "tools":  # type: ignore[attr-defined]
             if func.attr not in bound:
                 problems.append(f"{node.lineno}: unknown tool 'tools.{func.attr}'")
                 continue
             target = bound[func.attr]
         if target is None:
             continue
+        if callee.id in rebound:
+            notes.append(
+                (
+                    node.lineno,
+                    f"line {node.lineno}: {callee.id!r} is also bound by the script; the call is "
+                    "listed because it may still reach the tool",
+                )
+            )
         calls.append(_check_call(node, target, policy, rule_args))
     problems.extend(_import_problems(tree))
     calls.sort(key=lambda c: c.line)
@@ -743,7 +816,7 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
         for node in ast.walk(tree)
         if isinstance(node, ast.Name)
         and isinstance(node.ctx, ast.Load)
-        and node.id not in defined
+        and reaches.get(id(node), True)
         and (node.id in bound or node.id == "tools")
         and id(node) not in direct
     )
@@ -752,12 +825,13 @@ def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None)
         "calls made through it are not previewed"
         for line, name in dynamic
     ]
+    warnings += [text for _line, text in sorted(notes)]
     if policy is not None:
-        for index, rule in enumerate(policy.rules):
-            if not any(rule.matches_tool(t.name) for t in tools):
-                warnings.append(
-                    f"policy rules[{index}] (tool {rule.tool!r}) matches no available tool"
-                )
+        for problem in policy.bind(tools, strict=False):
+            if problem.level == "error":
+                problems.append(f"policy {problem}")
+            else:
+                warnings.append(f"policy {problem}")
     return CheckReport(None, None, is_async, tuple(calls), tuple(problems), tuple(warnings))
 
 
@@ -796,7 +870,18 @@ def _check_call(
         return CheckedCall(node.lineno, target.name, preview, "allow (no policy)", None)
     if opaque:
         unknown |= rule_args - set(known)
-    decision = policy.preview(target.name, known, unknown)
+    judged: Any = known
+    if target.paths is not None:
+        # Literal paths are judged as the run would judge them: resolved by the tool.
+        try:
+            judged = resolve_arguments(target.paths, known)
+        except Exception as exc:
+            reason = _one_line(str(exc)) or type(exc).__name__
+            return CheckedCall(node.lineno, target.name, preview, f"error ({reason})", None)
+        for name in unknown:
+            judged.pop(name, None)
+            judged.paths.pop(name, None)
+    decision = policy.preview(target.name, judged, unknown)
     if decision is None:
         return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
     where = f"rules[{decision.rule}]" if decision.rule is not None else "default"

@@ -225,7 +225,7 @@ def test_cli_check_reports_unknown_tools_and_dead_rules(
     assert f"{script}:4: unknown tool or name 'fetch'" in out
     assert f"{script}:5: unknown tool 'tools.nope'" in out
     assert "helper" not in out.split("calls:")[-1]
-    assert "warning: policy rules[0] (tool 'fetch') matches no available tool" in out
+    assert "warning: policy rules[0]: tool 'fetch' matches no available tool" in out
 
 
 def test_cli_check_reports_imports_scripts_cannot_make(
@@ -401,7 +401,8 @@ def test_cli_run_ask_prompts_on_a_terminal(
     )
     assert main(["run", script, "--policy", policy, "--json"]) == EXIT_OK
     captured = capsys.readouterr()
-    assert "scriptgate: allow ls(path='data')? (listing) [y/N] " in captured.err
+    assert "scriptgate: ls needs approval (listing):\n    path = 'data'\n" in captured.err
+    assert "scriptgate: allow ls? [y/N] " in captured.err
     value = json.loads(captured.out)["value"]
     if approved:
         assert value == "listed"

@@ -78,7 +78,11 @@ def test_cli_audit_log_outside_root_is_kept_from_the_tools_by_identity(
     assert all("is a protected file" in text for text in value)
     lines = _strict_lines(log)
     assert [x["event"] for x in lines] == ["intent", "outcome", "intent", "outcome"]
-    assert [x["status"] for x in lines if x["event"] == "outcome"] == ["error", "error"]
+    # the protected file is refused while its path is resolved, before the gate and execute
+    outcomes = [x for x in lines if x["event"] == "outcome"]
+    assert [x["status"] for x in outcomes] == ["invalid", "invalid"]
+    assert all("is a protected file" in x["error"] for x in outcomes)
+    assert [x["decision"] for x in lines if x["event"] == "intent"] == [None, None]
 
 
 @pytest.mark.parametrize("isolation", ["in_process", "process"])

@@ -6,6 +6,7 @@
 - validation (pi §2): :func:`compile_schema`, :func:`validate_tool_arguments`;
 - one call and one batch (pi §3–4): :func:`run_tool_call`, :func:`execute_tool_calls`;
 - transcript tool declarations (pi §6), the file mutation queue (pi §7), the agent loop;
+- path arguments resolved before the policy judges them: :class:`PathArguments`;
 - permissions and audit as ordinary hooks: :class:`Policy`, :class:`AuditLog`,
   :func:`compose_hooks`.
 """
@@ -37,8 +38,9 @@ from scriptgate.runtime.loop import (
     run_agent_loop,
     run_agent_loop_continue,
 )
+from scriptgate.runtime.paths import PathArguments, ResolvedArguments, ResolvedPath
 from scriptgate.runtime.pipeline import ToolCallOutcome, run_tool_call
-from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy, Rule
+from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy, PolicyProblem, Rule
 from scriptgate.runtime.schema import (
     CompiledSchema,
     ParseResult,
@@ -64,7 +66,11 @@ __all__ = [
     "Decision",
     "Hooks",
     "ParseResult",
+    "PathArguments",
     "Policy",
+    "PolicyProblem",
+    "ResolvedArguments",
+    "ResolvedPath",
     "Rule",
     "ToolBatch",
     "ToolCallOutcome",

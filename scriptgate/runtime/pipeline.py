@@ -5,7 +5,8 @@ scripted calls: no events, no messages) and by the batch code in
 :mod:`scriptgate.runtime.batch` (model-issued calls):
 
 1. :func:`prepare_tool_call` — abort check, lookup by exact name, the
-   ``prepare_arguments`` shim, validation, ``before_tool_call``. It returns
+   ``prepare_arguments`` shim, validation, path resolution (a tool's declared
+   ``paths``, :mod:`scriptgate.runtime.paths`), ``before_tool_call``. It returns
    either a :class:`PreparedToolCall` or an *immediate* :class:`ToolCallOutcome`
    (an error result that never ran ``execute``).
 2. :func:`execute_prepared_tool_call` — ``execute`` under a monotonic clock;
@@ -37,6 +38,7 @@ import anyio.to_thread
 
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.observe import notify_cut_off, notify_refused
+from scriptgate.runtime.paths import resolve_arguments
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import (
     AfterToolCallContext,
@@ -217,6 +219,8 @@ async def prepare_tool_call(
         return _refused(before_tool_call, tool_call, not_found_text(tool_call.name), "invalid")
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+        if tool.paths is not None:
+            args = resolve_arguments(tool.paths, args)
     except Exception as exc:
         return _refused(before_tool_call, tool_call, error_message(exc), "invalid")
     try:
@@ -437,6 +441,8 @@ async def run_tool_call(
         return _refused(before_tool_call, tool_call, not_found_text(tool_call.name), "invalid")
     try:
         args = validate_tool_arguments(tool, _shimmed(tool, tool_call))
+        if tool.paths is not None:
+            args = resolve_arguments(tool.paths, args)
     except Exception as exc:
         return _refused(before_tool_call, tool_call, error_message(exc), "invalid")
     try:

@@ -6,6 +6,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, cast, get_type_hints, overload
 
 import pydantic
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 
 from scriptgate.errors import ToolDefinitionError
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.paths import PathArguments
 from scriptgate.runtime.types import AgentToolResult, TextContent
 
 __all__ = [
@@ -68,6 +70,14 @@ class AgentTool:
     JSON Schema is the model's, validation still runs through scriptgate's
     coercing validator (pi semantics), and ``execute`` receives a model instance
     built from the validated arguments.
+
+    ``paths`` declares which arguments are paths and how they resolve
+    (:class:`~scriptgate.runtime.paths.PathArguments`): the pipeline resolves
+    them after validation and before ``before_tool_call``, so the policy judges,
+    and ``execute`` receives, what the tool will really touch.
+    ``annotations`` are behaviour hints in MCP's vocabulary (``readOnlyHint``,
+    ``destructiveHint``, ``idempotentHint``, ``openWorldHint``, ``title``) that
+    policies may match (``{}`` when the tool declares none).
     """
 
     name: str
@@ -78,6 +88,8 @@ class AgentTool:
     output_schema: Mapping[str, Any] | None
     replay: Literal["never", "safe"] | None
     execution_mode: ExecutionMode | None
+    paths: PathArguments | None = None
+    annotations: Mapping[str, Any] = MappingProxyType({})
 
     def __init__(
         self,
@@ -91,6 +103,8 @@ class AgentTool:
         output_schema: Mapping[str, Any] | None = None,
         replay: Literal["never", "safe"] | None = None,
         execution_mode: ExecutionMode | None = None,
+        paths: PathArguments | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ToolDefinitionError("a tool needs a non-empty string name")
@@ -108,6 +122,8 @@ class AgentTool:
         self.output_schema = output_schema
         self.replay = replay
         self.execution_mode = execution_mode
+        self.paths = paths
+        self.annotations = dict(annotations) if annotations else {}
         if execute is not None:
             self.execute = execute  # type: ignore[method-assign,assignment]
         elif type(self).execute is AgentTool.execute:

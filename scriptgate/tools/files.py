@@ -4,7 +4,18 @@ Every path the model passes is resolved by :func:`resolve_inside`: ``..``
 escapes, absolute paths outside the root and symbolic links whose real path
 leaves the root (for the target, for its parent directories, and for write
 targets that do not exist yet) are refused with a clear message the model can
-act on. Writes and edits run their whole read-modify-write inside
+act on. Every tool declares its ``path`` argument
+(:class:`~scriptgate.runtime.paths.PathArguments`), so the pipeline resolves it
+*before* the permission policy decides: the policy judges, and ``execute``
+receives, the root-relative real path (``"."`` for the root, which a missing or
+empty ``path`` means). ``execute`` re-resolves it and refuses a path whose real
+location changed in between. ``ls``, ``find`` and ``grep`` walk: they ask the
+arguments object (:func:`~scriptgate.runtime.paths.path_admitted`) before they
+enter a directory or list an entry — a symbolic link is judged by its own path
+and by its target — so a subtree the policy denies is neither walked nor
+listed. The tools carry MCP-style annotations (``readOnlyHint`` for ``read``,
+``ls``, ``find``, ``grep``; ``destructiveHint`` for ``write`` and ``edit``).
+Writes and edits run their whole read-modify-write inside
 :func:`scriptgate.runtime.file_queue.with_file_mutation_queue` (pi §7), so two
 parallel edits of one file see each other's result, and they check the abort
 signal after each await inside the critical section.
@@ -38,6 +49,7 @@ import anyio.to_thread
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
+from scriptgate.runtime.paths import PathArguments, ResolvedArguments, ResolvedPath, path_admitted
 from scriptgate.runtime.tool import AgentTool, OnUpdate
 from scriptgate.runtime.types import AgentToolResult, ImageContent, TextContent
 from scriptgate.tools._hostwork import (
@@ -299,12 +311,16 @@ def _glob_matches(glob: Glob, pattern: str, rel: str) -> bool:
 
 
 def _walk_files(
-    real_root: str, start: str, signal: AbortSignal | None
+    real_root: str,
+    start: str,
+    signal: AbortSignal | None,
+    admit: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[str, str, bool]]:
     """Yield ``(real path, path relative to start, is_symlink)`` of every file under ``start``.
 
     Directories are walked in sorted order without following symbolic links;
-    ``.git`` is skipped.
+    ``.git`` is skipped, and so is every entry ``admit`` refuses (a refused
+    directory is not entered).
     """
     stack = [start]
     while stack:
@@ -319,6 +335,8 @@ def _walk_files(
         for entry in entries:
             try:
                 is_link = entry.is_symlink()
+                if admit is not None and not admit(entry.path, is_link):
+                    continue
                 if not is_link and entry.is_dir(follow_symlinks=False):
                     if entry.name not in _SKIP_DIRS:
                         subdirs.append(entry.path)
@@ -356,7 +374,10 @@ _READ_PARAMS: dict[str, Any] = {
 _READ_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "description": "The path as given"},
+        "path": {
+            "type": "string",
+            "description": "The path read, relative to the root (as resolved before the call)",
+        },
         "content": {"type": "string", "description": "The lines read, joined with newlines"},
         "offset": {"type": "integer", "description": "Line number of the first line returned"},
         "lines": {"type": "integer", "description": "Number of lines returned"},
@@ -784,6 +805,38 @@ def file_tools(
             raise FileToolError(_protected_text(path))
         return real
 
+    def resolve_argument(path: str) -> ResolvedPath:
+        real = resolve(path)
+        return ResolvedPath(_display(real_root, real), real)
+
+    def judged(params: Any, path: str) -> None:
+        """Refuse a path whose real location changed since the policy judged it."""
+        if isinstance(params, ResolvedArguments):
+            seen = params.paths.get("path")
+            if isinstance(seen, ResolvedPath) and resolve(path) != seen.absolute:
+                raise FileToolError(
+                    f"Path {path} changed (a symbolic link moved) after it was checked; try again"
+                )
+
+    def admitter(params: Any) -> Callable[[str, bool], bool] | None:
+        """The walk filter of a walking call: the entry, and a link's target, must be admitted."""
+        if not isinstance(params, ResolvedArguments):
+            return None
+
+        def admit(entry: str, is_link: bool) -> bool:
+            if not path_admitted(params, ResolvedPath(_display(real_root, entry), entry)):
+                return False
+            if is_link:
+                target = os.path.realpath(entry)
+                if _is_inside(real_root, target):
+                    return path_admitted(params, ResolvedPath(_display(real_root, target), target))
+            return True
+
+        return admit
+
+    def path_spec(*, walks: bool) -> PathArguments:
+        return PathArguments(("path",), resolve_argument, walks=walks, missing=".")
+
     # ------------------------------------------------------------------ read
 
     def read_sync(
@@ -910,6 +963,7 @@ def file_tools(
         tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: OnUpdate | None
     ) -> AgentToolResult:
         path = _req_str(params, "path")
+        judged(params, path)
         offset = _opt_int(params, "offset")
         limit = _opt_int(params, "limit")
         if offset is not None and offset < 1:
@@ -948,6 +1002,7 @@ def file_tools(
     ) -> AgentToolResult:
         path = _req_str(params, "path")
         content = _req_str(params, "content")
+        judged(params, path)
         real = resolve(path)
         data = content.encode("utf-8")
         _check_abort(signal)
@@ -1003,6 +1058,7 @@ def file_tools(
             if not isinstance(old, str) or not isinstance(new, str):
                 raise FileToolError(f"edits[{i}].oldText and edits[{i}].newText must be strings")
             edits.append((_normalize_lf(old), _normalize_lf(new)))
+        judged(params, path)
         real = resolve(path)
         _check_abort(signal)
 
@@ -1040,7 +1096,9 @@ def file_tools(
 
     # ------------------------------------------------------------------ ls
 
-    def ls_sync(path: str, limit: int) -> AgentToolResult:
+    def ls_sync(
+        path: str, limit: int, admit: Callable[[str, bool], bool] | None
+    ) -> AgentToolResult:
         real = resolve(path)
         try:
             if not os.path.isdir(real):
@@ -1048,7 +1106,10 @@ def file_tools(
                     raise FileToolError(f"Not a directory: {path}")
                 raise FileToolError(f"Path not found: {path}")
             with os.scandir(real) as it:
-                scanned = sorted(it, key=lambda e: (e.name.lower(), e.name))
+                scanned = sorted(
+                    (e for e in it if admit is None or admit(e.path, e.is_symlink())),
+                    key=lambda e: (e.name.lower(), e.name),
+                )
         except FileToolError:
             raise
         except OSError as exc:
@@ -1086,8 +1147,10 @@ def file_tools(
         if not isinstance(path, str):
             raise FileToolError("path must be a string")
         limit = _opt_int(params, "limit") or ls_limit
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
-        return await _in_thread(lambda: ls_sync(path, limit))
+        return await _in_thread(lambda: ls_sync(path, limit, admit))
 
     # ------------------------------------------------------------------ find
 
@@ -1098,7 +1161,11 @@ def file_tools(
         return real
 
     def find_sync(
-        pattern: str, path: str, limit: int, signal: AbortSignal | None
+        pattern: str,
+        path: str,
+        limit: int,
+        signal: AbortSignal | None,
+        admit: Callable[[str, bool], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         if not os.path.isdir(start):
@@ -1106,7 +1173,7 @@ def file_tools(
         regex = _glob_regex(pattern)
         files: list[str] = []
         truncated = False
-        for real, rel, _is_link in _walk_files(real_root, start, signal):
+        for real, rel, _is_link in _walk_files(real_root, start, signal, admit):
             if protected_ids and _identity(real) in protected_ids:
                 continue
             if _glob_matches(regex, pattern, rel):
@@ -1131,8 +1198,12 @@ def file_tools(
         if not isinstance(path, str):
             raise FileToolError("path must be a string")
         limit = _opt_int(params, "limit") or find_limit
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
-        return await in_stoppable_thread(lambda stop: find_sync(pattern, path, limit, stop), signal)
+        return await in_stoppable_thread(
+            lambda stop: find_sync(pattern, path, limit, stop, admit), signal
+        )
 
     # ------------------------------------------------------------------ grep
 
@@ -1204,6 +1275,7 @@ def file_tools(
         context: int,
         limit: int,
         signal: AbortSignal | None,
+        admit: Callable[[str, bool], bool] | None = None,
     ) -> AgentToolResult:
         start = search_start(path)
         try:
@@ -1215,7 +1287,9 @@ def file_tools(
         matches: list[dict[str, Any]] = []
         truncated = False
         if os.path.isdir(start):
-            candidates: Iterator[tuple[str, str, bool]] = _walk_files(real_root, start, signal)
+            candidates: Iterator[tuple[str, str, bool]] = _walk_files(
+                real_root, start, signal, admit
+            )
         else:
             candidates = iter([(start, os.path.basename(start), False)])
         for real, rel, is_link in candidates:
@@ -1258,10 +1332,12 @@ def file_tools(
         limit = _opt_int(params, "limit") or grep_limit
         ignore_case = bool(params.get("ignoreCase"))
         literal = bool(params.get("literal"))
+        judged(params, path)
+        admit = admitter(params)
         _check_abort(signal)
         return await in_stoppable_thread(
             lambda stop: grep_sync(
-                pattern, path, glob or None, ignore_case, literal, context, limit, stop
+                pattern, path, glob or None, ignore_case, literal, context, limit, stop, admit
             ),
             signal,
         )
@@ -1281,6 +1357,8 @@ def file_tools(
             parameters=_READ_PARAMS,
             output_schema=_READ_OUTPUT,
             execute=read_execute,
+            paths=path_spec(walks=False),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
     ]
@@ -1296,6 +1374,13 @@ def file_tools(
                 parameters=_WRITE_PARAMS,
                 output_schema=_WRITE_OUTPUT,
                 execute=write_execute,
+                paths=path_spec(walks=False),
+                annotations={
+                    "readOnlyHint": False,
+                    "destructiveHint": True,
+                    "idempotentHint": True,
+                    "openWorldHint": False,
+                },
                 replay="never",
             ),
             AgentTool(
@@ -1311,6 +1396,12 @@ def file_tools(
                 output_schema=_EDIT_OUTPUT,
                 prepare_arguments=_prepare_edit_arguments,
                 execute=edit_execute,
+                paths=path_spec(walks=False),
+                annotations={
+                    "readOnlyHint": False,
+                    "destructiveHint": True,
+                    "openWorldHint": False,
+                },
                 replay="never",
             ),
         ]
@@ -1325,6 +1416,8 @@ def file_tools(
             parameters=_LS_PARAMS,
             output_schema=_LS_OUTPUT,
             execute=ls_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
         AgentTool(
@@ -1338,6 +1431,8 @@ def file_tools(
             parameters=_FIND_PARAMS,
             output_schema=_FIND_OUTPUT,
             execute=find_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
         AgentTool(
@@ -1352,6 +1447,8 @@ def file_tools(
             parameters=_GREP_PARAMS,
             output_schema=_GREP_OUTPUT,
             execute=grep_execute,
+            paths=path_spec(walks=True),
+            annotations={"readOnlyHint": True, "openWorldHint": False},
             replay="safe",
         ),
     ]

@@ -8,7 +8,10 @@ install works without it.
   Each tool's ``inputSchema`` becomes ``parameters`` untouched, so arguments go
   through scriptgate's coercing validator like any other tool's (a dangling
   ``$ref`` fails only a value present at that place, pi §2.4); its
-  ``outputSchema`` becomes ``output_schema``.
+  ``outputSchema`` becomes ``output_schema``; its ``annotations``
+  (``readOnlyHint``, ``destructiveHint``, ...) become ``annotations``, which
+  policies may match. Path arguments are declared separately, under the roots
+  the host names (:func:`scriptgate.tools.mcp_paths.declare_mcp_paths`).
 - A call maps the ``CallToolResult``: text blocks → :class:`TextContent`,
   images → :class:`ImageContent`, other blocks (audio, resources, resource
   links) → a text rendering; ``structuredContent`` → ``structured_content``;
@@ -163,6 +166,7 @@ def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
         parameters=dict(input_schema),
         output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
         execute=execute,
+        annotations=dict(annotations) if isinstance(annotations, Mapping) else None,
     )
 
 

@@ -55,7 +55,7 @@ from scriptgate.sandbox.model.stubs import StubStyle, render_stubs
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
 
 if TYPE_CHECKING:
-    from scriptgate.sandbox import SandboxSession
+    from scriptgate.sandbox.sandbox import SandboxSession
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -494,7 +494,7 @@ class CodemodeTool(AgentTool):
         label: str | None,
         session: bool | SandboxSession = False,
     ) -> None:
-        from scriptgate.sandbox import SandboxSession
+        from scriptgate.sandbox.sandbox import SandboxSession
         from scriptgate.sandbox.sandbox import Sandbox
 
         self.callable_tools: tuple[AgentTool, ...] = tuple(t for t in tools if t.name != name)
