@@ -63,6 +63,7 @@ from typing import Any, NoReturn, TextIO
 import anyio
 import anyio.to_thread
 
+from scriptgate import jailcmd
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
@@ -220,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     stubs.add_argument(
         "--style", choices=("sync", "async"), default="sync", help="def or async def signatures"
     )
+    jailcmd.add_parser(sub)
     return parser
 
 
@@ -774,6 +776,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
     "run": _cmd_run,
     "check": _cmd_check,
     "stubs": _cmd_stubs,
+    "jail": jailcmd.command,
 }
 
 

@@ -103,6 +103,7 @@ from greenlet import getcurrent  # type: ignore[import-untyped]
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec, slot_setters
+from scriptgate.sandbox.jail import JailReport
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -165,6 +166,10 @@ def _signal_name(number: int) -> str:
         return signals.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+class _JailMissing(Exception):
+    """``require_jail`` is set and the worker's jail lacks a layer; ``str()`` says which."""
 
 
 class _StartError(Exception):
@@ -289,6 +294,7 @@ class _Worker:
         self.wfd = self.rfd = sock.fileno()
         self.buf = bytearray()
         self.ready = False
+        self.jail: JailReport | None = None  # what its OS jail got (from its ready message)
         self.busy = False
         self.killed = False
         self.reaped = False
@@ -721,6 +727,8 @@ class ProcessRunner:
         start_timeout: float = 30.0,
         spawn: Literal["fork", "exec"] = "fork",
         max_sessions: int = 16,
+        jail: bool = True,
+        require_jail: bool = False,
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
@@ -728,6 +736,11 @@ class ProcessRunner:
             raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
         self.spawn = spawn
         self.max_sessions = max(1, max_sessions)
+        # The OS jail (scriptgate.sandbox.jail) of every worker; ``jail`` is the last
+        # worker's report (None until one started).
+        self.jail_enabled = jail
+        self.require_jail = require_jail
+        self.jail: JailReport | None = None
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
         self.limits = limits
@@ -745,6 +758,8 @@ class ProcessRunner:
             "memory_bytes": limits.memory_bytes,
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
+            "nproc": 16,
+            "jail": jail,
             # Lowered, but with room for the engine's own recursion (JSON copies of
             # nested values go 200 levels deep, two frames each) above the script's.
             "recursion": max(600, 2 * limits.max_recursion + 300),
@@ -899,7 +914,7 @@ class ProcessRunner:
                 worker.busy = True
             try:
                 await self._wait_ready(worker)
-            except (_WorkerGone, _ProtocolError, TimeoutError):
+            except (_WorkerGone, _ProtocolError, TimeoutError, _JailMissing):
                 await self._discard(worker)
                 continue
             self._release(worker)
@@ -999,6 +1014,18 @@ class ProcessRunner:
             message = await worker.recv()
         if message.get("op") != "ready":
             raise _ProtocolError("the worker did not start with a ready message")
+        # --- OS jail (scriptgate.sandbox.jail) ---
+        if self.jail_enabled:
+            worker.jail = JailReport.from_json(message.get("jail"))
+        else:
+            worker.jail = JailReport.unavailable("disabled (ProcessRunner(jail=False))")
+        self.jail = worker.jail
+        if self.require_jail and not worker.jail.complete:
+            raise _JailMissing(
+                "The worker's OS jail is incomplete and require_jail is set; unavailable: "
+                + "; ".join(worker.jail.missing)
+            )
+        # --- end OS jail ---
         worker.ready = True
 
     async def reset_session(self, session_key: str) -> None:
@@ -1090,6 +1117,9 @@ class ProcessRunner:
             return _failure("sandbox", "WorkerStartError", str(exc), [], started)
         try:
             await self._wait_ready(worker)
+        except _JailMissing as exc:
+            await self._discard(worker)
+            return _failure("sandbox", "JailUnavailable", str(exc), [], started)
         except (_WorkerGone, _ProtocolError, TimeoutError) as exc:
             detail = worker.stderr_tail()
             code = await self._discard(worker)
