@@ -450,6 +450,16 @@ class _Worker:
         readable, _, _ = select.select([self.status], [], [], 0)
         return not readable
 
+    def quiet(self) -> bool:
+        """Nothing buffered or waiting from the worker (between runs it has nothing to say)."""
+        if self.buf or self.partial:
+            return False
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
     def kill(self) -> None:
         """SIGKILL the worker's whole process group (idempotent, never raises)."""
         if self.killed:
@@ -945,7 +955,7 @@ class ProcessRunner:
                 return pinned
             while self._idle:
                 candidate = self._idle.pop(0)
-                if candidate.alive():
+                if candidate.alive() and (not candidate.ready or candidate.quiet()):
                     worker = candidate
                     break
                 stale.append(candidate)
@@ -1504,6 +1514,13 @@ class ProcessRunner:
                 "sandbox",
             )
             discard = state.retire or (fatal if session_key is not None else failed)
+            # --- hostile worker: anything sent after its result (a late call) is refused,
+            # and the worker is never used again ---
+            if not discard and not worker.quiet():
+                discard = True
+                if session_key is not None:
+                    result = _with_note(result, _SESSION_LOST)
+            # --- end hostile worker ---
             if discard:
                 await self._discard(worker)
                 if session_key is not None and result.error is not None:
@@ -1722,6 +1739,21 @@ def _result_from_json(
             and (call_error is None or type(call_error) is str)
         ):
             _check_call(item)
+        # --- hostile worker: a whole record never overrides what this side ran ---
+        known = answered.get(call_id) if answered is not None else None
+        if known is not None:
+            # a call this side ran: its tool, arguments and outcome are ours; the
+            # engine may only have cancelled it after the reply
+            if tool != known.tool:
+                raise _ProtocolError(f"a malformed result (a record renames call {call_id!r})")
+            arguments = known.arguments
+            if known.status is not None and status != "cancelled":
+                status, duration, call_error = known.status, known.duration_ms, known.error
+        elif status == "ok":
+            raise _ProtocolError(
+                f"a malformed result (a record claims call {call_id!r} the parent never ran)"
+            )
+        # --- end hostile worker ---
         record = _new(CallRecord)
         set_id(record, call_id)
         set_tool(record, tool)
