@@ -734,6 +734,8 @@ def _zygote(config: dict[str, Any]) -> None:
     os.closerange(3, keep)
     os.closerange(keep + 1, 1 << 16)
     os.environ.clear()
+    if config.get("jail"):  # OS jail: what every worker's jail shares, built once here
+        jail.preload()
     anyio.run(_warm_up, backend="asyncio")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     control.sendall(_packet({"op": "ready", "pid": os.getpid()}))

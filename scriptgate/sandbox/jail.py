@@ -71,6 +71,7 @@ __all__ = [
     "launch",
     "launcher_command",
     "launcher_main",
+    "preload",
     "restrict",
     "run_main",
     "runtime_paths",
@@ -108,10 +109,14 @@ _MS_PRIVATE = 1 << 18
 _MNT_DETACH = 2
 _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
 
 # Syscall numbers glibc has no wrapper for (pivot_root; landlock is the same everywhere).
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+_SECCOMP_FILTER_FLAG_SPEC_ALLOW = 4
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445
 _SYS_LANDLOCK_RESTRICT_SELF = 446
@@ -310,8 +315,15 @@ class JailSettings:
     _layers: dict[str, Layer] = field(default_factory=dict)
 
 
+_LIBC: list[ctypes.CDLL] = []
+
+
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    if not _LIBC:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _LIBC.append(libc)
+    return _LIBC[0]
 
 
 def _fail(what: str) -> OSError:
@@ -320,9 +332,7 @@ def _fail(what: str) -> OSError:
 
 
 def _syscall(number: int, *args: Any) -> int:
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    return int(libc.syscall(ctypes.c_long(number), *args))
+    return int(_libc().syscall(ctypes.c_long(number), *args))
 
 
 def landlock_abi() -> int:
@@ -372,7 +382,8 @@ class _Prepared:
         self.devices: list[tuple[str, bool]] = []
         self.tmpdir = ""
         self.namespaces = False
-        self.seccomp_module: Any = None
+        self.seccomp_bpf: bytes | None = None
+        self.seccomp_detail = ""
         self.seccomp_error = ""
 
 
@@ -526,14 +537,10 @@ def _prepare(settings: JailSettings) -> _Prepared:
         for name in LAYERS:
             layers[name] = Layer(name, False, reason)
         return prepared
-    try:
-        import pyseccomp  # type: ignore[import-untyped]
-
-        prepared.seccomp_module = pyseccomp
-    except Exception as exc:
-        prepared.seccomp_error = f"pyseccomp/libseccomp not usable: {exc}".split("\n")[0]
+    preloaded = preload()
+    prepared.seccomp_bpf, prepared.seccomp_detail, prepared.seccomp_error = preloaded.seccomp
     prepared.tmpdir = os.path.realpath(settings.tmpdir)
-    prepared.read_only = runtime_paths() + [
+    prepared.read_only = list(preloaded.paths) + [
         os.path.realpath(path) for path in settings.extra_read_only if os.path.isdir(path)
     ]
     prepared.devices = [(path, writable) for path, writable in _DEVICES if os.path.exists(path)]
@@ -766,10 +773,15 @@ def _landlock(prepared: _Prepared) -> str:
     return ", ".join(notes) + "; read-only runtime, writable temp dir"
 
 
-def _seccomp(prepared: _Prepared) -> str:
-    module = prepared.seccomp_module
-    if module is None:
-        raise OSError(errno.ENOSYS, prepared.seccomp_error or "pyseccomp is not installed")
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _build_seccomp() -> tuple[bytes, str]:
+    """The filter as a BPF program (libseccomp through pyseccomp), and what it denies."""
+    import pyseccomp  # type: ignore[import-untyped]
+
+    module: Any = pyseccomp
     eperm = module.ERRNO(errno.EPERM)
     syscall_filter = module.SyscallFilter(module.ALLOW)
     denied = 0
@@ -796,11 +808,75 @@ def _seccomp(prepared: _Prepared) -> str:
     )
     for request in (_TIOCSTI, _TIOCLINUX):
         syscall_filter.add_rule(eperm, "ioctl", module.Arg(1, module.EQ, request))
-    syscall_filter.load()
-    return (
-        f"libseccomp via pyseccomp: {denied} syscalls denied (execve, ptrace, mount, "
-        "namespaces, bpf, io_uring, keyrings...), sockets AF_UNIX only"
+    read, write = os.pipe()
+    try:
+        with os.fdopen(write, "wb") as sink:
+            syscall_filter.export_bpf(sink)
+        chunks = []
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(read)
+    program = b"".join(chunks)
+    if not program or len(program) % 8:
+        raise OSError(errno.EINVAL, "libseccomp exported no BPF program")
+    detail = (
+        f"libseccomp via pyseccomp ({len(program) // 8} BPF instructions): {denied} syscalls "
+        "denied (execve, ptrace, mount, namespaces, bpf, io_uring, keyrings...), sockets "
+        "AF_UNIX only"
     )
+    return program, detail
+
+
+@dataclass(frozen=True)
+class _Preloaded:
+    paths: tuple[str, ...]
+    seccomp: tuple[bytes | None, str, str]
+
+
+_PRELOADED: list[_Preloaded] = []
+
+
+def preload() -> _Preloaded:
+    """Work every jail shares, done once per process: the runtime paths, the seccomp program.
+
+    The zygote calls it before it forks workers (importing ``pyseccomp`` runs
+    ``ldconfig``, and building the filter takes milliseconds); later calls are free.
+    """
+    if not _PRELOADED:
+        seccomp: tuple[bytes | None, str, str]
+        if sys.platform != "linux":
+            seccomp = (None, "", "not Linux")
+        else:
+            try:
+                program, detail = _build_seccomp()
+                seccomp = (program, detail, "")
+            except Exception as exc:
+                message = f"{type(exc).__name__}: {exc}".split("\n")[0]
+                seccomp = (None, "", f"pyseccomp/libseccomp not usable: {message}")
+        paths = tuple(runtime_paths()) if sys.platform == "linux" else ()
+        _PRELOADED.append(_Preloaded(paths, seccomp))
+    return _PRELOADED[0]
+
+
+def _seccomp(prepared: _Prepared) -> str:
+    program = prepared.seccomp_bpf
+    if program is None:
+        raise OSError(errno.ENOSYS, prepared.seccomp_error or "pyseccomp is not installed")
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p).value)
+    # SPEC_ALLOW: a filter would otherwise also switch on the speculative-store-bypass
+    # mitigation, which slows every Python instruction and protects nothing here (the
+    # worker holds no secret of anyone else's; other processes keep their own setting).
+    number = _SYS_SECCOMP.get(platform.machine())
+    flags = _SECCOMP_FILTER_FLAG_SPEC_ALLOW
+    if (
+        number is None
+        or _syscall(number, ctypes.c_uint(1), ctypes.c_uint(flags), ctypes.byref(fprog)) != 0
+    ):
+        if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+            raise _fail("prctl(PR_SET_SECCOMP)")
+    return prepared.seccomp_detail
 
 
 def restrict(prepared: _Prepared, settings: JailSettings) -> JailReport:
