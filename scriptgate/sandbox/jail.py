@@ -870,12 +870,13 @@ def _seccomp(prepared: _Prepared) -> str:
     # worker holds no secret of anyone else's; other processes keep their own setting).
     number = _SYS_SECCOMP.get(platform.machine())
     flags = _SECCOMP_FILTER_FLAG_SPEC_ALLOW
-    if (
-        number is None
-        or _syscall(number, ctypes.c_uint(1), ctypes.c_uint(flags), ctypes.byref(fprog)) != 0
+    loaded = number is not None and (
+        _syscall(number, ctypes.c_uint(1), ctypes.c_uint(flags), ctypes.byref(fprog)) == 0
+    )
+    if not loaded and _libc().prctl(
+        _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0
     ):
-        if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-            raise _fail("prctl(PR_SET_SECCOMP)")
+        raise _fail("prctl(PR_SET_SECCOMP)")
     return prepared.seccomp_detail
 
 

@@ -409,9 +409,12 @@ async def test_jail_worker_runs_as_nobody_in_its_own_namespaces(spawn: str) -> N
 _HOSTILE = r"""
 import json, os, socket, sys
 sock = socket.socket(fileno=0)
-def send(message):
-    data = json.dumps(message).encode()
-    sock.sendall(len(data).to_bytes(4, "big") + data)
+def send(*messages):
+    frames = b""
+    for message in messages:
+        data = json.dumps(message).encode()
+        frames += len(data).to_bytes(4, "big") + data
+    sock.sendall(frames)
 buf = b""
 def recv():
     global buf
@@ -441,10 +444,12 @@ while True:
     if MODE == "chatter":
         send({"op": "hello", "text": "unexpected"})
         continue
-    send({"op": "result", "result": {"ok": True, "output": f"run {runs}\n", "calls": calls,
-                                     "wall_time": 0.0}})
-    if MODE == "late":
-        send({"op": "call", "id": "s/9", "tool": "echo", "args": {"text": "late"}})
+    result = {"op": "result", "result": {"ok": True, "output": f"run {runs}\n", "calls": calls,
+                                         "wall_time": 0.0}}
+    if MODE == "late":  # the call right behind the result, in the same write
+        send(result, {"op": "call", "id": "s/9", "tool": "echo", "args": {"text": "late"}})
+    else:
+        send(result)
 """
 
 
