@@ -10,7 +10,9 @@ the :class:`~scriptgate.sandbox.bridge.HostToolBridge` (so ``run_tool_call``, th
 permission hooks and the audit never run inside the untrusted process). Only
 plain JSON data crosses the boundary, in both directions; nothing is pickled.
 
-Containment (restrictedpython-notes §10.1):
+Containment (restrictedpython-notes §10.1; on Linux every worker also runs in the OS
+jail of :mod:`scriptgate.sandbox.jail`, whose report arrives with its ``ready`` message:
+:attr:`ProcessRunner.jail`, and ``require_jail=True`` refuses a worker that lacks a layer):
 
 - a worker holds no secrets: empty environment, isolated interpreter (``-I``),
   no inherited descriptors, an empty temporary working directory, its own
