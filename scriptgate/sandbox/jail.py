@@ -624,7 +624,9 @@ def launch(settings: JailSettings, body: Callable[[JailReport], None]) -> tuple[
     prepared = _prepare(settings)
     # The worker says hello with its credentials: the kernel gives us its pid as seen here.
     hello_ours, hello_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-    hello_ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    passcred = getattr(socket, "SO_PASSCRED", None)  # Linux only
+    if passcred is not None:
+        hello_ours.setsockopt(socket.SOL_SOCKET, passcred, 1)
 
     def worker() -> NoReturn:
         code = 0
@@ -632,8 +634,12 @@ def launch(settings: JailSettings, body: Callable[[JailReport], None]) -> tuple[
             hello_ours.close()
             if settings.new_session:
                 os.setsid()
-            creds = struct.pack("3i", os.getpid(), os.getuid(), os.getgid())
-            hello_theirs.sendmsg([b"."], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])
+            if passcred is not None:
+                creds = struct.pack("3i", os.getpid(), os.getuid(), os.getgid())
+                credentials = [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)]
+                hello_theirs.sendmsg([b"."], credentials)
+            else:
+                hello_theirs.send(b".")
             hello_theirs.close()
             report = restrict(prepared, settings)
             body(report)
@@ -661,7 +667,7 @@ def launch(settings: JailSettings, body: Callable[[JailReport], None]) -> tuple[
     try:
         _data, ancillary, _flags, _address = hello_ours.recvmsg(1, socket.CMSG_SPACE(12))
         for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            if level == socket.SOL_SOCKET and kind == getattr(socket, "SCM_CREDENTIALS", None):
                 worker_pid = struct.unpack("3i", payload[:12])[0]
     except OSError:
         pass

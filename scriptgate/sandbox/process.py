@@ -771,7 +771,7 @@ class ProcessRunner:
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
             "nproc": 16,
-            "jail": jail,
+            "jail": jail and sys.platform == "linux",
             # Lowered, but with room for the engine's own recursion (JSON copies of
             # nested values go 200 levels deep, two frames each) above the script's.
             "recursion": max(600, 2 * limits.max_recursion + 300),
@@ -1027,7 +1027,11 @@ class ProcessRunner:
         if message.get("op") != "ready":
             raise _ProtocolError("the worker did not start with a ready message")
         # --- OS jail (scriptgate.sandbox.jail) ---
-        if self.jail_enabled:
+        if self.jail_enabled and sys.platform != "linux":
+            worker.jail = JailReport.unavailable(
+                f"not Linux ({sys.platform}): run scriptgate in a Linux container, gVisor or a VM"
+            )
+        elif self.jail_enabled:
             worker.jail = JailReport.from_json(message.get("jail"))
         else:
             worker.jail = JailReport.unavailable("disabled (ProcessRunner(jail=False))")
