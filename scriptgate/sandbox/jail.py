@@ -57,7 +57,7 @@ import struct
 import sys
 import sysconfig
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -301,8 +301,9 @@ class JailSettings:
     ``tmpdir`` is the only writable directory (it must exist and be empty);
     ``memory_bytes`` becomes ``RLIMIT_AS`` and ``RLIMIT_DATA``; ``nproc`` the
     processes the jail's uid may have; ``fsize`` the largest file it may write;
-    ``nofile`` its descriptors. ``new_session``: the init starts a session (and
-    process group) of its own, so the caller can kill the jail with ``killpg``.
+    ``nofile`` its descriptors. ``new_session``: the worker starts a session (and
+    process group) of its own, so the caller can kill it with ``killpg(worker_pid)``.
+    ``extra_read_only``: more directories shown read-only (beside the runtime).
     """
 
     tmpdir: str
@@ -312,7 +313,6 @@ class JailSettings:
     fsize: int = 0
     new_session: bool = False
     extra_read_only: tuple[str, ...] = ()
-    _layers: dict[str, Layer] = field(default_factory=dict)
 
 
 _LIBC: list[ctypes.CDLL] = []
