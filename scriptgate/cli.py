@@ -67,6 +67,7 @@ from typing import Any, NoReturn, TextIO
 import anyio
 import anyio.to_thread
 
+from scriptgate import jailcmd
 from scriptgate._terminal import EscapingWriter, safe_repr
 from scriptgate.checking import name_uses
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     from scriptgate.agent_cli import add_agent_parser
 
     add_agent_parser(sub, _add_tool_options, _EPILOG)
+    jailcmd.add_parser(sub)
     return parser
 
 
@@ -910,6 +912,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
     "check": _cmd_check,
     "stubs": _cmd_stubs,
     "agent": _cmd_agent,
+    "jail": jailcmd.command,
 }
 
 

@@ -34,6 +34,7 @@ from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from scriptgate.sandbox.isolation.jail import JailReport
     from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 __all__ = ["Isolation", "Sandbox", "SandboxSession"]
@@ -96,7 +97,10 @@ class Sandbox:
     ``tools``: the callable tools; ``before_tool_call``/``after_tool_call``: hooks
     applied to every call a script makes; ``limits``: :class:`Limits`;
     ``isolation``: ``"in_process"`` (default) or ``"process"``;
-    ``assistant_message``/``context``: passed to the hooks.
+    ``assistant_message``/``context``: passed to the hooks. ``require_jail``
+    (process isolation only): refuse to run (a ``sandbox`` error naming the
+    missing layers) unless the worker's OS jail has every layer
+    (:mod:`scriptgate.sandbox.isolation.jail`); :attr:`jail` says what the workers got.
     """
 
     def __init__(
@@ -109,11 +113,14 @@ class Sandbox:
         isolation: str = "in_process",
         assistant_message: AssistantMessage | None = None,
         context: AgentContext | None = None,
+        require_jail: bool = False,
     ) -> None:
         if isolation not in ("in_process", "process"):
             raise ConfigurationError(
                 f"isolation must be 'in_process' or 'process', got {isolation!r}"
             )
+        if require_jail and isolation != "process":
+            raise ConfigurationError("require_jail needs isolation='process' (the OS jail)")
         if limits is None:
             limits = Limits()
         if not isinstance(limits, Limits):
@@ -132,6 +139,12 @@ class Sandbox:
         self._specs: list[ToolSpec] = tool_specs(tools)
         self._runner: ProcessRunner | None = None
         self._closed = False
+        self.require_jail = require_jail
+
+    @property
+    def jail(self) -> JailReport | None:
+        """The OS jail the last process-mode worker got (None: in-process, or no worker yet)."""
+        return None if self._runner is None else self._runner.jail
 
     @property
     def tool_specs(self) -> list[ToolSpec]:
@@ -165,7 +178,7 @@ class Sandbox:
             if self._runner is None:
                 from scriptgate.sandbox.isolation.parent import ProcessRunner
 
-                self._runner = ProcessRunner(self.limits)
+                self._runner = ProcessRunner(self.limits, require_jail=self.require_jail)
             return await self._runner.run(
                 code,
                 bridge=bridge,

@@ -223,6 +223,21 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
             and (call_error is None or type(call_error) is str)
         ):
             _check_call(item)
+        # --- hostile worker: a whole record never overrides what this side ran ---
+        known = answered.get(call_id) if answered is not None else None
+        if known is not None:
+            # a call this side ran: its tool, arguments and outcome are ours; the
+            # engine may only have cancelled it after the reply
+            if tool != known.tool:
+                raise _ProtocolError(f"a malformed result (a record renames call {call_id!r})")
+            arguments = known.arguments
+            if known.status is not None and status != "cancelled":
+                status, duration, call_error = known.status, known.duration_ms, known.error
+        elif status == "ok":
+            raise _ProtocolError(
+                f"a malformed result (a record claims call {call_id!r} the parent never ran)"
+            )
+        # --- end hostile worker ---
         record = _new(CallRecord)
         set_id(record, call_id)
         set_tool(record, tool)

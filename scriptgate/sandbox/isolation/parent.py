@@ -15,7 +15,9 @@ the :class:`~scriptgate.sandbox.bridge.HostToolBridge` (so ``run_tool_call``, th
 permission hooks and the audit never run inside the untrusted process). Only
 plain JSON data crosses the boundary, in both directions; nothing is pickled.
 
-Containment (restrictedpython-notes §10.1):
+Containment (restrictedpython-notes §10.1; on Linux every worker also runs in the OS
+jail of :mod:`scriptgate.sandbox.isolation.jail`, whose report arrives with its ``ready`` message:
+:attr:`ProcessRunner.jail`, and ``require_jail=True`` refuses a worker that lacks a layer):
 
 - a worker holds no secrets: empty environment, isolated interpreter (``-I``),
   no inherited descriptors, an empty temporary working directory, its own
@@ -123,6 +125,7 @@ from scriptgate.sandbox.isolation.framing import (
     _spec_json,
     _with_note,
 )
+from scriptgate.sandbox.isolation.jail import JailReport
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -171,6 +174,10 @@ def _signal_name(number: int) -> str:
         return signals.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+class _JailMissing(Exception):
+    """``require_jail`` is set and the worker's jail lacks a layer; ``str()`` says which."""
 
 
 class _StartError(Exception):
@@ -295,6 +302,7 @@ class _Worker:
         self.wfd = self.rfd = sock.fileno()
         self.buf = bytearray()
         self.ready = False
+        self.jail: JailReport | None = None  # what its OS jail got (from its ready message)
         self.busy = False
         self.killed = False
         self.reaped = False
@@ -448,6 +456,16 @@ class _Worker:
         if self.status is None:
             return False
         readable, _, _ = select.select([self.status], [], [], 0)
+        return not readable
+
+    def quiet(self) -> bool:
+        """Nothing buffered or waiting from the worker (between runs it has nothing to say)."""
+        if self.buf or self.partial:
+            return False
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return False
         return not readable
 
     def kill(self) -> None:
@@ -684,6 +702,8 @@ class ProcessRunner:
         start_timeout: float = 30.0,
         spawn: Literal["fork", "exec"] = "fork",
         max_sessions: int = 16,
+        jail: bool = True,
+        require_jail: bool = False,
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
@@ -691,6 +711,11 @@ class ProcessRunner:
             raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
         self.spawn = spawn
         self.max_sessions = max(1, max_sessions)
+        # The OS jail (scriptgate.sandbox.isolation.jail) of every worker; ``jail`` is the last
+        # worker's report (None until one started).
+        self.jail_enabled = jail
+        self.require_jail = require_jail
+        self.jail: JailReport | None = None
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
         self.limits = limits
@@ -708,6 +733,8 @@ class ProcessRunner:
             "memory_bytes": limits.memory_bytes,
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
+            "nproc": 16,
+            "jail": jail and sys.platform == "linux",
             # Lowered, but with room for the engine's own recursion (JSON copies of
             # nested values go 200 levels deep, two frames each) above the script's.
             "recursion": max(600, 2 * limits.max_recursion + 300),
@@ -862,7 +889,7 @@ class ProcessRunner:
                 worker.busy = True
             try:
                 await self._wait_ready(worker)
-            except (_WorkerGone, _ProtocolError, TimeoutError):
+            except (_WorkerGone, _ProtocolError, TimeoutError, _JailMissing):
                 await self._discard(worker)
                 continue
             self._release(worker)
@@ -893,7 +920,7 @@ class ProcessRunner:
                 return pinned
             while self._idle:
                 candidate = self._idle.pop(0)
-                if candidate.alive():
+                if candidate.alive() and (not candidate.ready or candidate.quiet()):
                     worker = candidate
                     break
                 stale.append(candidate)
@@ -962,6 +989,22 @@ class ProcessRunner:
             message = await worker.recv()
         if message.get("op") != "ready":
             raise _ProtocolError("the worker did not start with a ready message")
+        # --- OS jail (scriptgate.sandbox.isolation.jail) ---
+        if self.jail_enabled and sys.platform != "linux":
+            worker.jail = JailReport.unavailable(
+                f"not Linux ({sys.platform}): run scriptgate in a Linux container, gVisor or a VM"
+            )
+        elif self.jail_enabled:
+            worker.jail = JailReport.from_json(message.get("jail"))
+        else:
+            worker.jail = JailReport.unavailable("disabled (ProcessRunner(jail=False))")
+        self.jail = worker.jail
+        if self.require_jail and not worker.jail.complete:
+            raise _JailMissing(
+                "The worker's OS jail is incomplete and require_jail is set; unavailable: "
+                + "; ".join(worker.jail.missing)
+            )
+        # --- end OS jail ---
         worker.ready = True
 
     async def reset_session(self, session_key: str) -> None:
@@ -1053,6 +1096,9 @@ class ProcessRunner:
             return _failure("sandbox", "WorkerStartError", str(exc), [], started)
         try:
             await self._wait_ready(worker)
+        except _JailMissing as exc:
+            await self._discard(worker)
+            return _failure("sandbox", "JailUnavailable", str(exc), [], started)
         except (_WorkerGone, _ProtocolError, TimeoutError) as exc:
             detail = worker.stderr_tail()
             code = await self._discard(worker)
@@ -1437,6 +1483,13 @@ class ProcessRunner:
                 "sandbox",
             )
             discard = state.retire or (fatal if session_key is not None else failed)
+            # --- hostile worker: anything sent after its result (a late call) is refused,
+            # and the worker is never used again ---
+            if not discard and not worker.quiet():
+                discard = True
+                if session_key is not None:
+                    result = _with_note(result, _SESSION_LOST)
+            # --- end hostile worker ---
             if discard:
                 await self._discard(worker)
                 if session_key is not None and result.error is not None:

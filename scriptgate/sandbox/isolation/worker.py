@@ -71,6 +71,7 @@ import anyio
 from scriptgate.runtime.abort import AbortController
 from scriptgate.sandbox.bridge import ToolReply, ToolSpec, _reply
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.isolation import jail
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 
 __all__ = ["PipeToolBridge", "main"]
@@ -548,9 +549,17 @@ async def _warm_up() -> None:
 class _Worker:
     """The job loop: one job at a time, messages dispatched while it runs."""
 
-    def __init__(self, channel: _Channel, cpu_lifetime: float | None, *, warm_up: bool) -> None:
+    def __init__(
+        self,
+        channel: _Channel,
+        cpu_lifetime: float | None,
+        *,
+        warm_up: bool,
+        jail_report: list[list[Any]] | None = None,
+    ) -> None:
         self.channel = channel
         self.warm_up = warm_up
+        self.jail_report = jail_report
         self.cpu_lifetime = cpu_lifetime
         self.session_state: dict[str, Any] | None = None
         self.bridge: PipeToolBridge | None = None
@@ -559,7 +568,7 @@ class _Worker:
     async def serve(self) -> None:
         if self.warm_up:
             await _warm_up()
-        self.channel.send({"op": "ready", "pid": os.getpid()})
+        self.channel.send({"op": "ready", "pid": os.getpid(), "jail": self.jail_report})
         send_jobs, receive_jobs = anyio.create_memory_object_stream[dict[str, Any]](1)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._jobs, receive_jobs)
@@ -676,7 +685,13 @@ def _apply_limits(config: dict[str, Any]) -> None:
         set_limit(resource.RLIMIT_CPU, math.ceil(cpu))
 
 
-def _become_worker(channel_fd: int, config: dict[str, Any], *, warm_up: bool) -> None:
+def _become_worker(
+    channel_fd: int,
+    config: dict[str, Any],
+    *,
+    warm_up: bool,
+    jail_report: list[list[Any]] | None = None,
+) -> None:
     """Jail this process (descriptors, environment, limits) and serve jobs until EOF."""
     channel = _isolate_descriptors(channel_fd)
     os.environ.clear()
@@ -689,7 +704,12 @@ def _become_worker(channel_fd: int, config: dict[str, Any], *, warm_up: bool) ->
     os.dup2(devnull, 2)
     os.close(devnull)
     cpu = config.get("cpu_lifetime")
-    worker = _Worker(channel, float(cpu) if isinstance(cpu, int | float) else None, warm_up=warm_up)
+    worker = _Worker(
+        channel,
+        float(cpu) if isinstance(cpu, int | float) else None,
+        warm_up=warm_up,
+        jail_report=jail_report,
+    )
     anyio.run(worker.serve, backend="asyncio")
 
 
@@ -717,6 +737,8 @@ def _zygote(config: dict[str, Any]) -> None:
     os.closerange(3, keep)
     os.closerange(keep + 1, 1 << 16)
     os.environ.clear()
+    if config.get("jail"):  # OS jail: what every worker's jail shares, built once here
+        jail.preload()
     anyio.run(_warm_up, backend="asyncio")
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     control.sendall(_packet({"op": "ready", "pid": os.getpid()}))
@@ -762,6 +784,23 @@ def _monitor(
     control.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     status = socket.socket(fileno=status_fd)
+    # --- OS jail (scriptgate.sandbox.isolation.jail): this monitor becomes the jail's outside ---
+    if config.get("jail"):
+        settings = _jail_settings(config, tmpdir, new_session=True)
+
+        def body(report: jail.JailReport) -> None:
+            os.chdir(tmpdir)
+            _become_worker(channel_fd, config, warm_up=False, jail_report=report.to_json())
+
+        jail_pid, pid = jail.launch(settings, body)
+        os.close(channel_fd)
+        with contextlib.suppress(OSError):
+            status.sendall(_packet({"op": "pid", "pid": pid}))
+        code = jail.wait(jail_pid)
+        with contextlib.suppress(OSError):
+            status.sendall(_packet({"op": "exit", "status": code}))
+        return
+    # --- end OS jail ---
     pid = os.fork()
     if pid == 0:  # the worker
         try:
@@ -789,8 +828,34 @@ def main(argv: Sequence[str] | None = None) -> None:
             config = loaded
     if config.get("mode") == "zygote":
         _zygote(config)
+    elif config.get("jail"):  # --- OS jail: this process becomes the jail's outside ---
+        tmpdir = os.getcwd()
+
+        def body(report: jail.JailReport) -> None:
+            os.chdir(tmpdir)
+            _become_worker(os.dup(0), config, warm_up=True, jail_report=report.to_json())
+
+        jail_pid, _pid = jail.launch(_jail_settings(config, tmpdir, new_session=False), body)
+        code = jail.wait(jail_pid)
+        if code < 0:
+            signal.signal(-code, signal.SIG_DFL)
+            os.kill(os.getpid(), -code)
+        os._exit(code & 0xFF)
     else:
         _become_worker(os.dup(0), config, warm_up=True)
+
+
+def _jail_settings(config: dict[str, Any], tmpdir: str, *, new_session: bool) -> jail.JailSettings:
+    """The jail of a worker with this config (the same limits ``_apply_limits`` sets after)."""
+    memory = config.get("memory_bytes")
+    return jail.JailSettings(
+        tmpdir=tmpdir,
+        memory_bytes=memory if isinstance(memory, int) and memory > 0 else None,
+        nofile=int(config.get("nofile", 32)),
+        nproc=int(config.get("nproc", 16)),
+        fsize=0,
+        new_session=new_session,
+    )
 
 
 if __name__ == "__main__":

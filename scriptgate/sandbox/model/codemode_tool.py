@@ -494,8 +494,7 @@ class CodemodeTool(AgentTool):
         label: str | None,
         session: bool | SandboxSession = False,
     ) -> None:
-        from scriptgate.sandbox.sandbox import SandboxSession
-        from scriptgate.sandbox.sandbox import Sandbox
+        from scriptgate.sandbox.sandbox import Sandbox, SandboxSession
 
         self.callable_tools: tuple[AgentTool, ...] = tuple(t for t in tools if t.name != name)
         self.limits = limits

@@ -234,7 +234,12 @@ def test_process_result_call_records_are_rebuilt_field_by_field() -> None:
     result = ScriptResult(ok=True, value={"v": 1}, output="out\n", calls=records, wall_time=0.5)
     data = json.loads(json.dumps(_worker._result_json(result)))
     assert data["calls"][0] == ["s/1", "t", {"a": [1, {"b": None}]}, "ok", 3, None]
-    assert process._result_from_json(data) == result
+    # an "ok" record is only believed for a call the parent itself ran (issue 13)
+    ran = process._Call("s/1", "t", {"a": [1, {"b": None}]})
+    ran.status, ran.duration_ms, ran.error = "ok", 3, None
+    assert process._result_from_json(data, {"s/1": ran}) == result
+    with pytest.raises(process._ProtocolError, match="never ran"):
+        process._result_from_json(data)
 
 
 # ----------------------------------------------------------------------------- end to end

@@ -1,0 +1,143 @@
+"""What the OS jail of process-mode workers costs (measured, never asserted).
+
+Run with ``uv run python benchmarks/jail.py`` (Linux; about half a minute).
+
+- each layer on its own, timed inside a disposable process the way a worker
+  builds it (``_prepare``: uid, namespaces and the new root; then rlimits,
+  ``no_new_privs``, Landlock, seccomp in the worker), median of ``LAYER_RUNS``;
+- a new worker's start-up (forked by the zygote, until its ``ready``), a warm
+  pooled run of ``x = 1 + 2`` and one tool-call round trip (a 200-call script
+  minus an empty one, per call), each with the jail and without it
+  (``ProcessRunner(jail=False)``), alternating in the same minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
+from scriptgate.sandbox.isolation.parent import ProcessRunner
+from scriptgate.sandbox.result import Limits
+
+LIMITS = Limits(timeout=30.0, max_steps=None, max_tool_calls=100_000)
+LAYER_RUNS = 15
+WARM_RUNS = 200
+CALLS = 200
+ROUNDS = 3
+
+_LAYERS = r"""
+import json, os, sys, tempfile, time
+from scriptgate.sandbox import jail
+tmp = tempfile.mkdtemp()
+settings = jail.JailSettings(tmpdir=tmp)
+s = time.perf_counter()
+jail.preload()
+preload = time.perf_counter() - s
+t0 = time.perf_counter()
+prepared = jail._prepare(settings)
+t1 = time.perf_counter()
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    out = {}
+    s = time.perf_counter(); jail._set_rlimits(settings); out["rlimits"] = time.perf_counter() - s
+    s = time.perf_counter(); jail._libc().prctl(38, 1, 0, 0, 0); out["no_new_privs"] = time.perf_counter() - s
+    s = time.perf_counter(); jail._landlock(prepared); out["landlock"] = time.perf_counter() - s
+    s = time.perf_counter(); jail._seccomp(prepared); out["seccomp"] = time.perf_counter() - s
+    os.write(write, json.dumps(out).encode())
+    os._exit(0)
+os.close(write)
+child = json.loads(os.read(read, 4096))
+os.waitpid(pid, 0)
+child["uid + namespaces + new root (launching process)"] = t1 - t0
+child["preload (once per zygote: import pyseccomp, build the BPF)"] = preload
+print(json.dumps(child))
+"""
+
+
+def _layers() -> dict[str, float]:
+    runs: list[dict[str, float]] = []
+    for _ in range(LAYER_RUNS):
+        done = subprocess.run(
+            [sys.executable, "-c", _LAYERS], capture_output=True, text=True, check=True
+        )
+        runs.append(json.loads(done.stdout))
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+async def _ping(call_id: str, params: Any, signal: AbortSignal | None, on_update: Any) -> Any:
+    return AgentToolResult(content=(TextContent("pong"),))
+
+
+PING = AgentTool(name="ping", description="ping", execute=_ping)
+
+
+async def _pool(jail: bool) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    async with ProcessRunner(LIMITS, pool_size=1, jail=jail) as runner:
+        await runner.start()
+
+        async def run(source: str) -> float:
+            bridge = HostToolBridge([PING])
+            start = time.perf_counter()
+            result = await runner.run(source, bridge=bridge, tools=tool_specs([PING]))
+            assert result.ok, result.error
+            return time.perf_counter() - start
+
+        starts = []
+        for _ in range(10):
+            start = time.perf_counter()
+            worker = await anyio.to_thread.run_sync(runner._spawn)
+            await runner._wait_ready(worker)
+            starts.append(time.perf_counter() - start)
+            await runner._discard(worker)
+        figures["worker start-up"] = statistics.median(starts)
+        figures["warm run"] = statistics.median([await run("x = 1 + 2") for _ in range(WARM_RUNS)])
+        calls = f"for i in range({CALLS}):\n    ping()\n"
+        empty = f"for i in range({CALLS}):\n    pass\n"
+        per_call = []
+        for _ in range(5):
+            per_call.append((await run(calls) - await run(empty)) / CALLS)
+        figures["tool round trip"] = min(per_call)
+        figures["tool round trip (median)"] = statistics.median(per_call)
+    return figures
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
+
+
+def main() -> None:
+    """Print the figures."""
+    print("layers (median of", LAYER_RUNS, "jails built)")
+    for key, value in _layers().items():
+        print(f"  {key:<50} {_fmt(value)}")
+    rounds: dict[bool, list[dict[str, float]]] = {True: [], False: []}
+    for _ in range(ROUNDS):
+        for jail in (True, False):
+            rounds[jail].append(anyio.run(_pool, jail))
+    print(f"process mode (best of {ROUNDS} rounds)   jail on / jail off")
+    for key in rounds[True][0]:
+        on = min(r[key] for r in rounds[True])
+        off = min(r[key] for r in rounds[False])
+        print(f"  {key:<30} {_fmt(on):>10} / {_fmt(off):>10}")
+    with tempfile.TemporaryDirectory():
+        pass
+
+
+if __name__ == "__main__":
+    main()

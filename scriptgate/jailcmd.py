@@ -1,0 +1,129 @@
+"""``scriptgate jail check`` and ``scriptgate jail run``: the worker's OS jail, made visible.
+
+This module owns the two subcommands' arguments and bodies (``cli.py`` only
+registers them). Both start a fresh launcher interpreter
+(:func:`scriptgate.sandbox.isolation.jail.launcher_command`) with an empty environment and
+no inherited descriptors but stdin/stdout/stderr, which builds the same jail a
+process-mode worker gets (:mod:`scriptgate.sandbox.isolation.jail`). It must not build a
+jail itself (this process is the host) nor touch the worker protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+import anyio
+
+from scriptgate.sandbox.isolation.jail import JailReport, landlock_abi, launcher_command
+
+__all__ = ["add_parser", "command"]
+
+
+class _HasStreams(Protocol):
+    stdout: TextIO
+    stderr: TextIO
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``jail check`` and ``jail run`` on the ``scriptgate`` subparsers ``sub``."""
+    jail = sub.add_parser(
+        "jail",
+        help="check or use the OS jail of process-mode workers (Linux)",
+        description="The OS jail around isolation='process' workers: namespaces, seccomp, "
+        "Landlock, an unprivileged uid and rlimits.",
+    )
+    actions = jail.add_subparsers(dest="jail_command", metavar="ACTION", required=True)
+    actions.add_parser(
+        "check",
+        help="print each layer as active or unavailable (exit 0 only if all are active)",
+        description="Build a worker's jail on this machine and print what each layer got.",
+    )
+    run = actions.add_parser(
+        "run",
+        help="run an ordinary (unrestricted) Python file inside a worker's jail",
+        description="Run FILE.py, unrestricted, inside the same jail as a process-mode worker: "
+        "stdin/stdout/stderr are passed through and its exit status is returned.",
+    )
+    run.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    run.add_argument(
+        "--memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="address-space limit in MiB (1024, the default Limits.memory_bytes)",
+    )
+
+
+async def command(args: argparse.Namespace, io: _HasStreams) -> int:
+    """Run ``scriptgate jail check|run``; return the exit code."""
+    if args.jail_command == "check":
+        return await anyio.to_thread.run_sync(_check, io)
+    return await anyio.to_thread.run_sync(_run, args.file, args.memory, io)
+
+
+def _temp_dir() -> str:
+    return tempfile.mkdtemp(prefix="scriptgate-jail-")
+
+
+def probe() -> JailReport:
+    """Build a worker's jail in a launcher and return what it got."""
+    tmpdir = _temp_dir()
+    try:
+        done = subprocess.run(
+            launcher_command("check", tmpdir),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env={},
+            close_fds=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    try:
+        return JailReport.from_json(json.loads(done.stdout))
+    except ValueError:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return JailReport.unavailable(f"the launcher failed (status {done.returncode}) {tail[0]}")
+
+
+def _check(io: _HasStreams) -> int:
+    report = probe()
+    for line in report.lines():
+        io.stdout.write(line + "\n")
+    bwrap = shutil.which("bwrap")
+    io.stdout.write(
+        f"kernel: Landlock ABI {landlock_abi()}; python {sys.version.split()[0]}; "
+        f"bubblewrap: {bwrap or 'not installed'} (not needed)\n"
+    )
+    io.stdout.write(f"jail: {report.level}\n")
+    io.stdout.flush()
+    return 0 if report.complete else 1
+
+
+def _run(file: str, memory_mib: int, io: _HasStreams) -> int:
+    path = Path(file)
+    if not path.is_file():
+        io.stderr.write(f"scriptgate: error: no such file: {file}\n")
+        return 2
+    tmpdir = _temp_dir()
+    io.stdout.flush()
+    io.stderr.flush()
+    try:
+        done = subprocess.run(
+            launcher_command("run", str(path.resolve()), tmpdir, str(max(0, memory_mib) << 20)),
+            env={},
+            close_fds=True,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    code = done.returncode
+    return 128 - code if code < 0 else code
