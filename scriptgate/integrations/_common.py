@@ -9,11 +9,13 @@ and only public scriptgate names.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, TypeAlias, TypeVar
 
+import anyio.to_thread
 import pydantic_core
 
 from scriptgate import (
@@ -33,6 +35,7 @@ __all__ = [
     "AfterHook",
     "BeforeHook",
     "missing_extra",
+    "on_asyncio",
     "parse_arguments",
     "result_from_value",
     "run_for_framework",
@@ -50,6 +53,25 @@ AfterHook: TypeAlias = Callable[
     "AfterToolCallResult | Awaitable[AfterToolCallResult | None] | None",
 ]
 """An ``after_tool_call`` hook (sync or async), as :func:`scriptgate.run_tool_call` takes it."""
+
+
+T = TypeVar("T")
+
+
+async def on_asyncio(start: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Await ``start()`` on asyncio, whatever loop runs the caller.
+
+    Frameworks written against asyncio (their sync tools go through
+    ``loop.run_in_executor``) need a running asyncio loop. Under asyncio the
+    coroutine is awaited here; under another anyio backend (trio) it runs on its
+    own asyncio loop in a worker thread. There, cancelling the caller abandons the
+    thread: the framework's call finishes on its own.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return await anyio.to_thread.run_sync(asyncio.run, start(), abandon_on_cancel=True)
+    return await start()
 
 
 def missing_extra(framework: str, extra: str) -> ImportError:

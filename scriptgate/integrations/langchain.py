@@ -33,6 +33,7 @@ from scriptgate.integrations._common import (
     AfterHook,
     BeforeHook,
     missing_extra,
+    on_asyncio,
     result_from_value,
     run_for_framework,
 )
@@ -110,6 +111,8 @@ def from_langchain(tool: BaseTool) -> AgentTool:
     (``convert_to_openai_tool``; injected arguments are not part of it). The tool
     is invoked with ``ainvoke`` and a tool call, so its own error handling
     applies: ``status="error"`` becomes an error result with the message's text.
+    LangChain runs sync tools through asyncio: under trio the tool runs on its own
+    asyncio loop in a worker thread.
     """
     if not isinstance(tool, BaseTool):
         raise TypeError(f"from_langchain needs a langchain_core BaseTool, got {tool!r}")
@@ -120,9 +123,8 @@ def from_langchain(tool: BaseTool) -> AgentTool:
     async def execute(
         tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: object
     ) -> AgentToolResult:
-        output = await tool.ainvoke(
-            {"type": "tool_call", "id": tool_call_id, "name": tool.name, "args": params}
-        )
+        call = {"type": "tool_call", "id": tool_call_id, "name": tool.name, "args": params}
+        output = await on_asyncio(lambda: tool.ainvoke(call))
         if not isinstance(output, ToolMessage):
             return result_from_value(output, structured=False)
         text = _message_text(output.content)

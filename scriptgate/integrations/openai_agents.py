@@ -34,6 +34,7 @@ from scriptgate.integrations._common import (
     AfterHook,
     BeforeHook,
     missing_extra,
+    on_asyncio,
     result_from_value,
     run_for_framework,
 )
@@ -129,6 +130,10 @@ def _output_value(output: Any) -> Any:
     return output
 
 
+async def _invoke(tool: FunctionTool, ctx: ToolContext[Any], arguments: str) -> Any:
+    return await tool.on_invoke_tool(ctx, arguments)
+
+
 def from_openai_agents(tool: FunctionTool, *, context: Any = None) -> AgentTool:
     """An :class:`~scriptgate.AgentTool` that runs an OpenAI Agents ``FunctionTool``.
 
@@ -136,7 +141,9 @@ def from_openai_agents(tool: FunctionTool, *, context: Any = None) -> AgentTool:
     ``context`` (the run context object of an SDK run), with the call id, the
     tool name and the validated arguments as JSON. A string output is the result
     text; with ``output_json_schema`` set on the tool, a structured output is also
-    the result's ``structured_content``, so a script receives the data.
+    the result's ``structured_content``, so a script receives the data. The SDK
+    needs asyncio: under trio the tool runs on its own asyncio loop in a worker
+    thread.
     """
     if not isinstance(tool, FunctionTool):
         raise TypeError(f"from_openai_agents needs an agents.FunctionTool, got {tool!r}")
@@ -152,7 +159,7 @@ def from_openai_agents(tool: FunctionTool, *, context: Any = None) -> AgentTool:
             tool_call_id=tool_call_id,
             tool_arguments=arguments,
         )
-        output = _output_value(await tool.on_invoke_tool(ctx, arguments))
+        output = _output_value(await on_asyncio(lambda: _invoke(tool, ctx, arguments)))
         return result_from_value(output, structured=output_schema is not None)
 
     return AgentTool(
