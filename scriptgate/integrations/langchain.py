@@ -28,7 +28,7 @@ from typing import Any
 
 import anyio
 
-from scriptgate import AbortSignal, AgentTool, AgentToolResult, TextContent
+from scriptgate import AbortSignal, AgentTool, AgentToolResult, ConfigurationError, TextContent
 from scriptgate.integrations._common import (
     AfterHook,
     BeforeHook,
@@ -42,7 +42,7 @@ try:
     from langchain_core.messages import ToolMessage
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
     from langchain_core.utils.function_calling import convert_to_openai_tool
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+except ImportError as exc:
     raise missing_extra("langchain", "langchain") from exc
 
 __all__ = ["from_langchain", "to_langchain"]
@@ -61,7 +61,7 @@ def to_langchain(
     running loop alike).
     """
     if not isinstance(tool, AgentTool):
-        raise TypeError(f"to_langchain needs an AgentTool, got {tool!r}")
+        raise ConfigurationError(f"to_langchain needs an AgentTool, got {tool!r}")
 
     async def call(**arguments: Any) -> tuple[str, Any]:
         outcome = await run_for_framework(
@@ -115,7 +115,7 @@ def from_langchain(tool: BaseTool) -> AgentTool:
     asyncio loop in a worker thread.
     """
     if not isinstance(tool, BaseTool):
-        raise TypeError(f"from_langchain needs a langchain_core BaseTool, got {tool!r}")
+        raise ConfigurationError(f"from_langchain needs a langchain_core BaseTool, got {tool!r}")
     declared = convert_to_openai_tool(tool)["function"]
     parameters = declared.get("parameters") or {"type": "object", "properties": {}}
     with_artifact = tool.response_format == "content_and_artifact"

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from scriptgate import AbortSignal, AgentTool, AgentToolResult
+from scriptgate import AbortSignal, AgentTool, AgentToolResult, ConfigurationError
 from scriptgate.integrations._common import (
     AfterHook,
     BeforeHook,
@@ -43,7 +43,7 @@ try:
     from agents import FunctionTool, ToolOutputText, UserError
     from agents.strict_schema import ensure_strict_json_schema
     from agents.tool_context import ToolContext
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+except ImportError as exc:
     raise missing_extra("openai-agents", "openai-agents") from exc
 
 __all__ = ["from_openai_agents", "strict_parameters", "to_openai_agents"]
@@ -88,16 +88,17 @@ def to_openai_agents(
     """``tool`` as an OpenAI Agents SDK ``FunctionTool``.
 
     ``strict=None`` declares the schema strict whenever :func:`strict_parameters`
-    can (always for the code-mode tool); ``True`` insists (a ``ValueError`` when it
-    cannot), ``False`` keeps the schema as it is. The output is the result text,
+    can (always for the code-mode tool); ``True`` insists (raising
+    :class:`~scriptgate.ConfigurationError` when it cannot); ``False`` keeps the
+    schema as it is. The output is the result text,
     an error's text included (the SDK's idiom for a failed function tool).
     """
     if not isinstance(tool, AgentTool):
-        raise TypeError(f"to_openai_agents needs an AgentTool, got {tool!r}")
+        raise ConfigurationError(f"to_openai_agents needs an AgentTool, got {tool!r}")
     schema: dict[str, Any] = copy.deepcopy(dict(tool.parameters_schema))
     strict_schema = strict_parameters(schema) if strict is not False else None
     if strict is True and strict_schema is None:
-        raise ValueError(
+        raise ConfigurationError(
             f"the parameters of tool {tool.name!r} cannot be made strict "
             "(every property must be required and every object closed)"
         )
@@ -146,7 +147,7 @@ def from_openai_agents(tool: FunctionTool, *, context: Any = None) -> AgentTool:
     thread.
     """
     if not isinstance(tool, FunctionTool):
-        raise TypeError(f"from_openai_agents needs an agents.FunctionTool, got {tool!r}")
+        raise ConfigurationError(f"from_openai_agents needs an agents.FunctionTool, got {tool!r}")
     output_schema = tool.output_json_schema
 
     async def execute(

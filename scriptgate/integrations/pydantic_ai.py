@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from scriptgate import AbortSignal, AgentTool, AgentToolResult, TextContent
+from scriptgate import AbortSignal, AgentTool, AgentToolResult, ConfigurationError, TextContent
 from scriptgate.integrations._common import (
     AfterHook,
     BeforeHook,
@@ -35,7 +35,7 @@ try:
     from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool, ToolFailed, ToolReturn
     from pydantic_ai.models import Model
     from pydantic_ai.usage import RunUsage
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
+except ImportError as exc:
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai", "to_pydantic_ai_toolset"]
@@ -56,7 +56,7 @@ def to_pydantic_ai(
     ``ToolFailed(<text>)``, so the model sees a failed tool result and the run goes on.
     """
     if not isinstance(tool, AgentTool):
-        raise TypeError(f"to_pydantic_ai needs an AgentTool, got {tool!r}")
+        raise ConfigurationError(f"to_pydantic_ai needs an AgentTool, got {tool!r}")
 
     async def call(ctx: RunContext[Any], **arguments: Any) -> ToolReturn:
         outcome = await run_for_framework(

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from scriptgate import ConfigurationError
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "scriptgate" / "integrations"
 PUBLIC = ("scriptgate", "scriptgate.sandbox", "scriptgate.integrations")
@@ -59,3 +63,33 @@ def test_integrations_readme_snippets_import_names_that_exist() -> None:
                 module = importlib.import_module(node.module)
                 missing = [a.name for a in node.names if not hasattr(module, a.name)]
                 assert missing == [], (node.module, missing)
+
+
+@pytest.mark.parametrize(
+    ("module", "framework", "extra"),
+    [
+        ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("openai_agents", "agents", "openai-agents"),
+        ("langchain", "langchain_core", "langchain"),
+    ],
+)
+def test_integrations_missing_framework_says_which_extra(
+    module: str, framework: str, extra: str
+) -> None:
+    code = (
+        f"import sys\nsys.modules[{framework!r}] = None\nimport scriptgate.integrations.{module}\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: scriptgate's")
+    assert f"pip install 'scriptgate[{extra}]'" in last
+
+
+@pytest.mark.parametrize("name", ["to_pydantic_ai", "to_openai_agents", "to_langchain"])
+def test_integrations_reject_what_is_not_an_agent_tool(name: str) -> None:
+    module = importlib.import_module("scriptgate.integrations." + name.removeprefix("to_"))
+    with pytest.raises(ConfigurationError, match="needs an AgentTool"):
+        getattr(module, name)(lambda: None)

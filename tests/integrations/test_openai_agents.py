@@ -133,7 +133,7 @@ def test_openai_agents_strictness_never_changes_a_schema_meaning() -> None:
         name="opt", parameters=optional, execute=lambda *a: scriptgate.AgentToolResult.text("x")
     )
     assert to_openai_agents(tool).strict_json_schema is False
-    with pytest.raises(ValueError, match="cannot be made strict"):
+    with pytest.raises(scriptgate.ConfigurationError, match="cannot be made strict"):
         to_openai_agents(tool, strict=True)
     assert to_openai_agents(_adder([])).strict_json_schema is True
 
