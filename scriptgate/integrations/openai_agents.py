@@ -144,10 +144,21 @@ def from_openai_agents(tool: FunctionTool, *, context: Any = None) -> AgentTool:
     text; with ``output_json_schema`` set on the tool, a structured output is also
     the result's ``structured_content``, so a script receives the data. The SDK
     needs asyncio: under trio the tool runs on its own asyncio loop in a worker
-    thread.
+    thread. A tool with ``needs_approval`` or tool guardrails is refused
+    (:class:`~scriptgate.ConfigurationError`): the SDK's Runner enforces those, and a
+    script's call does not pass through it; scriptgate's hooks do that job here.
     """
     if not isinstance(tool, FunctionTool):
         raise ConfigurationError(f"from_openai_agents needs an agents.FunctionTool, got {tool!r}")
+    if (
+        tool.needs_approval is not False
+        or tool.tool_input_guardrails
+        or tool.tool_output_guardrails
+    ):
+        raise ConfigurationError(
+            f"function tool {tool.name!r} has approvals or guardrails, which only the SDK's "
+            "Runner enforces; in a script, use scriptgate hooks (a Policy, after_tool_call) instead"
+        )
     output_schema = tool.output_json_schema
 
     async def execute(

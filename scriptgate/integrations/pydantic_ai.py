@@ -125,8 +125,16 @@ def from_pydantic_ai(
     result's ``structured_content`` when the tool has a return schema, so a script
     receives the data. ``ModelRetry`` / ``ToolFailed`` become error results whose
     text is their message; other exceptions become error results as for any tool.
+    A tool with ``requires_approval`` is refused (:class:`~scriptgate.ConfigurationError`):
+    pydantic-ai enforces approval in the agent run, which a script's call does not pass
+    through; a :class:`~scriptgate.Policy` ``ask`` rule is the scriptgate way.
     """
     pa_tool = tool if isinstance(tool, Tool) else Tool(tool)
+    if pa_tool.requires_approval:
+        raise ConfigurationError(
+            f"pydantic-ai tool {pa_tool.name!r} requires approval, which only an agent run "
+            "enforces; in a script, use a scriptgate Policy rule with action 'ask' instead"
+        )
     toolset: FunctionToolset[Any] = FunctionToolset([pa_tool])
     name = pa_tool.name
     output_schema = _output_schema(pa_tool)

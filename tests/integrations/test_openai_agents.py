@@ -216,3 +216,13 @@ async def test_openai_agents_runner_drives_a_script_over_sdk_tools() -> None:
     [output] = _tool_outputs(model)
     assert output.startswith("Script completed")
     assert output.rstrip().endswith("\n6")
+
+
+def test_openai_agents_tool_needing_approval_is_refused() -> None:
+    @function_tool(needs_approval=True)
+    def wipe() -> str:
+        """Wipe everything."""
+        return "wiped"
+
+    with pytest.raises(scriptgate.ConfigurationError, match="approvals or guardrails"):
+        from_openai_agents(wipe)

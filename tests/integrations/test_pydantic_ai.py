@@ -252,3 +252,12 @@ def test_pydantic_ai_string_tools_stay_text_for_scripts() -> None:
     result = scriptgate.Sandbox(tools).run_sync('delete_item(item="x")')
     assert result.value == "deleted"
     assert deleted == ["x"]
+
+
+def test_pydantic_ai_tool_needing_approval_is_refused() -> None:
+    def wipe() -> str:
+        """Wipe everything."""
+        return "wiped"
+
+    with pytest.raises(scriptgate.ConfigurationError, match="requires approval"):
+        from_pydantic_ai(Tool(wipe, requires_approval=True))
