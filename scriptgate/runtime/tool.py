@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from scriptgate.errors import ToolDefinitionError
 from scriptgate.runtime.abort import AbortSignal
+from scriptgate.runtime.content import AgentToolResult, TextContent
 from scriptgate.runtime.paths import PathArguments
-from scriptgate.runtime.types import AgentToolResult, TextContent
 
 __all__ = [
     "AgentTool",
