@@ -35,7 +35,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 __all__ = ["STOP_NAME", "ScriptStop", "ToolDenied", "ToolError", "Trip", "refuse_size", "size_stop"]
 
@@ -45,6 +45,9 @@ STOP_NAME = "__stop__"
 
 class ToolError(Exception):
     """A tool call failed; ``str(err)`` is the model-facing text of the error result."""
+
+    data: Any = None
+    """The structured content of the error result (tools with an output schema), else ``None``."""
 
 
 class ToolDenied(ToolError, PermissionError):
