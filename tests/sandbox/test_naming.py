@@ -33,7 +33,8 @@ from scriptgate.sandbox.stubs import render_stubs
 def test_naming_to_identifier(name: str, expected: str) -> None:
     ident = to_identifier(name)
     assert ident == expected
-    assert ident.isidentifier() and not ident.startswith("_")
+    assert ident.isidentifier()
+    assert not ident.startswith("_")
 
 
 def test_naming_exact_name_keeps_identifier_on_collision() -> None:
