@@ -58,6 +58,7 @@ __all__ = [
     "mcp_tools",
     "open_http_session",
     "open_stdio_session",
+    "resource_tool",
     "result_from_mcp",
 ]
 
@@ -262,16 +263,28 @@ async def _list_page(session: Any, mcp: Any, cursor: str | None) -> dict[str, An
         raw = await dispatcher.send_raw_request(
             "tools/list", {"cursor": cursor} if cursor is not None else None, {}
         )
-        return dict(raw) if isinstance(raw, Mapping) else {}
+        data = dict(raw) if isinstance(raw, Mapping) else {}
+        # The SDK re-lists a tool it has not seen before validating a result of it;
+        # record the raw listing's output schemas so that it does not (and fail again).
+        schemas = getattr(session, "_tool_output_schemas", None)
+        if isinstance(schemas, dict):
+            for item in data.get("tools", []):
+                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                    out = item.get("outputSchema")
+                    schemas[item["name"]] = dict(out) if isinstance(out, Mapping) else None
+        return data
 
 
-async def mcp_tools(session: SessionSource, *, prefix: str = "", server: str = "") -> list[McpTool]:
+async def mcp_tools(
+    session: SessionSource, *, prefix: str = "", server: str = "", link: SessionSource = None
+) -> list[McpTool]:
     """The tools of an initialised ``mcp.ClientSession`` as :class:`AgentTool` objects.
 
     Follows ``tools/list`` pagination. ``prefix`` is prepended to each tool's
     name (``prefix="github_"`` → ``github_search``); the server is always called
     with the original name. Calls run on ``session``, which must stay open
-    while the tools are used.
+    while the tools are used, or on ``link`` (see :data:`SessionSource`) when
+    given; ``server`` is recorded on each tool.
     """
     mcp = _require_mcp()
     specs: list[dict[str, Any]] = []
@@ -289,7 +302,57 @@ async def mcp_tools(session: SessionSource, *, prefix: str = "", server: str = "
         if not cursor or cursor in seen:
             break
         seen.add(cursor)
-    return [_make_tool(session, spec, f"{prefix}{spec['name']}", server) for spec in specs]
+    caller = session if link is None else link
+    return [_make_tool(caller, spec, f"{prefix}{spec['name']}", server) for spec in specs]
+
+
+READ_RESOURCE = "read_resource"
+"""The name (after the prefix) of the tool that follows resource links of a server."""
+
+
+def resource_tool(session: SessionSource, *, prefix: str = "", server: str = "") -> McpTool:
+    """A tool ``<prefix>read_resource(uri)`` that reads a resource of the server.
+
+    It lets a script follow the ``[resource link: ... <uri>]`` a tool returned:
+    text contents come back as text, binary ones as a ``[resource: ...]`` line.
+    """
+
+    async def execute(
+        tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: OnUpdate | None
+    ) -> AgentToolResult:
+        uri = str(params.get("uri", "")) if isinstance(params, Mapping) else ""
+        current: Any = None
+        try:
+            current = await _current(session)
+            result = _wire(await current.read_resource(uri))
+        except Exception as exc:
+            lost = getattr(session, "lost", None)
+            if current is not None and lost is not None:
+                lost(current, exc)
+            raise McpToolError(f"Reading resource {uri} failed: {_error_text(exc)}") from exc
+        texts: list[str] = []
+        for item in result.get("contents", []):
+            if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+                texts.append(str(item["text"]))
+            elif isinstance(item, Mapping):
+                block = _render_block({"type": "resource", "resource": item})
+                texts.append(block.text if isinstance(block, TextContent) else "")
+        return AgentToolResult(content=tuple(TextContent(t) for t in texts))
+
+    made = McpTool(
+        name=f"{prefix}{READ_RESOURCE}",
+        description="Read a resource of this MCP server by URI (follows resource links).",
+        parameters={
+            "type": "object",
+            "properties": {"uri": {"type": "string", "description": "The resource URI."}},
+            "required": ["uri"],
+        },
+        execute=execute,
+    )
+    made.remote_name = READ_RESOURCE
+    made.annotations = {"readOnlyHint": True}
+    made.server = server
+    return made
 
 
 class _OneLineParseErrors(logging.Filter):
@@ -397,11 +460,7 @@ async def open_stdio_session(
             )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
-                tools = await mcp_tools(
-                    session if session_source is None else session_source,
-                    prefix=prefix,
-                    server=server,
-                )
+                tools = await mcp_tools(session, prefix=prefix, server=server, link=session_source)
             connected = True
             try:
                 yield session, tools
@@ -498,11 +557,7 @@ async def open_http_session(
             )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
-                tools = await mcp_tools(
-                    session if session_source is None else session_source,
-                    prefix=prefix,
-                    server=server,
-                )
+                tools = await mcp_tools(session, prefix=prefix, server=server, link=session_source)
             connected = True
             try:
                 yield session, tools

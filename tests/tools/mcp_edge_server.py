@@ -1,7 +1,8 @@
 """An MCP server (official SDK) with the edge cases real servers have; ``python mcp_edge_server.py``.
 
 Options (argv): ``--banner`` prints a banner on stdout before serving; ``--pidfile FILE``
-writes the process id there; ``--name NAME`` names the server (and the ``whoami`` answer);
+writes the process id there; ``--name NAME`` names the server (and the ``whoami`` answer); ``--wait-for FILE``
+serves only once FILE exists; ``--marker DIR`` is where ``wait`` records its progress;
 ``http PORT`` serves streamable HTTP on 127.0.0.1 instead of stdio.
 """
 
@@ -10,13 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
-
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver import MCPServer as Server
+from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -27,11 +28,14 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--banner", action="store_true")
 parser.add_argument("--pidfile")
 parser.add_argument("--name", default="edge")
+parser.add_argument("--wait-for", help="serve only once this file exists")
+parser.add_argument(
+    "--marker", help="a directory where `wait` records that it started / was cancelled"
+)
 parser.add_argument("transport", nargs="*")
 options = parser.parse_args()
 
 server = Server(options.name)
-gate = anyio.Event()
 
 
 @server.tool(name="whoami", structured_output=False)
@@ -76,7 +80,11 @@ def find(key: str) -> dict[str, Any]:
     )
 
 
-@server.tool(name="delete", structured_output=False, annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False))
+@server.tool(
+    name="delete",
+    structured_output=False,
+    annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False),
+)
 def delete(path: str) -> str:
     """Pretends to delete a path."""
     return f"deleted {path}"
@@ -87,7 +95,9 @@ def mixed() -> list[Any]:
     """Text, an image and more text."""
     return [
         TextContent(type="text", text="before"),
-        ImageContent(type="image", data=__import__("base64").b64encode(PNG).decode(), mime_type="image/png"),
+        ImageContent(
+            type="image", data=__import__("base64").b64encode(PNG).decode(), mime_type="image/png"
+        ),
         TextContent(type="text", text="after"),
     ]
 
@@ -128,18 +138,26 @@ def crash() -> str:
 
 @server.tool(name="wait", structured_output=False)
 async def wait() -> str:
-    """Waits until `release` is called (for cancellation tests)."""
-    if options.pidfile:
-        with open(options.pidfile + ".waiting", "w") as f:
-            f.write("1")
-    await gate.wait()
-    return "released"
+    """Waits until cancelled; with --marker DIR, writes DIR/started and then DIR/cancelled."""
+    marker = anyio.Path(options.marker) if options.marker else None
+    if marker is not None:
+        await (marker / "started").write_text("1")
+    try:
+        await anyio.Event().wait()
+    finally:
+        if marker is not None:
+            with anyio.CancelScope(shield=True):
+                await (marker / "cancelled").write_text("1")
+    return "unreachable"
 
 
 if __name__ == "__main__":
     if options.pidfile:
         with open(options.pidfile, "w") as f:
             f.write(str(os.getpid()))
+    if options.wait_for:
+        while not os.path.exists(options.wait_for):
+            time.sleep(0.01)
     if options.banner:
         print("Edge MCP server v1.0 starting up", flush=True)
     if options.transport[:1] == ["http"]:
