@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 from pathlib import Path
-
-import anyio
-import pytest
 
 EDGE = str(Path(__file__).parent / "tools" / "mcp_edge_server.py")
 PY = sys.executable
@@ -110,42 +108,45 @@ def test_mcp_cli_failing_server_is_one_line(tmp_path: Path) -> None:
     assert "Could not start MCP server" in done.stderr
 
 
-async def _wait_for(path: Path) -> None:
-    with anyio.fail_after(60):
-        while not path.exists():
-            await anyio.sleep(0.02)
-
-
-def _alive(pid: int) -> bool:
+def _wait_for_exit(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (not our child) exits within ``timeout`` s, watched with a pidfd."""
     try:
-        os.kill(pid, 0)
+        fd = os.pidfd_open(pid)
     except ProcessLookupError:
-        return False
-    return True
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], timeout)
+        return bool(readable)
+    finally:
+        os.close(fd)
 
 
-@pytest.mark.anyio
-async def test_mcp_cli_two_quick_sigints_stop_scriptgate_and_the_server(tmp_path: Path) -> None:
+def test_mcp_cli_two_quick_sigints_stop_scriptgate_and_the_server(tmp_path: Path) -> None:
     pidfile = tmp_path / "server.pid"
+    started = tmp_path / "started"
+    os.mkfifo(started)  # the server's `wait` tool writes to it: reading it waits for the call
     script = tmp_path / "s.py"
     script.write_text("wait()")
-    process = await anyio.open_process(
+    process = subprocess.Popen(
         [
             PY, "-m", "scriptgate", "run", str(script), "--timeout", "300",
             "--mcp", f"{PY} {EDGE} --pidfile {pidfile} --marker {tmp_path}",
         ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )  # fmt: skip
-    async with process:
-        await _wait_for(tmp_path / "started")
+    try:
+        assert started.read_text() == "1"
         server_pid = int(pidfile.read_text())
         process.send_signal(signal.SIGINT)
         process.send_signal(signal.SIGINT)
-        with anyio.fail_after(60):
-            code = await process.wait()
-        stderr = (await process.stderr.receive()).decode() if process.stderr else ""
-    assert code == 130, stderr
+        _stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stderr
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
-    with anyio.fail_after(30):
-        while _alive(server_pid):
-            await anyio.sleep(0.02)
+    assert _wait_for_exit(server_pid, 30), "the MCP server outlived scriptgate"
