@@ -217,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     stubs.add_argument(
         "--style", choices=("sync", "async"), default="sync", help="def or async def signatures"
     )
+    from scriptgate.serve import register
+
+    register(sub, add_tool_options=_add_tool_options, epilog=_EPILOG)
     return parser
 
 
@@ -300,7 +303,7 @@ def load_tool_spec(spec: str) -> list[AgentTool]:
 
 
 async def _load_tools(
-    args: argparse.Namespace, stack: contextlib.AsyncExitStack
+    args: argparse.Namespace, stack: contextlib.AsyncExitStack, *, mcp: bool = True
 ) -> list[AgentTool]:
     from scriptgate.mcp_options import mcp_configs, wants_file_tools
 
@@ -314,7 +317,7 @@ async def _load_tools(
         tools.extend(file_tools(root, read_only=args.read_only))
     for spec in args.tools:
         tools.extend(load_tool_spec(spec))
-    configs = mcp_configs(args)
+    configs = mcp_configs(args) if mcp else []
     if configs:
         from scriptgate.tools.mcp_servers import connect_servers
 
@@ -768,7 +771,14 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
     "run": _cmd_run,
     "check": _cmd_check,
     "stubs": _cmd_stubs,
+    "serve": lambda args, io: _cmd_serve(args, io),
 }
+
+
+async def _cmd_serve(args: argparse.Namespace, io: _IO) -> int:
+    from scriptgate.serve import serve_command
+
+    return await serve_command(args, io, _load_tools)
 
 
 def _leaf_errors(exc: BaseException) -> Iterable[BaseException]:
