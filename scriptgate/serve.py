@@ -285,15 +285,15 @@ class _PassThrough:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def call_fn_with_arg_validation(
-        self,
-        fn: Any,
-        fn_is_async: bool,
-        arguments_to_validate: dict[str, Any],
-        arguments_to_pass_directly: dict[str, Any] | None,
+    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments as they came; scriptgate's validator checks them in the pipeline."""
+        return dict(arguments)
+
+    async def call_fn(
+        self, fn: Any, fn_is_async: bool, validated: dict[str, Any], pass_directly: dict[str, Any]
     ) -> Any:
-        extra = arguments_to_pass_directly or {}
-        return await fn(extra.get(self.context_kwarg), **arguments_to_validate)
+        """Call ``fn(ctx, **arguments)``."""
+        return await fn(pass_directly.get(self.context_kwarg), **validated)
 
 
 # --------------------------------------------------------------------------- command

@@ -27,7 +27,7 @@ def _upstream(name: str, *extra: str) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def serve_stdio(*argv: str, cwd: Path) -> AsyncIterator[Any]:
+async def serve_stdio(*argv: str, cwd: Path, elicitation: Any = None) -> AsyncIterator[Any]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -40,7 +40,7 @@ async def serve_stdio(*argv: str, cwd: Path) -> AsyncIterator[Any]:
     with (cwd / "serve.stderr").open("w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, elicitation_callback=elicitation) as session,
         ):
             with anyio.fail_after(90):
                 await session.initialize()
@@ -206,3 +206,49 @@ async def test_serve_over_streamable_http(tmp_path: Path) -> None:
 async def _drain(stream: anyio.abc.ByteReceiveStream) -> None:
     async for _chunk in stream:
         pass
+
+
+@pytest.mark.anyio
+async def test_serve_ask_rules_use_elicitation(tmp_path: Path) -> None:
+    from mcp.types import ElicitResult
+
+    asked: list[str] = []
+
+    async def elicitation(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"approve": "/ok" in params.message})
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text('default = "allow"\n[[rules]]\ntool = "one_delete"\naction = "ask"\n')
+    script = (
+        "out = [one_delete(path='/ok')]\n"
+        "try:\n"
+        "    one_delete(path='/no')\n"
+        "except ToolDenied as e:\n"
+        "    out.append('denied')\n"
+        "out"
+    )
+    argv = [*_upstream("one"), "--policy", str(policy)]
+    async with serve_stdio(*argv, cwd=tmp_path, elicitation=elicitation) as session:
+        result = await session.call_tool("python", {"code": script})
+    assert '["deleted /ok","denied"]' in _text(result), _text(result)
+    assert len(asked) == 2
+    assert "one_delete" in asked[0]
+
+
+@pytest.mark.anyio
+async def test_serve_expose_direct_gates_upstream_tools(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('default = "allow"\n[[rules]]\ntool = "one_delete"\naction = "deny"\n')
+    audit = tmp_path / "audit.jsonl"
+    argv = [*_upstream("one"), "--expose-direct", "--policy", str(policy), "--audit", str(audit)]
+    async with serve_stdio(*argv, cwd=tmp_path) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"python", "one_whoami", "one_delete", "one_a-b"} <= names
+        ok = await session.call_tool("one_print", {"text": "hi"})
+        denied = await session.call_tool("one_delete", {"path": "/x"})
+    assert (_text(ok), ok.is_error) == ("printed hi", False)
+    assert denied.is_error
+    assert "Denied by policy" in _text(denied)
+    statuses = [(x["tool"], x["status"]) for x in map(json.loads, audit.read_text().splitlines())]
+    assert statuses == [("one_print", "ok"), ("one_delete", "blocked")]
