@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import contextvars
 import re
-import sys
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -344,6 +343,12 @@ async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[
     from scriptgate.mcp_options import mcp_configs
     from scriptgate.tools.mcp_servers import connect_servers
 
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        from scriptgate.tools.mcp import MCP_EXTRA_MESSAGE
+
+        raise ConfigurationError(MCP_EXTRA_MESSAGE) from None
     if args.timeout is not None and args.timeout <= 0:
         raise ConfigurationError("--timeout must be positive")
     http = _host_port(args.http) if args.http else None
@@ -379,7 +384,3 @@ async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[
         else:
             await server.run_streamable_http_async(host=http[0], port=http[1])
     return 0
-
-
-def _stdin_is_closed() -> bool:  # pragma: no cover - diagnostic helper
-    return sys.stdin.closed

@@ -27,7 +27,7 @@ import json
 import math
 import shlex
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -430,8 +430,3 @@ async def connect_servers(
         finally:
             for server in connections.servers:
                 server.close()
-
-
-def with_options(config: McpServerConfig, **changes: Any) -> McpServerConfig:
-    """``config`` with some fields replaced (a thin :func:`dataclasses.replace`)."""
-    return replace(config, **changes)
