@@ -29,7 +29,10 @@ an ``AgentTool``, a list of them, or a function (made a tool with ``@tool``); a
 bare ``module`` or ``file.py`` takes every ``AgentTool`` defined at its top level.
 The current directory is importable. ``--mcp "command args"`` (repeatable) starts
 an MCP server on stdio and adds its tools; an ``http(s)://`` URL connects over
-streamable HTTP instead.
+streamable HTTP instead; ``--mcp-env/--mcp-cwd/--mcp-header/--mcp-prefix/--mcp-timeout``
+qualify the ``--mcp`` before them and ``--mcp-config FILE`` reads ``mcpServers`` JSON
+(:mod:`scriptgate.mcp_options`). Servers connect concurrently. With MCP servers the
+file tools are left out unless ``--files`` is given.
 
 Exit codes
 ----------
@@ -56,7 +59,6 @@ import importlib
 import importlib.util
 import json
 import os
-import shlex
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -161,14 +163,9 @@ def _add_tool_options(parser: argparse.ArgumentParser) -> None:
         help="add tools: module:attr or file.py:attr (an AgentTool, a list, or a function); "
         "a bare module takes all its AgentTools (repeatable)",
     )
-    group.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar='"CMD ARGS"|URL',
-        help="add the tools of an MCP server: a command started on stdio, or an http(s) URL "
-        "(repeatable)",
-    )
+    from scriptgate.mcp_options import add_mcp_options
+
+    add_mcp_options(group)
     group.add_argument(
         "--mcp-root",
         action="append",
@@ -249,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_agent_parser(sub, _add_tool_options, _EPILOG)
     jailcmd.add_parser(sub)
+
+    from scriptgate.serve import register
+
+    register(sub, add_tool_options=_add_tool_options, epilog=_EPILOG)
     return parser
 
 
@@ -332,10 +333,12 @@ def load_tool_spec(spec: str) -> list[AgentTool]:
 
 
 async def _load_tools(
-    args: argparse.Namespace, stack: contextlib.AsyncExitStack
+    args: argparse.Namespace, stack: contextlib.AsyncExitStack, *, mcp: bool = True
 ) -> list[AgentTool]:
+    from scriptgate.mcp_options import mcp_configs, wants_file_tools
+
     tools: list[AgentTool] = []
-    if not args.no_files:
+    if wants_file_tools(args):
         root = Path(args.root)
         if not await anyio.Path(root).is_dir():
             raise CliError(f"--root: not a directory: {args.root}")
@@ -346,29 +349,24 @@ async def _load_tools(
         tools.extend(file_tools(root, read_only=args.read_only, protected=protected))
     for spec in args.tools:
         tools.extend(load_tool_spec(spec))
-    first_mcp = len(tools)
-    for server in args.mcp:
-        from scriptgate.tools.mcp import connect_http, connect_stdio
+    configs = mcp_configs(args) if mcp else []
+    if configs:
+        from scriptgate.tools.mcp_servers import connect_servers
 
-        if server.startswith(("http://", "https://")):
-            tools.extend(await stack.enter_async_context(connect_http(server)))
-            continue
-        try:
-            words = shlex.split(server)
-        except ValueError as exc:
-            raise CliError(f"--mcp {server!r}: {exc}") from None
-        if not words:
-            raise CliError("--mcp: empty command")
-        tools.extend(await stack.enter_async_context(connect_stdio(words[0], words[1:])))
-    if args.mcp_root:
-        from scriptgate.tools.mcp_paths import declare_mcp_paths
+        connections = await stack.enter_async_context(connect_servers(configs))
+        if connections.failures:
+            raise CliError("; ".join(connections.failures))
+        first_mcp = len(tools)
+        tools.extend(connections.tools)
+        if args.mcp_root:
+            from scriptgate.tools.mcp_paths import declare_mcp_paths
 
-        declare_mcp_paths(tools[first_mcp:], args.mcp_root)
+            declare_mcp_paths(tools[first_mcp:], args.mcp_root)
     seen: dict[str, str] = {}
     for item in tools:
         if item.name in seen:
             raise CliError(
-                f"two tools are named {item.name!r}; use --no-files or rename one of them"
+                f"two tools are named {item.name!r}; use --mcp-prefix, --no-files or rename one"
             )
         seen[item.name] = item.name
     return tools
@@ -913,7 +911,14 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
     "stubs": _cmd_stubs,
     "agent": _cmd_agent,
     "jail": jailcmd.command,
+    "serve": lambda args, io: _cmd_serve(args, io),
 }
+
+
+async def _cmd_serve(args: argparse.Namespace, io: _IO) -> int:
+    from scriptgate.serve import serve_command
+
+    return await serve_command(args, io, _load_tools)
 
 
 def _leaf_errors(exc: BaseException) -> Iterable[BaseException]:
@@ -941,10 +946,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     command = _COMMANDS[args.command]
+    from scriptgate.interrupts import Interrupted, run_interruptible
+
     try:
-        code: int = anyio.run(command, args, io)
+        code: int = anyio.run(run_interruptible, command, args, io)
         return code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         io.stderr.write("scriptgate: interrupted\n")
         return EXIT_INTERRUPTED
     except BaseException as exc:
@@ -959,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"scriptgate: error: {_one_line(str(leaf)) or type(leaf).__name__}\n"
                 )
                 return EXIT_USAGE
-        if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+        if any(isinstance(leaf, KeyboardInterrupt | Interrupted) for leaf in leaves):
             io.stderr.write("scriptgate: interrupted\n")
             return EXIT_INTERRUPTED
         if isinstance(exc, SystemExit):

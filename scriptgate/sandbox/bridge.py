@@ -33,7 +33,7 @@ from scriptgate.runtime.types import (
     TextContent,
     ToolCall,
 )
-from scriptgate.sandbox.naming import to_identifier
+from scriptgate.sandbox.naming import assign_identifiers
 from scriptgate.sandbox.result import CallStatus
 
 __all__ = [
@@ -218,7 +218,7 @@ class ToolSpec:
     name: str
     """The raw tool name."""
     identifier: str
-    """The Python identifier the tool is bound under (:func:`~scriptgate.sandbox.naming.to_identifier`)."""
+    """The Python identifier the tool is bound under (:func:`~scriptgate.sandbox.naming.assign_identifiers`)."""
     description: str
     has_output_schema: bool
 
@@ -313,14 +313,15 @@ class ToolBridge(Protocol):
 
 def tool_specs(tools: Sequence[AgentTool]) -> list[ToolSpec]:
     """The :class:`ToolSpec` of each tool, in order."""
+    idents = assign_identifiers([t.name for t in tools])
     return [
         ToolSpec(
             name=t.name,
-            identifier=to_identifier(t.name),
+            identifier=ident,
             description=t.description,
             has_output_schema=t.output_schema is not None,
         )
-        for t in tools
+        for t, ident in zip(tools, idents, strict=True)
     ]
 
 
@@ -425,11 +426,13 @@ class HostToolBridge:
             "cancelled" if cancelled else "blocked" if blocked else "error" if is_error else "ok"
         )
         try:
-            if tool_name in self._structured and result.structured_content is not None:
-                value = json_copy(result.structured_content, what="structured_content")
-            elif is_error or cancelled:
+            structured = tool_name in self._structured and result.structured_content is not None
+            if is_error or cancelled:  # a failure is a ToolError even with structured content,
+                data = json_copy(result.structured_content) if structured else None  # as err.data
                 text = _text_of(result.content)
-                return _reply(status, None, text or f'Tool "{tool_name}" failed', duration)
+                return _reply(status, data, text or f'Tool "{tool_name}" failed', duration)
+            if structured:
+                value = json_copy(result.structured_content, what="structured_content")
             else:
                 value = _text_of(result.content)
         except NotJSONError as exc:

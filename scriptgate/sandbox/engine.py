@@ -131,6 +131,13 @@ _RAISE = object()
 which the run's task raises after unwinding the script."""
 
 
+def _tool_error(reply: ToolReply) -> ToolError:
+    """The exception a failed reply raises in the script; ``err.data`` is its structured content."""
+    err = ToolDenied(reply.error) if reply.status == "blocked" else ToolError(reply.error)
+    err.data = reply.value
+    return err
+
+
 class _Yield:
     """Awaiting it yields ``value`` to the event loop (a coroutine's own yield, passed up)."""
 
@@ -453,9 +460,7 @@ class _Run:
         self.budget.check()
         if reply.error is None:
             return reply.value
-        if reply.status == "blocked":
-            raise ToolDenied(reply.error)
-        raise ToolError(reply.error)
+        raise _tool_error(reply)
 
     def _make_tool(self, spec: ToolSpec) -> Callable[..., Any]:
         if self.is_async:
@@ -478,9 +483,7 @@ class _Run:
                 raise budget.stop
             if reply.error is None:
                 return reply.value
-            if reply.status == "blocked":
-                raise ToolDenied(reply.error)
-            raise ToolError(reply.error)
+            raise _tool_error(reply)
 
         call_sync.__name__ = spec.identifier
         return call_sync

@@ -15,8 +15,17 @@ install works without it.
 - A call maps the ``CallToolResult``: text blocks → :class:`TextContent`,
   images → :class:`ImageContent`, other blocks (audio, resources, resource
   links) → a text rendering; ``structuredContent`` → ``structured_content``;
-  ``isError`` → ``is_error``. A protocol error (unknown tool, lost connection)
-  raises, and the pipeline turns it into an error result.
+  ``isError`` → ``is_error``. When a result mixes images with text, each image
+  also leaves a ``[image: <type>, <n> bytes]`` placeholder in the text, so a
+  script (which sees only text) knows it was there. A protocol error (unknown
+  tool, lost connection) raises, and the pipeline turns it into an error result.
+- Each tool is an :class:`McpTool`: its ``annotations`` mapping holds the MCP
+  tool annotations (``readOnlyHint``, ``destructiveHint``, ...) for policies.
+  Progress notifications of a call are forwarded to ``on_update``.
+- A tool the SDK refuses to parse (no ``inputSchema``, say) is listed from the
+  raw answer with an empty-object schema instead of failing the connection.
+- A server that prints a banner on stdout costs one warning line on stderr,
+  not the SDK's traceback.
 - :func:`connect_stdio` / :func:`connect_http` start or reach a server and
   yield its tools for the duration of an ``async with`` block. A server that
   cannot be started or reached raises
@@ -28,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -42,12 +52,16 @@ from scriptgate.runtime.types import AgentToolResult, Content, ImageContent, Tex
 
 __all__ = [
     "MCP_EXTRA_MESSAGE",
+    "McpTool",
     "McpToolError",
     "connect_http",
     "connect_stdio",
     "mcp_http_tools",
     "mcp_stdio_tools",
     "mcp_tools",
+    "open_http_session",
+    "open_stdio_session",
+    "resource_tool",
     "result_from_mcp",
 ]
 
@@ -105,11 +119,26 @@ def _render_block(block: Mapping[str, Any]) -> Content:
     return TextContent(json.dumps(dict(block), ensure_ascii=False, sort_keys=True))
 
 
+def _image_placeholder(block: Mapping[str, Any]) -> TextContent:
+    data = str(block.get("data", ""))
+    try:
+        size = len(base64.b64decode(data, validate=False)) if data else 0
+    except ValueError:
+        size = 0
+    return TextContent(f"[image: {block.get('mimeType', 'unknown type')}, {size} bytes]")
+
+
 def result_from_mcp(result: Any) -> AgentToolResult:
     """Map an MCP ``CallToolResult`` (an SDK model or its JSON dict) to an :class:`AgentToolResult`."""
     data = _wire(result)
-    blocks = data.get("content")
-    content = tuple(_render_block(block) for block in (blocks or []) if isinstance(block, Mapping))
+    blocks = [block for block in (data.get("content") or []) if isinstance(block, Mapping)]
+    mixed = any(block.get("type") != "image" for block in blocks)
+    rendered: list[Content] = []
+    for block in blocks:
+        rendered.append(_render_block(block))
+        if mixed and block.get("type") == "image":
+            rendered.append(_image_placeholder(block))
+    content = tuple(rendered)
     meta = data.get("_meta")
     return AgentToolResult(
         content=content,
@@ -130,7 +159,34 @@ def _error_text(exc: BaseException) -> str:
     return first
 
 
-def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
+class McpTool(AgentTool):
+    """An :class:`AgentTool` that calls a tool of an MCP server.
+
+    ``remote_name`` is the tool's name on the server (``name`` may carry a
+    prefix); ``annotations`` holds its MCP annotations in wire form
+    (``{"readOnlyHint": True, ...}``, empty when the server gave none);
+    ``server`` names the server it came from (``""`` when unnamed).
+    """
+
+    remote_name: str
+    annotations: Mapping[str, Any]
+    server: str
+
+
+SessionSource = Any
+"""An ``mcp.ClientSession``, or a link to the current one: an object with
+``async session() -> ClientSession`` and ``lost(session, exc)`` (told when a call
+on that session failed at the protocol level), as
+:class:`~scriptgate.tools.mcp_servers.McpServer` is."""
+
+
+async def _current(source: SessionSource) -> Any:
+    return source if hasattr(source, "call_tool") else await source.session()
+
+
+def _make_tool(
+    session: SessionSource, spec: Mapping[str, Any], name: str, server: str = ""
+) -> McpTool:
     remote_name = str(spec.get("name", name))
     input_schema = spec.get("inputSchema")
     if not isinstance(input_schema, Mapping):
@@ -146,11 +202,30 @@ def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
     ) -> AgentToolResult:
         arguments = dict(params) if isinstance(params, Mapping) else {}
         result: Any = None
+        progress: Any = None
+        if on_update is not None:
+            update = on_update
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                of = f"/{total:g}" if total is not None else ""
+                text = f"progress {value:g}{of}" + (f": {message}" if message else "")
+                update(AgentToolResult(content=(TextContent(text),)))
+
         with anyio.CancelScope() as scope:
             remove = signal.add_listener(lambda _r: scope.cancel()) if signal else None
+            current: Any = None
             try:
-                result = await session.call_tool(remote_name, arguments)
+                current = await _current(session)
+                if progress is None:
+                    result = await current.call_tool(remote_name, arguments)
+                else:
+                    result = await current.call_tool(
+                        remote_name, arguments, progress_callback=progress
+                    )
             except Exception as exc:
+                lost = getattr(session, "lost", None)
+                if current is not None and lost is not None:
+                    lost(current, exc)
                 raise McpToolError(f'MCP tool "{remote_name}" failed: {_error_text(exc)}') from exc
             finally:
                 if remove is not None:
@@ -159,7 +234,7 @@ def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
             raise McpToolError("Operation aborted")
         return result_from_mcp(result)
 
-    return AgentTool(
+    made = McpTool(
         name=name,
         label=str(title) if title else name,
         description=str(spec.get("description") or ""),
@@ -168,32 +243,147 @@ def _make_tool(session: Any, spec: Mapping[str, Any], name: str) -> AgentTool:
         execute=execute,
         annotations=dict(annotations) if isinstance(annotations, Mapping) else None,
     )
+    made.remote_name = remote_name
+    made.annotations = dict(annotations) if isinstance(annotations, Mapping) else {}
+    made.server = server
+    return made
 
 
-async def mcp_tools(session: Any, *, prefix: str = "") -> list[AgentTool]:
+async def _list_page(session: Any, mcp: Any, cursor: str | None) -> dict[str, Any]:
+    """One ``tools/list`` page as JSON; a page the SDK refuses to parse is read raw."""
+    params = mcp.types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+    try:
+        if params is None:
+            return _wire(await session.list_tools())
+        return _wire(await session.list_tools(params=params))
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
+        dispatcher = getattr(session, "_dispatcher", None)
+        if dispatcher is None:  # pragma: no cover - another SDK layout
+            raise
+        raw = await dispatcher.send_raw_request(
+            "tools/list", {"cursor": cursor} if cursor is not None else None, {}
+        )
+        data = dict(raw) if isinstance(raw, Mapping) else {}
+        # The SDK re-lists a tool it has not seen before validating a result of it;
+        # record the raw listing's output schemas so that it does not (and fail again).
+        schemas = getattr(session, "_tool_output_schemas", None)
+        if isinstance(schemas, dict):
+            for item in data.get("tools", []):
+                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                    out = item.get("outputSchema")
+                    schemas[item["name"]] = dict(out) if isinstance(out, Mapping) else None
+        return data
+
+
+async def mcp_tools(
+    session: SessionSource, *, prefix: str = "", server: str = "", link: SessionSource = None
+) -> list[McpTool]:
     """The tools of an initialised ``mcp.ClientSession`` as :class:`AgentTool` objects.
 
     Follows ``tools/list`` pagination. ``prefix`` is prepended to each tool's
     name (``prefix="github_"`` → ``github_search``); the server is always called
     with the original name. Calls run on ``session``, which must stay open
-    while the tools are used.
+    while the tools are used, or on ``link`` (see :data:`SessionSource`) when
+    given; ``server`` is recorded on each tool.
     """
     mcp = _require_mcp()
     specs: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
+    current = await _current(session)
     while True:
-        if cursor is None:
-            page = await session.list_tools()
-        else:
-            page = await session.list_tools(params=mcp.types.PaginatedRequestParams(cursor=cursor))
-        data = _wire(page)
-        specs.extend(t for t in data.get("tools", []) if isinstance(t, dict))
+        data = await _list_page(current, mcp, cursor)
+        specs.extend(
+            t
+            for t in data.get("tools", [])
+            if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]
+        )
         cursor = data.get("nextCursor")
         if not cursor or cursor in seen:
             break
         seen.add(cursor)
-    return [_make_tool(session, spec, f"{prefix}{spec.get('name', '')}") for spec in specs]
+    caller = session if link is None else link
+    return [_make_tool(caller, spec, f"{prefix}{spec['name']}", server) for spec in specs]
+
+
+READ_RESOURCE = "read_resource"
+"""The name (after the prefix) of the tool that follows resource links of a server."""
+
+
+def resource_tool(session: SessionSource, *, prefix: str = "", server: str = "") -> McpTool:
+    """A tool ``<prefix>read_resource(uri)`` that reads a resource of the server.
+
+    It lets a script follow the ``[resource link: ... <uri>]`` a tool returned:
+    text contents come back as text, binary ones as a ``[resource: ...]`` line.
+    """
+
+    async def execute(
+        tool_call_id: str, params: Any, signal: AbortSignal | None, on_update: OnUpdate | None
+    ) -> AgentToolResult:
+        uri = str(params.get("uri", "")) if isinstance(params, Mapping) else ""
+        current: Any = None
+        try:
+            current = await _current(session)
+            result = _wire(await current.read_resource(uri))
+        except Exception as exc:
+            lost = getattr(session, "lost", None)
+            if current is not None and lost is not None:
+                lost(current, exc)
+            raise McpToolError(f"Reading resource {uri} failed: {_error_text(exc)}") from exc
+        texts: list[str] = []
+        for item in result.get("contents", []):
+            if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+                texts.append(str(item["text"]))
+            elif isinstance(item, Mapping):
+                block = _render_block({"type": "resource", "resource": item})
+                texts.append(block.text if isinstance(block, TextContent) else "")
+        return AgentToolResult(content=tuple(TextContent(t) for t in texts))
+
+    made = McpTool(
+        name=f"{prefix}{READ_RESOURCE}",
+        description="Read a resource of this MCP server by URI (follows resource links).",
+        parameters={
+            "type": "object",
+            "properties": {"uri": {"type": "string", "description": "The resource URI."}},
+            "required": ["uri"],
+        },
+        execute=execute,
+    )
+    made.remote_name = READ_RESOURCE
+    made.annotations = {"readOnlyHint": True}
+    made.server = server
+    return made
+
+
+class _OneLineParseErrors(logging.Filter):
+    """Turns the SDK's traceback for a non-JSON stdout line (a banner) into one warning line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "JSONRPC" in str(record.msg):
+            exc = record.exc_info[1]
+            errors = getattr(exc, "errors", None)
+            line = ""
+            if callable(errors):
+                with contextlib.suppress(Exception):
+                    line = str(errors()[0].get("input", ""))[:80]
+            record.msg = "scriptgate: an MCP server wrote a line that is not JSON-RPC on stdout (ignored): %r"
+            record.args = (line,)
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_PARSE_FILTER = _OneLineParseErrors()
+
+
+def _quiet_banner_tracebacks() -> None:
+    logger = logging.getLogger("mcp.client.stdio")
+    if _PARSE_FILTER not in logger.filters:
+        logger.addFilter(_PARSE_FILTER)
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -229,7 +419,7 @@ def _stderr_tail(errlog: Any) -> str:
 
 
 @contextlib.asynccontextmanager
-async def connect_stdio(
+async def open_stdio_session(
     command: str,
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
@@ -238,23 +428,21 @@ async def connect_stdio(
     prefix: str = "",
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     errlog: Any = None,
-) -> AsyncIterator[list[AgentTool]]:
-    """Start an MCP server as a subprocess (stdio transport) and yield its tools.
+    message_handler: Any = None,
+    session_source: SessionSource = None,
+    server: str = "",
+) -> AsyncIterator[tuple[Any, list[McpTool]]]:
+    """Like :func:`connect_stdio`, but yields ``(session, tools)``.
 
-    ``async with connect_stdio("python", ["server.py"]) as tools: ...`` — the
-    session stays open for the block and the server is stopped after it.
-    ``env`` is merged over the SDK's safe default environment. The server's
-    stderr goes to ``errlog`` (a file object with a descriptor) or, by default,
-    to a temporary file whose last line is quoted if start-up fails.
-
-    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
-    command cannot be started, exits, or does not complete the handshake within
-    ``connect_timeout`` seconds.
+    ``message_handler`` receives the server's notifications (SDK
+    ``message_handler``); the tools call ``session_source`` (default: this
+    session), so a supervisor can swap the session under them.
     """
     mcp = _require_mcp()
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(
+    _quiet_banner_tracebacks()
+    params = StdioServerParameters(
         command=command,
         args=list(args),
         env=dict(env) if env is not None else None,
@@ -270,14 +458,16 @@ async def connect_stdio(
         async with contextlib.AsyncExitStack() as stack:
             # Context managers are entered outside the timeout scope: their task
             # groups must not be nested inside a scope that closes before them.
-            streams = await stack.enter_async_context(stdio_client(server, errlog=log))
-            session = await stack.enter_async_context(mcp.ClientSession(streams[0], streams[1]))
+            streams = await stack.enter_async_context(stdio_client(params, errlog=log))
+            session = await stack.enter_async_context(
+                mcp.ClientSession(streams[0], streams[1], message_handler=message_handler)
+            )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
-                tools = await mcp_tools(session, prefix=prefix)
+                tools = await mcp_tools(session, prefix=prefix, server=server, link=session_source)
             connected = True
             try:
-                yield tools
+                yield session, tools
             except BaseException as exc:
                 body_error = exc
                 raise
@@ -299,23 +489,52 @@ async def connect_stdio(
 
 
 @contextlib.asynccontextmanager
-async def connect_http(
+async def connect_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    prefix: str = "",
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    errlog: Any = None,
+) -> AsyncIterator[list[McpTool]]:
+    """Start an MCP server as a subprocess (stdio transport) and yield its tools.
+
+    ``async with connect_stdio("python", ["server.py"]) as tools: ...`` — the
+    session stays open for the block and the server is stopped after it.
+    ``env`` is merged over the SDK's safe default environment. The server's
+    stderr goes to ``errlog`` (a file object with a descriptor) or, by default,
+    to a temporary file whose last line is quoted if start-up fails.
+
+    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
+    command cannot be started, exits, or does not complete the handshake within
+    ``connect_timeout`` seconds.
+    """
+    async with open_stdio_session(
+        command,
+        args,
+        env,
+        cwd=cwd,
+        prefix=prefix,
+        connect_timeout=connect_timeout,
+        errlog=errlog,
+    ) as (_session, tools):
+        yield tools
+
+
+@contextlib.asynccontextmanager
+async def open_http_session(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
     prefix: str = "",
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-) -> AsyncIterator[list[AgentTool]]:
-    """Connect to an MCP server over streamable HTTP and yield its tools.
-
-    ``async with connect_http("http://127.0.0.1:8000/mcp") as tools: ...`` —
-    the session stays open for the block. ``headers`` are sent with every
-    request (e.g. ``Authorization``).
-
-    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
-    server cannot be reached or does not complete the handshake within
-    ``connect_timeout`` seconds.
-    """
+    message_handler: Any = None,
+    session_source: SessionSource = None,
+    server: str = "",
+) -> AsyncIterator[tuple[Any, list[McpTool]]]:
+    """Like :func:`connect_http`, but yields ``(session, tools)`` (see :func:`open_stdio_session`)."""
     mcp = _require_mcp()
     import mcp.client.streamable_http as transport
 
@@ -337,13 +556,15 @@ async def connect_http(
             else:  # pragma: no cover - mcp 1.x
                 legacy: Any = getattr(transport, "streamablehttp_client")  # noqa: B009 - typed for 2.x
                 streams = await stack.enter_async_context(legacy(url, headers=dict(headers or {})))
-            session = await stack.enter_async_context(mcp.ClientSession(streams[0], streams[1]))
+            session = await stack.enter_async_context(
+                mcp.ClientSession(streams[0], streams[1], message_handler=message_handler)
+            )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
-                tools = await mcp_tools(session, prefix=prefix)
+                tools = await mcp_tools(session, prefix=prefix, server=server, link=session_source)
             connected = True
             try:
-                yield tools
+                yield session, tools
             except BaseException as exc:
                 body_error = exc
                 raise
@@ -355,6 +576,30 @@ async def connect_http(
             raise
         reason = _failure_reason(exc, connect_timeout)
         raise ConfigurationError(f"Could not connect to MCP server at {url}: {reason}") from exc
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    prefix: str = "",
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+) -> AsyncIterator[list[McpTool]]:
+    """Connect to an MCP server over streamable HTTP and yield its tools.
+
+    ``async with connect_http("http://127.0.0.1:8000/mcp") as tools: ...`` —
+    the session stays open for the block. ``headers`` are sent with every
+    request (e.g. ``Authorization``).
+
+    Raises :class:`~scriptgate.errors.ConfigurationError` (one line) if the
+    server cannot be reached or does not complete the handshake within
+    ``connect_timeout`` seconds.
+    """
+    async with open_http_session(
+        url, headers=headers, prefix=prefix, connect_timeout=connect_timeout
+    ) as (_session, tools):
+        yield tools
 
 
 mcp_stdio_tools = connect_stdio

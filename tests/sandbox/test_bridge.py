@@ -44,14 +44,14 @@ def test_bridge_records_round_trip_through_json() -> None:
     assert ToolReply.from_json(reply.to_json()) == reply
 
 
-def test_bridge_tool_specs_use_pi_identifiers() -> None:
+def test_bridge_tool_specs_use_callable_identifiers() -> None:
     tools = [
         _tool("my-tool", AgentToolResult()),
         _tool("1abc", AgentToolResult(), output_schema={"type": "object"}),
     ]
     assert tool_specs(tools) == [
         ToolSpec("my-tool", "my_tool", "my-tool tool", False),
-        ToolSpec("1abc", "_abc", "1abc tool", True),
+        ToolSpec("1abc", "tool_1abc", "1abc tool", True),
     ]
 
 
@@ -118,7 +118,7 @@ async def test_bridge_error_results() -> None:
         content=(TextContent("bad"),), structured_content={"e": 1}, is_error=True
     )
     reply = await _call(_tool("s", structured, output_schema={"type": "object"}))
-    assert (reply.status, reply.value, reply.error) == ("error", {"e": 1}, None)
+    assert (reply.status, reply.value, reply.error) == ("error", {"e": 1}, "bad")
     text = await _call(_tool("s", AgentToolResult(content=(TextContent("bad"),), is_error=True)))
     assert (text.status, text.error) == ("error", "bad")
     empty = await _call(_tool("empty", AgentToolResult(is_error=True)))

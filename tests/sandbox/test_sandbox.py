@@ -92,12 +92,19 @@ async def test_sandbox_tool_errors_are_catchable() -> None:
         "        f()\n"
         "    except ToolError as e:\n"
         "        out.append(str(e))\n"
-        "out.append(error_with_data())\n"
+        "try:\n"
+        "    error_with_data()\n"
+        "except ToolError as e:\n"
+        "    out.append([str(e), e.data])\n"
         "out"
     )
     result = await sandbox.run(source)
     assert result.ok, result.error
-    assert result.value == ["disk on fire", 'Tool "empty_error" failed', {"failed": 1}]
+    assert result.value == [
+        "disk on fire",
+        'Tool "empty_error" failed',
+        ["partial failure", {"failed": 1}],
+    ]
     assert [c.status for c in result.calls] == ["error", "error", "error"]
 
 
@@ -293,16 +300,18 @@ async def test_sandbox_closed_sandbox_refuses_runs() -> None:
 
 
 @pytest.mark.anyio
-async def test_sandbox_tool_names_become_identifiers_first_wins() -> None:
+async def test_sandbox_tool_names_become_identifiers_none_is_lost() -> None:
     tools = [
         _tool("my-tool", _text),
         _tool("my_tool", _structured, output_schema={"type": "object"}),
         _tool("import", _text),
     ]
     sandbox = Sandbox(tools)
-    result = await sandbox.run("[my_tool(), tools['my-tool'](), tools.my_tool(), import_()]")
-    assert result.value == ["line1\nline2"] * 3 + ["line1\nline2"]
-    assert [c.tool for c in result.calls] == ["my-tool", "my-tool", "my-tool", "import"]
+    result = await sandbox.run(
+        "[my_tool_2(), tools['my-tool'](), tools.my_tool()['id'], my_tool()['id'], import_()]"
+    )
+    assert result.value == ["line1\nline2", "line1\nline2", "script/3", "script/4", "line1\nline2"]
+    assert [c.tool for c in result.calls] == ["my-tool", "my-tool", "my_tool", "my_tool", "import"]
 
 
 @pytest.mark.anyio

@@ -221,6 +221,7 @@ def test_mcp_result_mapping_of_every_block_kind() -> None:
     assert result.content == (
         TextContent("hello"),
         ImageContent("aGk=", "image/gif"),
+        TextContent("[image: image/gif, 2 bytes]"),
         TextContent("[audio: audio/wav, 5 bytes]"),
         TextContent("[resource: file:///a.txt]\ninside"),
         TextContent("[resource: file:///b.bin (application/x, 3 bytes)]"),
@@ -330,7 +331,9 @@ class FakeSession:
             ]
         }
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], progress_callback: Any = None
+    ) -> dict[str, Any]:
         import mcp
 
         self.calls.append((name, arguments))

@@ -38,7 +38,7 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 from scriptgate.sandbox.guards.constants import FILENAME
 
@@ -50,6 +50,9 @@ STOP_NAME = "__stop__"
 
 class ToolError(Exception):
     """A tool call failed; ``str(err)`` is the model-facing text of the error result."""
+
+    data: Any = None
+    """The structured content of the error result (tools with an output schema), else ``None``."""
 
 
 class ToolDenied(ToolError, PermissionError):

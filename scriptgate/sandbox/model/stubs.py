@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeGuard
 from urllib.parse import unquote
 
-from scriptgate.sandbox.naming import to_identifier
+from scriptgate.sandbox.naming import bind_identifiers, to_identifier
 
 if TYPE_CHECKING:
     from scriptgate.runtime.tool import AgentTool
@@ -842,15 +842,13 @@ def render_stubs(
     keyword argument (not an identifier, a keyword, or starting with ``_``) or
     the input is not a plain object, the signature takes one positional
     dictionary instead: ``def t(args: TArgs, /) -> str``. The return type comes
-    from ``output_schema``, else ``str``. Tool names become identifiers as in the
-    sandbox; when two collide, the first tool wins. ``max_chars`` is the budget
+    from ``output_schema``, else ``str``. Tool names become identifiers exactly as in
+    the sandbox (:func:`~scriptgate.sandbox.naming.assign_identifiers`). ``max_chars`` is the budget
     of each input and output schema.
     """
     if style not in ("sync", "async"):
         raise ValueError(f"style must be 'sync' or 'async', got {style!r}")
-    ordered: dict[str, AgentTool] = {}
-    for item in tools:
-        ordered.setdefault(to_identifier(item.name), item)
+    ordered = bind_identifiers((item.name, item) for item in tools)
     namespace = _Namespace(reserved=ordered)
     blocks = [
         _render_tool(item, ident, namespace, style, max_chars) for ident, item in ordered.items()

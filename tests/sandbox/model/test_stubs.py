@@ -616,13 +616,13 @@ def test_render_stubs_multiline_docstring_round_trips() -> None:
     assert ast.get_docstring(func) == 'First line.\n\n  Indented "detail".\nLast \\ line"'
 
 
-def test_render_stubs_tool_names_become_identifiers_and_the_first_collision_wins() -> None:
+def test_render_stubs_tool_names_become_identifiers_and_collisions_keep_both() -> None:
     a = make_tool("my-tool", description="first")
     b = make_tool("my_tool", description="second")
     c = make_tool("import", description="keyword")
     stubs = render_stubs([a, b, c])
-    assert 'def my_tool(**kwargs: Any) -> str:\n    """first"""' in stubs
-    assert "second" not in stubs
+    assert 'def my_tool_2(**kwargs: Any) -> str:\n    """first"""' in stubs
+    assert 'def my_tool(**kwargs: Any) -> str:\n    """second"""' in stubs
     assert "def import_(**kwargs: Any) -> str:" in stubs
     run_text(stubs)
 
