@@ -128,7 +128,7 @@ class Gateway:
             with anyio.CancelScope(shield=True):
                 await tool.aclose()
             if audit is not None:
-                audit.close()  # calls cut off (a client that went away) are logged as aborted
+                audit.close()  # an intent still open then (a client that went away) is logged as aborted
         return result.text_content(), bool(result.is_error)
 
     async def direct(

@@ -92,7 +92,11 @@ async def test_serve_script_calls_two_upstreams_under_policy_and_audit(tmp_path:
     assert "one two" in text
     assert "Denied by policy" in text
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
-    assert sorted((line["tool"], line["status"]) for line in lines) == [
+    outcomes = [line for line in lines if line["event"] == "outcome"]
+    # every outcome follows its own intent line (write-ahead), paired by token
+    intents = {line["token"] for line in lines if line["event"] == "intent"}
+    assert {line["token"] for line in outcomes} == intents
+    assert sorted((line["tool"], line["status"]) for line in outcomes) == [
         ("one_whoami", "ok"),
         ("two_delete", "blocked"),
         ("two_whoami", "ok"),
@@ -151,10 +155,18 @@ async def test_serve_client_disconnect_aborts_the_script_and_its_calls(tmp_path:
         assert await anyio.to_thread.run_sync(started.read_text) == "1"
         tg.cancel_scope.cancel()
     # Leaving the client closed scriptgate's stdin: it cancelled the script, whose call
-    # was cancelled upstream, and logged the cut-off call as aborted.
+    # was cancelled upstream, and the pipeline logged the cut-off call as cancelled.
     assert (marker / "cancelled").read_text() == "1"
-    (line,) = [json.loads(x) for x in audit.read_text().splitlines()]
-    assert (line["tool"], line["status"]) == ("one_wait", "aborted")
+    intent, outcome = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert (intent["event"], intent["tool"]) == ("intent", "one_wait")
+    assert (outcome["event"], outcome["tool"], outcome["status"]) == (
+        "outcome",
+        "one_wait",
+        "cancelled",
+    )
+    assert outcome["duration_ms"] is not None
+    assert outcome["token"] == intent["token"]
+    assert outcome["duration_ms"] is not None
 
 
 @pytest.mark.anyio
@@ -250,5 +262,6 @@ async def test_serve_expose_direct_gates_upstream_tools(tmp_path: Path) -> None:
     assert (_text(ok), ok.is_error) == ("printed hi", False)
     assert denied.is_error
     assert "Denied by policy" in _text(denied)
-    statuses = [(x["tool"], x["status"]) for x in map(json.loads, audit.read_text().splitlines())]
+    lines = [json.loads(x) for x in audit.read_text().splitlines()]
+    statuses = [(x["tool"], x["status"]) for x in lines if x["event"] == "outcome"]
     assert statuses == [("one_print", "ok"), ("one_delete", "blocked")]
