@@ -157,7 +157,7 @@ def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
     block — and :class:`~scriptgate.errors.SchemaCompileError` for a malformed schema.
     """
     name = tool_call.name
-    if tool_call.arguments_error is not None:
+    if tool_call.arguments_error:  # pi tests it for truth: ``""`` means no error
         raise ToolArgumentsError(
             f'Invalid arguments for tool "{name}": {tool_call.arguments_error}',
             tool_name=name,

@@ -66,7 +66,7 @@ KEYWORDS: list[tuple[str, Any, Any, Any, tuple[str, str, str]]] = [
         {"prefixItems": [{}], "items": False},
         [1],
         [1, 2],
-        ("/1", "items", "unexpected item"),
+        ("/1", "false", "no value is allowed here"),
     ),
     (
         "draft7-items-array-additionalItems",

@@ -337,7 +337,8 @@ def _pass2(node: _Node, x: Any, ctx: _Ctx) -> Any:
                 return _map_members(node, x, lambda c, v: _pass2(c, v, ctx))
             return x
         if node.items is not None or node.prefix is not None:
-            return _pass2_array(node, x, ctx, wrap=False)
+            # pi: array rules, so a non-array is wrapped unless the node is a tuple.
+            return _pass2_array(node, x, ctx, wrap=node.prefix is None)
     return x
 
 

@@ -256,7 +256,8 @@ class _Compiler:
         node.excl_min = _number(get("exclusiveMinimum"))
         node.excl_max = _number(get("exclusiveMaximum"))
         mult = _number(get("multipleOf"))
-        node.multiple_of = mult if mult is not None and mult > 0 else None
+        # Any number applies, as in pi: ``multipleOf: 0`` (or a negative) is not ignored.
+        node.multiple_of = mult
         # object keywords
         props = get("properties")
         if isinstance(props, Mapping):
@@ -364,6 +365,71 @@ class _Compiler:
             outer = self.dyn_anchors.get(self.root_base + "#" + frag)
             if outer is not None:
                 node.dyn_ref = self.node(outer, self.bases.get(id(outer), self.root_base))
+        _mark_reentrant(list(self.memo.values()))
+
+
+def _in_place(node: _Node) -> list[_Node]:
+    """The subschemas ``node`` applies to the very value it is given (not to members)."""
+    out: list[_Node] = []
+    for one in (node.ref, node.dyn_ref, node.not_, node.if_, node.then, node.else_):
+        if one is not None:
+            out.append(one)
+    for many in (node.all_of, node.any_of, node.one_of):
+        if many:
+            out.extend(many)
+    out.extend(n for _, n in node.dep_schemas)
+    return out
+
+
+def _mark_reentrant(nodes: list[_Node]) -> None:
+    """Set ``reentrant`` on every node of a cycle of in-place applicators.
+
+    Such a cycle (``A → B → anyOf[A, integer]``) re-enters a node with the same value and
+    would recurse forever; pi resolves it, a re-entered node counting as not matching
+    (the least fixed point), so ``"1"`` still coerces to ``1`` by the ``integer`` branch.
+    Tarjan's strongly connected components, iteratively.
+    """
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[_Node] = []
+    counter = 0
+    for start in nodes:
+        if id(start) in index:
+            continue
+        work: list[tuple[_Node, int]] = [(start, 0)]
+        while work:
+            node, i = work.pop()
+            key = id(node)
+            if i == 0:
+                index[key] = low[key] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(key)
+            succ = _in_place(node)
+            if i < len(succ):
+                work.append((node, i + 1))
+                child = succ[i]
+                ckey = id(child)
+                if ckey not in index:
+                    work.append((child, 0))
+                elif ckey in on_stack:
+                    low[key] = min(low[key], index[ckey])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[id(parent)] = min(low[id(parent)], low[key])
+            if low[key] == index[key]:
+                component: list[_Node] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(id(member))
+                    component.append(member)
+                    if member is node:
+                        break
+                if len(component) > 1 or node in _in_place(node):
+                    for member in component:
+                        member.reentrant = True
 
 
 def _join(base: str, ref: str) -> str:

@@ -25,6 +25,7 @@ from scriptgate.runtime.schema._model import (
     _t_number,
     _t_object,
     _t_string,
+    _wraps_scalars,
 )
 
 # ----------------------------------------------------------------------------- fast path
@@ -105,6 +106,8 @@ class _Gen:
             self.emit(ind, f"if not {fn}({v}): return False")
             return
         types = node.types
+        if types is None and _wraps_scalars(node):
+            types = ("array",)  # pass 2 would wrap anything else
         single = types[0] if types is not None and len(types) == 1 else None
         if types is not None:
             self.emit(ind, f"if not ({_type_expr(types, v)}): return False")

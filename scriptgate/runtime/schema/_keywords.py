@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from threading import get_ident
 from typing import Any
 
 from scriptgate.runtime.schema._model import (
@@ -23,8 +24,10 @@ from scriptgate.runtime.schema._model import (
     _is_dict,
     _is_list,
     _Node,
+    _t_array,
     _t_integer_strict,
     _true,
+    _wraps_scalars,
 )
 
 # ----------------------------------------------------------------------------- validity
@@ -57,11 +60,33 @@ def _build_valid(node: _Node, strict: bool) -> Callable[[Any], bool]:
             fn = _assemble(node, strict)
         finally:
             node._vstate &= ~flag
+        if node.reentrant:
+            fn = _guarded(fn)
     if strict:
         node._p = fn
     else:
         node._v = fn
     return fn
+
+
+def _guarded(inner: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``inner``, counting as not matching when re-entered with the same value (pi).
+
+    Keyed by thread and value identity, so concurrent checks in threads stay apart.
+    """
+    active: set[tuple[int, int]] = set()
+
+    def guarded(x: Any) -> bool:
+        key = (get_ident(), id(x))
+        if key in active:
+            return False
+        active.add(key)
+        try:
+            return inner(x)
+        finally:
+            active.discard(key)
+
+    return guarded
 
 
 def _type_fn(types: tuple[str, ...], strict: bool) -> Callable[[Any], bool]:
@@ -106,6 +131,8 @@ def _assemble(node: _Node, strict: bool) -> Callable[[Any], bool]:
 
     checks: list[Callable[[Any], bool]] = []
     tfn = _type_fn(node.types, strict) if node.types is not None else None
+    if tfn is None and strict and _wraps_scalars(node):
+        tfn = _t_array  # pass 2 would wrap anything else
 
     if node.enum is not None:
         keys = node.enum_keys
@@ -244,18 +271,24 @@ def _string_check(node: _Node) -> Callable[[Any], bool] | None:
     return string_check
 
 
+_SAFE = 2**53
+
+
 def _is_multiple(x: float | int, m: float | int) -> bool:
-    if type(x) is int and type(m) is int:
+    """``multipleOf`` as pi computes it: ``Number.isInteger(x / m)`` in double arithmetic.
+
+    So ``multipleOf: 0`` rejects every number (``x / 0`` is ±Infinity or NaN),
+    ``0.30000000000000004`` is not a multiple of ``0.1`` (the quotient is
+    ``3.0000000000000004``) while ``1e22`` is a multiple of ``3`` (every double that
+    large is integral). Divergence kept on purpose: an ``int`` beyond 2^53 is exact
+    here (pi rounds it to a double first), so its test is exact too.
+    """
+    if type(x) is int and type(m) is int and m != 0 and not -_SAFE <= x <= _SAFE:
         return x % m == 0
     try:
-        q = x / m
-    except OverflowError:
+        return (float(x) / float(m)).is_integer()
+    except (ZeroDivisionError, OverflowError):
         return False
-    if not math.isfinite(q):
-        return False
-    if q.is_integer():
-        return True
-    return abs(q - round(q)) < 1e-9 * max(1.0, abs(q)) and abs(x - round(q) * m) < 1e-9
 
 
 def _number_check(node: _Node) -> Callable[[Any], bool] | None:

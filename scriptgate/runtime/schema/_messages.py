@@ -8,6 +8,7 @@ branch that declares most keys).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from threading import get_ident
 from typing import Any
 
 from scriptgate.runtime._jsnum import js_json, js_number_to_string
@@ -51,8 +52,29 @@ def _num_text(n: float | int) -> str:
     return js_number_to_string(n)
 
 
+_ACTIVE: set[tuple[int, int, int]] = set()
+
+
 def _errors(node: _Node, x: Any, ptr: str, out: list[ValidationIssue], depth: int = 0) -> None:
-    """Append the issues of ``x`` against ``node`` in pi's walk order (§2.5)."""
+    """Append the issues of ``x`` against ``node`` in pi's walk order (§2.5).
+
+    A node on an in-place cycle met again with the same value adds nothing (it counts
+    as not matching, see ``_mark_reentrant``; its first visit reports).
+    """
+    if not node.reentrant:
+        _node_errors(node, x, ptr, out, depth)
+        return
+    key = (get_ident(), id(node), id(x))
+    if key in _ACTIVE:
+        return
+    _ACTIVE.add(key)
+    try:
+        _node_errors(node, x, ptr, out, depth)
+    finally:
+        _ACTIVE.discard(key)
+
+
+def _node_errors(node: _Node, x: Any, ptr: str, out: list[ValidationIssue], depth: int) -> None:
     if node.kind == _TRUE:
         return
     if node.kind == _FALSE:
@@ -219,11 +241,10 @@ def _array_errors(
             if not node.prefix[i].v(x[i]):
                 _errors(node.prefix[i], x[i], _ptr(ptr, i), out, d)
     if node.items is not None:
-        kw_false = node.items.kind == _FALSE and node.prefix is not None
+        # ``items: false`` (extra tuple items too) is the ``false`` schema at each item:
+        # pi says ``no value is allowed here`` there, not ``unexpected item``.
         for i in range(npre, n):
-            if kw_false:
-                out.append(ValidationIssue(_ptr(ptr, i), "items", "unexpected item"))
-            elif not node.items.v(x[i]):
+            if not node.items.v(x[i]):
                 _errors(node.items, x[i], _ptr(ptr, i), out, d)
     if node.min_items is not None and n < node.min_items:
         out.append(ValidationIssue(ptr, "minItems", f"expected at least {node.min_items} items"))

@@ -187,6 +187,29 @@ def _false(x: Any) -> bool:
     return False
 
 
+def _wraps_scalars(node: _Node) -> bool:
+    """Whether pass 2 wraps a non-array at ``node`` though no ``type`` names an array.
+
+    pi's pass 2 applies array rules to a node without ``type`` that has ``items`` (and no
+    keyword that decides first: ``$ref``, ``const``, ``enum``, a union, ``allOf``,
+    ``properties``/``patternProperties``); a tuple never wraps. Mirrors ``_pass2``.
+    """
+    return (
+        node.kind == _NORMAL
+        and node.types is None
+        and node.items is not None
+        and node.prefix is None
+        and node.ref is None
+        and node.const is _MISSING
+        and node.enum is None
+        and node.any_of is None
+        and node.one_of is None
+        and node.all_of is None
+        and node.properties is None
+        and not node.pattern_props
+    )
+
+
 # ----------------------------------------------------------------------------- nodes
 
 _TRUE, _FALSE, _NORMAL = 1, 2, 0
@@ -245,6 +268,7 @@ class _Node:
         "prefix",
         "properties",
         "property_names",
+        "reentrant",
         "ref",
         "required",
         "required_set",
@@ -318,6 +342,9 @@ class _Node:
         self.false_message = "no value is allowed here"
         self.declared: frozenset[str] | None = None
         self.tag: Any = _MISSING
+        #: On a cycle of in-place applicators (``$ref``, unions, ``allOf``, …): the node
+        #: can meet the very same value again without consuming any of it.
+        self.reentrant = False
 
     # -- validity -----------------------------------------------------------------
 
