@@ -8,11 +8,11 @@ error walk (``multipleOf`` as pi computes it, uniqueness, ``unevaluated*`` bookk
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from threading import get_ident
 from typing import Any
 
+from scriptgate.runtime._ecma_regex import EcmaPattern
 from scriptgate.runtime.schema._model import (
     _FALSE,
     _MISSING,
@@ -396,7 +396,7 @@ def _always_match(_: Any) -> bool:
     return True
 
 
-def _key_matcher(rx: re.Pattern[str] | None) -> Callable[[Any], bool]:
+def _key_matcher(rx: EcmaPattern | None) -> Callable[[Any], bool]:
     """A ``patternProperties`` key test; a pattern Python cannot express matches all."""
     if rx is None:
         return _always_match

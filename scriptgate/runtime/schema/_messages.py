@@ -137,7 +137,7 @@ def _node_errors(node: _Node, x: Any, ptr: str, out: list[ValidationIssue], dept
         hits = sum(1 for b in node.one_of if b.v(x))
         if hits == 0:
             _union_errors(node, node.one_of, "oneOf", x, ptr, out, d)
-        elif hits > 1:
+        elif hits > 1 and not (_is_dict(x) and _tag_errors(node.one_of, "oneOf", x, ptr, out, d)):
             out.append(ValidationIssue(ptr, "oneOf", "matches more than one alternative"))
     if node.not_ is not None and node.not_.v(x):
         out.append(ValidationIssue(ptr, "not", "must not match the schema in not"))
@@ -293,29 +293,85 @@ def _declared_keys(node: _Node, depth: int = 0) -> frozenset[str]:
     return result
 
 
+def _declared_props(node: _Node, depth: int = 0) -> dict[str, _Node]:
+    """The properties a branch declares: its own, then its ``allOf`` members' and its
+    ``$ref`` target's (first declaration wins)."""
+    out: dict[str, _Node] = {}
+    if node.kind != _NORMAL or depth > 16:
+        return out
+    if node.properties is not None:
+        out.update(node.properties)
+    for sub in (*(node.all_of or ()), *((node.ref,) if node.ref is not None else ())):
+        for k, v in _declared_props(sub, depth + 1).items():
+            out.setdefault(k, v)
+    return out
+
+
+def _literal(node: _Node) -> Any:
+    """The one value ``node`` admits by ``const`` or a one-member ``enum``, else missing."""
+    node = _deref(node)
+    lit = node.const
+    if lit is _MISSING and node.enum is not None and len(node.enum) == 1:
+        lit = node.enum[0]
+    if lit is not _MISSING and not (lit is None or isinstance(lit, (str, int, float))):
+        return _MISSING  # only a primitive discriminates
+    return lit
+
+
 def _tag_of(branches: tuple[_Node, ...]) -> tuple[str, list[Any]] | None:
-    """The tag property and values when every branch has a distinct primitive ``const`` on it."""
-    resolved = [_deref(b) for b in branches]
-    if len(resolved) < 2 or any(b.properties is None for b in resolved):
+    """A discriminated union: the property every branch pins to its own primitive value.
+
+    Every branch must declare the property (directly, or through ``allOf``/``$ref``)
+    with a ``const`` or a one-member ``enum``, and the values must differ. The first
+    such property of the first branch is the discriminator. Like pi, the error of a
+    failing value is then reported at the discriminator (or by the branch it selects).
+    """
+    if len(branches) < 2:
         return None
-    first = resolved[0].properties or {}
-    for key in first:
+    props = [_declared_props(b) for b in branches]
+    if any(not p for p in props):
+        return None
+    for key in props[0]:
         values: list[Any] = []
-        for b in resolved:
-            c = (b.properties or {}).get(key)
-            if c is None:
-                break
-            c = _deref(c)
-            lit = c.const
-            if lit is _MISSING and c.enum is not None and len(c.enum) == 1:
-                lit = c.enum[0]
-            if lit is _MISSING or not isinstance(lit, (str, int, float)):
+        for p in props:
+            child = p.get(key)
+            lit = _literal(child) if child is not None else _MISSING
+            if lit is _MISSING:
                 break
             values.append(lit)
         else:
             if len({_canon(v) for v in values}) == len(values):
                 return key, values
     return None
+
+
+def _tag_errors(
+    branches: tuple[_Node, ...],
+    keyword: str,
+    x: dict[str, Any],
+    ptr: str,
+    out: list[ValidationIssue],
+    d: int,
+) -> bool:
+    """pi's report for a failing discriminated union; False when the union is not one.
+
+    A known tag value blames the branch it selects; an unknown or absent one is
+    ``<tag>: expected one of [<values>]``.
+    """
+    tagged = _tag_of(branches)
+    if tagged is None:
+        return False
+    key, values = tagged
+    if key in x:
+        tag_key = _canon(x[key])
+        for branch, value in zip(branches, values, strict=True):
+            if _canon(value) == tag_key:
+                errs: list[ValidationIssue] = []
+                _errors(branch, x, ptr, errs, d)
+                out.extend(errs or [ValidationIssue(ptr, keyword, "matches no alternative")])
+                return True
+    out.append(ValidationIssue(_ptr(ptr, key), keyword, f"expected one of {_enum_text(values)}"))
+    return True
 
 
 def _union_errors(
@@ -330,24 +386,8 @@ def _union_errors(
     if not branches:
         out.append(ValidationIssue(ptr, keyword, "matches no alternative"))
         return
-    if _is_dict(x):
-        tagged = _tag_of(branches)
-        if tagged is not None and tagged[0] in x:
-            key, values = tagged
-            tag_key = _canon(x[key])
-            for branch, value in zip(branches, values, strict=True):
-                if _canon(value) == tag_key:
-                    errs: list[ValidationIssue] = []
-                    _errors(branch, x, ptr, errs, d)
-                    if errs:
-                        out.extend(errs)
-                    else:
-                        out.append(ValidationIssue(ptr, keyword, "matches no alternative"))
-                    return
-            out.append(
-                ValidationIssue(_ptr(ptr, key), keyword, f"expected one of {_enum_text(values)}")
-            )
-            return
+    if _is_dict(x) and _tag_errors(branches, keyword, x, ptr, out, d):
+        return
     scores: list[int] = []
     for b in branches:
         if _is_dict(x):
@@ -361,7 +401,7 @@ def _union_errors(
     for b, score in zip(branches, scores, strict=True):
         if score != best:
             continue
-        errs = []
+        errs: list[ValidationIssue] = []
         _errors(b, x, ptr, errs, d)
         depth = errs[0].path.count("/") if errs else -1
         if depth > best_depth:

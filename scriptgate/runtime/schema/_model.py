@@ -8,10 +8,11 @@ compiler fills. Imports no other part of the package at module level.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from scriptgate.runtime._ecma_regex import EcmaPattern
 
 UnresolvedRefs = Literal["reject", "throw"]
 
@@ -295,7 +296,7 @@ class _Node:
         self.enum_keys: frozenset[Any] = frozenset()
         self.min_length: int | None = None
         self.max_length: int | None = None
-        self.pattern: re.Pattern[str] | None = None
+        self.pattern: EcmaPattern | None = None
         self.pattern_text: str | None = None
         self.format_name: str | None = None
         self.format_check: Callable[[str], bool] | None = None
