@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scriptgate.errors import SchemaCompileError
-from scriptgate.runtime.schema._coerce import _Ctx, _pass1, _pass2, _pass3
+from scriptgate.runtime.schema._coerce import _fused
 from scriptgate.runtime.schema._compile import _Compiler
 from scriptgate.runtime.schema._fastpath import _generate_fast
 from scriptgate.runtime.schema._keywords import _build_valid
@@ -82,15 +82,19 @@ class CompiledSchema:
     def coerce(self, value: Any) -> Any:
         """Apply the three coercion passes; copy-on-write, the input is never mutated.
 
-        A value that already validates is returned as is (the same object).
+        A value that already validates strictly is returned as is (the same object);
+        pi's coercion changes a valid value only where it wraps a scalar under an
+        untyped ``items`` node or makes an integral float an ``int``.
         """
         if self._fast(value):
             return value
-        ctx = _Ctx()
-        root = self._root
-        out = _pass1(root, value, ctx)
-        out = _pass2(root, out, ctx)
-        return _pass3(root, out, ctx)
+        return _fused(self._root, value, None, True)
+
+    def _coerce_unchecked(self, value: Any) -> Any:
+        """The coerced value, for a value the fast check has already refused."""
+        if not self._coerce:
+            return value
+        return _fused(self._root, value, None, True)
 
     def check(self, value: Any) -> list[ValidationIssue]:
         """The validation issues of ``value`` as it is, in pi's order (empty = valid)."""
@@ -112,7 +116,7 @@ class CompiledSchema:
         try:
             if self._fast(value):
                 return ParseResult(True, value)
-            coerced = self.coerce(value) if self._coerce else value
+            coerced = self._coerce_unchecked(value)
             if self._valid(coerced):
                 return ParseResult(True, coerced)
             return ParseResult(False, coerced, tuple(self.check(coerced)))

@@ -40,6 +40,8 @@ def _finite_number(n: float | int) -> bool:
 
 def _conv_number(x: Any) -> Any:
     """Pass 2 ``number`` (TypeBox ``Value.Convert``)."""
+    if type(x) is str and len(x) < 16 and x.isdigit() and x.isascii():
+        return int(x)  # plain decimal digits (exact: below 2^53)
     if x is None:
         return 0
     if isinstance(x, bool):
@@ -69,6 +71,8 @@ def _trunc(n: float | int) -> Any:
 
 def _conv_integer(x: Any) -> Any:
     """Pass 2 ``integer``: as ``number``, then truncated toward zero (an ``int``)."""
+    if type(x) is str and len(x) < 16 and x.isdigit() and x.isascii():
+        return int(x)  # plain decimal digits (exact: below 2^53)
     if _is_num(x):
         if type(x) is int or isinstance(x, int):
             return _NOCHANGE
@@ -439,3 +443,155 @@ def _pass3(node: _Node, x: Any, ctx: _Ctx) -> Any:
                     x = c
                     break
     return _map_members(node, x, lambda c, v: _pass3(c, v, ctx))
+
+
+# -- the fused walk -----------------------------------------------------------------
+#
+# Running pass 1, pass 2 and pass 3 one after the other over the whole value is the
+# same as running them per member when a node only routes its members (an object or
+# array node with no applicator) or converts a scalar: each member slot then goes
+# through the member's pass 1, 2 and 3 in that order, and nothing else touches it. So
+# ``_fused`` walks such nodes once and runs the three passes of any other node on its
+# own value (``_passes``), which is where the general code keeps its exact order. Two
+# details keep it exact: a value wrapped into an array by pass 2 never met pass 1 (so
+# its item gets passes 2 and 3 only), and the wrap's re-entrancy key stays active
+# while the item converts, as in pass 2.
+
+_FK_NONE, _FK_GENERIC, _FK_SCALAR, _FK_OBJECT, _FK_ARRAY = 0, 1, 2, 3, 4
+
+
+def _fused_kind(node: _Node) -> int:
+    """How ``_fused`` treats ``node`` (cached on the node)."""
+    if node.kind != _NORMAL:
+        fk = _FK_NONE
+    elif (
+        node.ref is not None
+        or node.const is not _MISSING
+        or node.enum is not None
+        or node.any_of is not None
+        or node.one_of is not None
+        or node.all_of is not None
+        or node.type_array
+    ):
+        fk = _FK_GENERIC
+    elif node.types is not None and node.types[0] in _CONV2:
+        fk = _FK_SCALAR
+    elif (
+        node.types == ("object",) or (node.types is None and node.properties is not None)
+    ) and not node.pattern_props:
+        fk = _FK_OBJECT
+    elif (
+        node.types == ("array",)
+        and node.prefix is None
+        and node.properties is None
+        and not node.pattern_props
+        and node.additional is None
+    ):
+        fk = _FK_ARRAY
+    else:
+        fk = _FK_GENERIC
+    node.fk = fk
+    return fk
+
+
+def _passes(node: _Node, x: Any, ctx: _Ctx | None, p1: bool) -> Any:
+    """The three passes (pass 1 only when ``p1``) of ``node`` on ``x``, in order."""
+    if ctx is None:
+        ctx = _Ctx()
+    if p1:
+        x = _pass1(node, x, ctx)
+    return _pass3(node, _pass2(node, x, ctx), ctx)
+
+
+_DIGITS_TO_INT = frozenset(("integer", "number"))
+
+
+def _fused(node: _Node, x: Any, ctx: _Ctx | None, p1: bool) -> Any:
+    """What ``_passes(node, x, ctx, p1)`` returns, in one walk where the node allows.
+
+    ``ctx`` is made only where a re-entrancy key is needed: a walk that has none yet has
+    no key active, so a fresh one per subtree is the same as one shared.
+    """
+    fk = node.fk
+    if fk < 0:
+        fk = _fused_kind(node)
+    if fk == _FK_NONE:
+        return x
+    t = type(x)
+    if fk == _FK_SCALAR:
+        ty = node.types[0]  # type: ignore[index]
+        if t is str and ty in _DIGITS_TO_INT and len(x) < 16 and x.isdigit() and x.isascii():
+            return int(x)  # what pass 2 gives and pass 3 keeps, without the calls
+        if t is dict or t is list or isinstance(x, (dict, list, tuple)):
+            return _passes(node, x, ctx, p1)
+        c = _CONV2[ty](x)
+        if c is not _NOCHANGE:
+            x = c
+        if _TYPE_CHECKS[ty](x):
+            if ty == "integer" and type(x) is float and x.is_integer():
+                return int(x)
+            return x
+        c = _coerce3(ty, x)
+        return x if c is _NOCHANGE else c
+    if fk == _FK_OBJECT:
+        if t is not dict:
+            return _passes(node, x, ctx, p1)
+        props = node.properties
+        addl = node.additional
+        required = node.required_set
+        out: dict[str, Any] | None = None
+        drops: list[str] | None = None
+        for k, val in x.items():
+            child = props.get(k) if props is not None else None
+            if child is None:
+                if addl is None:
+                    continue
+                child = addl
+            elif (
+                p1
+                and val is None
+                and k not in required
+                and not child.is_ref
+                and child.rejects_null()
+            ):
+                if drops is None:
+                    drops = []
+                drops.append(k)
+                continue
+            nv = _fused(child, val, ctx, p1)
+            if nv is not val:
+                if out is None:
+                    out = dict(x)
+                out[k] = nv
+        if drops is not None:
+            if out is None:
+                out = dict(x)
+            for k in drops:
+                del out[k]
+        return x if out is None else out
+    if fk == _FK_ARRAY:
+        item = node.items_coerce
+        if t is list:
+            if item is None:
+                return x
+            lst: list[Any] | None = None
+            for i, val in enumerate(x):
+                nv = _fused(item, val, ctx, p1)
+                if nv is not val:
+                    if lst is None:
+                        lst = list(x)
+                    lst[i] = nv
+            return x if lst is None else lst
+        if isinstance(x, (list, tuple)):
+            return _passes(node, x, ctx, p1)
+        if ctx is None:
+            ctx = _Ctx()
+        key = (3, id(node), id(x))
+        if key in ctx.active:
+            return x
+        ctx.active.add(key)
+        try:
+            return [x if item is None else _fused(item, x, ctx, False)]
+        finally:
+            ctx.active.discard(key)
+    return _passes(node, x, ctx, p1)

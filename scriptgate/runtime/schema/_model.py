@@ -241,6 +241,7 @@ class _Node:
         "excl_min",
         "false_keyword",
         "false_message",
+        "fk",
         "format_check",
         "format_name",
         "has_max_contains",
@@ -346,6 +347,8 @@ class _Node:
         #: On a cycle of in-place applicators (``$ref``, unions, ``allOf``, …): the node
         #: can meet the very same value again without consuming any of it.
         self.reentrant = False
+        #: How the fused coercion walk treats the node (``_coerce._fused_kind``; -1 = not yet).
+        self.fk = -1
 
     # -- validity -----------------------------------------------------------------
 
