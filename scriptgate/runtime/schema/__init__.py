@@ -1,4 +1,4 @@
-"""The coercing JSON-Schema validator (pi §2).
+"""The coercing JSON-Schema validator (pi §2), as a small package.
 
 :func:`compile_schema` turns a JSON Schema (draft 2020-12, draft-7 forms accepted) into a
 :class:`CompiledSchema`: a tree of small node objects whose validity checks are Python
@@ -7,6 +7,12 @@ closures built once. A :class:`CompiledSchema` offers
 - :meth:`CompiledSchema.coerce`: pi's three lenient coercion passes (§2.2), copy-on-write;
 - :meth:`CompiledSchema.check`: the error list (§2.5–2.6) without coercion;
 - :meth:`CompiledSchema.parse`: coerce, then check → :class:`ParseResult`.
+
+The parts, each owning one seam: ``_model`` (issues, JSON helpers, the node record),
+``_compile`` (schema → nodes, references), ``_keywords`` (validity closures),
+``_messages`` (pi's errors and texts), ``_coerce`` (the three passes and their fused
+walk), ``_fastpath`` (the generated check for input that needs nothing). This module is
+the public face and the only one other code imports.
 
 Semantics follow pi-schema 1.6.0 with pi-ai's options, with JavaScript number and string
 rules (:mod:`scriptgate.runtime._jsnum`) and ECMAScript ``pattern``
@@ -20,14 +26,20 @@ Deliberate divergences from upstream (documented, each named by a test):
 - for a union in pass 1, a value some branch already accepts is left alone; otherwise the
   first branch whose drop-then-coerce result it accepts decides;
 - an integral float under ``type: "integer"`` comes out as a Python ``int``;
-- a node with no ``type`` but ``items`` converts the items of an array yet never wraps a
-  non-array (wrapping would change a value the node already accepts);
+- an ``int`` beyond 2^53 keeps its exact value (pi rounds it to a double), in every
+  keyword (``multipleOf`` included);
+- object keys keep their order (JavaScript lists integer-like keys first);
 - ``$dynamicRef`` resolves against the outermost (root) resource's ``$dynamicAnchor`` of
   that name, else statically — the dynamic scope of a single compiled document.
 
+Where the spec is silent, pi's walker is followed as inferred: a node met again with the
+very same value through a cycle of in-place applicators (``A → B → anyOf[A, integer]``)
+counts as not matching (the least fixed point), so such schemas resolve.
+
 Invariants (property-tested): coercion never mutates its input; a value that already
-validates comes back unchanged (the very same object — no copy is made); parsing a coerced
-value again changes nothing.
+validates comes back unchanged (the very same object) except where pi's pass 2 changes
+it (a scalar wrapped under an untyped ``items`` node, an integral float made an ``int``);
+parsing a coerced value again changes nothing; the fused walk equals the three passes.
 """
 
 from __future__ import annotations
