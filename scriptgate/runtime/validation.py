@@ -120,7 +120,10 @@ def _pi_tool_schema(tool: Any) -> Any:
 def _compiled_for_tool(tool: AgentTool | Mapping[str, Any]) -> CompiledSchema:
     try:
         schema = tool.parameters_schema  # type: ignore[union-attr]
-    except AttributeError:  # a pi-style tool: ``{"name": ..., "parameters": ...}``
+    except AttributeError:
+        if hasattr(type(tool), "parameters_schema"):
+            raise  # an AgentTool whose schema property itself failed
+        # a pi-style tool: ``{"name": ..., "parameters": ...}``
         schema = _pi_tool_schema(tool)
         if schema is _UNDEFINED:
             raise SchemaCompileError(

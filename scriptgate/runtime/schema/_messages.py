@@ -137,7 +137,9 @@ def _node_errors(node: _Node, x: Any, ptr: str, out: list[ValidationIssue], dept
         hits = sum(1 for b in node.one_of if b.v(x))
         if hits == 0:
             _union_errors(node, node.one_of, "oneOf", x, ptr, out, d)
-        elif hits > 1 and not (_is_dict(x) and _tag_errors(node.one_of, "oneOf", x, ptr, out, d)):
+        elif hits > 1 and not (
+            _is_dict(x) and _tag_errors(node.one_of, "oneOf", x, ptr, out, d, several=True)
+        ):
             out.append(ValidationIssue(ptr, "oneOf", "matches more than one alternative"))
     if node.not_ is not None and node.not_.v(x):
         out.append(ValidationIssue(ptr, "not", "must not match the schema in not"))
@@ -352,11 +354,14 @@ def _tag_errors(
     ptr: str,
     out: list[ValidationIssue],
     d: int,
+    *,
+    several: bool = False,
 ) -> bool:
     """pi's report for a failing discriminated union; False when the union is not one.
 
     A known tag value blames the branch it selects; an unknown or absent one is
-    ``<tag>: expected one of [<values>]``.
+    ``<tag>: expected one of [<values>]``. ``several``: the value matched more than one
+    branch, which a known tag cannot explain (False then).
     """
     tagged = _tag_of(branches)
     if tagged is None:
@@ -366,6 +371,8 @@ def _tag_errors(
         tag_key = _canon(x[key])
         for branch, value in zip(branches, values, strict=True):
             if _canon(value) == tag_key:
+                if several:
+                    return False
                 errs: list[ValidationIssue] = []
                 _errors(branch, x, ptr, errs, d)
                 out.extend(errs or [ValidationIssue(ptr, keyword, "matches no alternative")])
