@@ -4,7 +4,10 @@
    schema and both hooks set — against awaiting the tool's ``execute``
    directly, in the same run. Validation alone is timed too, so the pipeline's
    own share is visible. Target: overhead ≤ 20 µs per call.
-2. A parallel batch of 100 calls that each sleep 50 ms, against the ideal
+2. The same with a *coercible* argument (``{"i": "7"}`` for an integer, no hooks)
+   against a valid one (``{"i": 7}``) and the direct ``execute``, interleaved round by
+   round; medians, since the machine is shared. Target: overhead < 20 µs per call.
+3. A parallel batch of 100 calls that each sleep 50 ms, against the ideal
    50 ms. Target: within 1.5× of the ideal.
 
 Run: ``uv run python benchmarks/pipeline.py [--backend asyncio|trio] [--calls N]``.
@@ -117,6 +120,56 @@ async def overhead(calls: int, rounds: int) -> None:
         )
 
 
+COERCIBLE_SCHEMA = {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}
+
+
+async def coercible_overhead(calls: int, rounds: int) -> None:
+    tool = AgentTool(name="n", parameters=COERCIBLE_SCHEMA, execute=trivial)
+    tools = [tool]
+    coercible = ToolCall("c1", "n", {"i": "7"})
+    valid = ToolCall("c1", "n", {"i": 7})
+
+    async def direct() -> float:
+        args = {"i": 7}
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            await tool.execute("c1", args, None, None)  # type: ignore[misc]
+        return (time.perf_counter_ns() - start) / calls / 1000
+
+    async def pipeline(call: ToolCall) -> float:
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            await run_tool_call(call, tools=tools)
+        return (time.perf_counter_ns() - start) / calls / 1000
+
+    assert (await run_tool_call(coercible, tools=tools)).is_error is False
+    over_coercible: list[float] = []
+    over_valid: list[float] = []
+    bases: list[float] = []
+    for _ in range(rounds):
+        before = await direct()
+        c = await pipeline(coercible)
+        v = await pipeline(valid)
+        base = (before + await direct()) / 2
+        bases.append(base)
+        over_coercible.append(c - base)
+        over_valid.append(v - base)
+    base = statistics.median(bases)
+    oc = statistics.median(over_coercible)
+    ov = statistics.median(over_valid)
+    print(f"coercible argument, no hooks ({calls} calls x {rounds} interleaved rounds, medians):")
+    print(f"  direct execute               {base:7.2f} µs/call")
+    print(
+        f"  run_tool_call {{'i': 7}}       overhead {ov:6.2f} µs/call "
+        f"(call {(ov + base) / base:5.1f}x direct)"
+    )
+    print(
+        f"  run_tool_call {{'i': '7'}}     overhead {oc:6.2f} µs/call "
+        f"(call {(oc + base) / base:5.1f}x direct; {oc / ov:4.2f}x the valid overhead; "
+        "target < 20 µs)"
+    )
+
+
 async def batch(size: int, sleep_s: float, rounds: int) -> None:
     async def nap(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
         await anyio.sleep(sleep_s)
@@ -158,6 +211,7 @@ def main() -> None:
     async def run() -> None:
         print(f"backend: {options.backend}")
         await overhead(options.calls, options.rounds)
+        await coercible_overhead(5_000, 21)
         await batch(100, 0.05, options.rounds)
 
     anyio.run(run, backend=options.backend)

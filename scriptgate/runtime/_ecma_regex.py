@@ -1,34 +1,46 @@
-"""ECMAScript (``u`` flag) regular expressions on top of Python's :mod:`re`.
+"""ECMAScript (``u`` flag) regular expressions on Python's :mod:`re`, or ``regex``.
 
 JSON Schema ``pattern`` and ``patternProperties`` are ECMAScript regexes. The translation
-keeps ECMAScript meaning where Python's differs:
+keeps ECMAScript meaning where Python's differs, spelling every class out so that no
+engine flag is needed:
 
-- ``\\d``, ``\\w``, ``\\b`` are ASCII (the whole pattern compiles with :data:`re.ASCII`);
-- ``\\s``/``\\S`` use the ECMAScript white-space set (Unicode spaces included);
+- ``\\d``, ``\\w`` and their negations are ASCII classes; ``\\b``/``\\B`` are ASCII
+  boundaries (``(?a:\\b)``);
+- ``\\s``/``\\S`` use the ECMAScript white-space set (Unicode spaces included); inside a
+  class a negated escape (``[a\\D]``) becomes an alternation;
 - ``.`` does not match the line terminators ``\\n``, ``\\r``, U+2028, U+2029;
 - ``$`` matches only at the very end (Python's ``$`` also matches before a final newline);
 - ``(?<name>…)`` → ``(?P<name>…)``, ``\\k<name>`` → ``(?P=name)``;
 - ``\\u{1F600}``, ``\\uD83D\\uDE00`` (a surrogate pair), ``\\cJ`` become the character;
 - ``[]`` never matches, ``[^]`` matches any character;
-- ``/`` and other identity escapes keep their literal meaning.
+- ``/`` and other identity escapes keep their literal meaning;
+- Unicode property escapes (``\\p{Lu}``, ``\\P{Letter}``, ``\\p{Script=Greek}``,
+  ``\\p{gc=Nd}``, binary properties such as ``\\p{Emoji}``), inside classes too: the
+  names ECMAScript defines (case-sensitive, as in JavaScript) are translated to the
+  ``regex`` engine's classes, which has them natively.
 
-- ``\\p{L}``/``\\p{Letter}`` and ``\\p{Nd}`` (and their ``\\P`` negations) outside a
-  character class map to Unicode-mode Python classes (``L`` approximated, see
-  ``_PROPERTIES``).
-
-Fallback (documented divergence): a pattern Python cannot express after translation —
-other Unicode property escapes, a property escape inside ``[...]``, variable-width
-lookbehind — is compiled as written when Python accepts it; otherwise
-:func:`compile_ecma` returns ``None`` and callers treat the pattern as matching every
-string (like an unknown ``format``).
+A pattern is compiled with :mod:`re` when it can be (faster, and ``regex`` costs
+~0.1–0.3 s to import); one with a property escape, or one that ``re`` rejects (a
+variable-width lookbehind, which ECMAScript allows), with ``regex``. A pattern neither
+engine can express makes :func:`compile_ecma` return ``None``; callers treat it as
+matching every string (like an unknown ``format``).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any, Protocol
 
-__all__ = ["compile_ecma", "translate_ecma"]
+__all__ = ["EcmaPattern", "compile_ecma", "is_valid_ecma", "translate_ecma"]
+
+
+class EcmaPattern(Protocol):
+    """A compiled pattern of either engine (:mod:`re` or ``regex``)."""
+
+    def search(self, string: str, /) -> Any:
+        """The first match in ``string``, or ``None``."""
+
 
 _JS_SPACE = (
     "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -38,6 +50,8 @@ _CLASS_ESCAPES = {
     "w": "A-Za-z0-9_",
     "s": _JS_SPACE,
 }
+# Negated class escapes inside ``[...]``: the complement of these ranges.
+_CLASS_COMPLEMENTS = {"D": "0-9", "W": "A-Za-z0-9_", "S": _JS_SPACE}
 _OUTSIDE_ESCAPES = {
     "d": "[0-9]",
     "D": "[^0-9]",
@@ -45,27 +59,170 @@ _OUTSIDE_ESCAPES = {
     "W": "[^A-Za-z0-9_]",
     "s": "[" + _JS_SPACE + "]",
     "S": "[^" + _JS_SPACE + "]",
-    "b": r"\b",
-    "B": r"\B",
+    "b": r"(?a:\b)",
+    "B": r"(?a:\B)",
 }
 _SIMPLE = {"t": "\\t", "n": "\\n", "v": "\\v", "f": "\\f", "r": "\\r", "0": "\\x00"}
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _HEX2 = re.compile(r"[0-9a-fA-F]{2}")
 _BRACED = re.compile(r"\{([0-9a-fA-F]{1,6})\}")
 _NAME = re.compile(r"<([A-Za-z_$][A-Za-z0-9_$]*)>")
-_PROPERTY = re.compile(r"\{([A-Za-z_=]+)\}")
-# Unicode property escapes Python's ``re`` can express (class bodies: positive, negated).
-# ``L`` is approximated by "word character, not a digit, not ``_``" (Python's Unicode
-# ``\w`` is ``str.isalnum()``, so a few ``No``/``Nl`` characters such as "½" count too).
-_LETTER = ("^\\W\\d_", "\\W\\d_")
-_DIGIT = ("\\d", "^\\d")
-_PROPERTIES = {
-    "L": _LETTER,
-    "Letter": _LETTER,
-    "Nd": _DIGIT,
-    "Decimal_Number": _DIGIT,
-    "digit": _DIGIT,
+_PROPERTY = re.compile(r"\{([A-Za-z0-9_]+)(?:=([A-Za-z0-9_]+))?\}")
+
+# ECMAScript's property names (ECMA-262, tables "Non-binary Unicode property aliases",
+# "Binary Unicode property aliases" and the General_Category value aliases). JavaScript
+# matches them case-sensitively and exactly; ``regex`` is loose, so names are checked
+# here first and emitted in a form ``regex`` reads one way only.
+_GENERAL_CATEGORY = {
+    short: short
+    for short in [
+        "C",
+        "Cc",
+        "Cf",
+        "Cn",
+        "Co",
+        "Cs",
+        "L",
+        "LC",
+        "Ll",
+        "Lm",
+        "Lo",
+        "Lt",
+        "Lu",
+        "M",
+        "Mc",
+        "Me",
+        "Mn",
+        "N",
+        "Nd",
+        "Nl",
+        "No",
+        "P",
+        "Pc",
+        "Pd",
+        "Pe",
+        "Pf",
+        "Pi",
+        "Po",
+        "Ps",
+        "S",
+        "Sc",
+        "Sk",
+        "Sm",
+        "So",
+        "Z",
+        "Zl",
+        "Zp",
+        "Zs",
+    ]
 }
+_GENERAL_CATEGORY.update(
+    {
+        "Other": "C",
+        "Control": "Cc",
+        "cntrl": "Cc",
+        "Format": "Cf",
+        "Unassigned": "Cn",
+        "Private_Use": "Co",
+        "Surrogate": "Cs",
+        "Letter": "L",
+        "Cased_Letter": "LC",
+        "Lowercase_Letter": "Ll",
+        "Modifier_Letter": "Lm",
+        "Other_Letter": "Lo",
+        "Titlecase_Letter": "Lt",
+        "Uppercase_Letter": "Lu",
+        "Mark": "M",
+        "Combining_Mark": "M",
+        "Spacing_Mark": "Mc",
+        "Enclosing_Mark": "Me",
+        "Nonspacing_Mark": "Mn",
+        "Number": "N",
+        "Decimal_Number": "Nd",
+        "digit": "Nd",
+        "Letter_Number": "Nl",
+        "Other_Number": "No",
+        "Punctuation": "P",
+        "punct": "P",
+        "Connector_Punctuation": "Pc",
+        "Dash_Punctuation": "Pd",
+        "Close_Punctuation": "Pe",
+        "Final_Punctuation": "Pf",
+        "Initial_Punctuation": "Pi",
+        "Other_Punctuation": "Po",
+        "Open_Punctuation": "Ps",
+        "Symbol": "S",
+        "Currency_Symbol": "Sc",
+        "Modifier_Symbol": "Sk",
+        "Math_Symbol": "Sm",
+        "Other_Symbol": "So",
+        "Separator": "Z",
+        "Line_Separator": "Zl",
+        "Paragraph_Separator": "Zp",
+        "Space_Separator": "Zs",
+    }
+)
+_BINARY = {}
+for _long, _short in (
+    ("ASCII", ""),
+    ("ASCII_Hex_Digit", "AHex"),
+    ("Alphabetic", "Alpha"),
+    ("Any", ""),
+    ("Assigned", ""),
+    ("Bidi_Control", "Bidi_C"),
+    ("Bidi_Mirrored", "Bidi_M"),
+    ("Case_Ignorable", "CI"),
+    ("Cased", ""),
+    ("Changes_When_Casefolded", "CWCF"),
+    ("Changes_When_Casemapped", "CWCM"),
+    ("Changes_When_Lowercased", "CWL"),
+    ("Changes_When_NFKC_Casefolded", "CWKCF"),
+    ("Changes_When_Titlecased", "CWT"),
+    ("Changes_When_Uppercased", "CWU"),
+    ("Dash", ""),
+    ("Default_Ignorable_Code_Point", "DI"),
+    ("Deprecated", "Dep"),
+    ("Diacritic", "Dia"),
+    ("Emoji", ""),
+    ("Emoji_Component", "EComp"),
+    ("Emoji_Modifier", "EMod"),
+    ("Emoji_Modifier_Base", "EBase"),
+    ("Emoji_Presentation", "EPres"),
+    ("Extended_Pictographic", "ExtPict"),
+    ("Extender", "Ext"),
+    ("Grapheme_Base", "Gr_Base"),
+    ("Grapheme_Extend", "Gr_Ext"),
+    ("Hex_Digit", "Hex"),
+    ("IDS_Binary_Operator", "IDSB"),
+    ("IDS_Trinary_Operator", "IDST"),
+    ("ID_Continue", "IDC"),
+    ("ID_Start", "IDS"),
+    ("Ideographic", "Ideo"),
+    ("Join_Control", "Join_C"),
+    ("Logical_Order_Exception", "LOE"),
+    ("Lowercase", "Lower"),
+    ("Math", ""),
+    ("Noncharacter_Code_Point", "NChar"),
+    ("Pattern_Syntax", "Pat_Syn"),
+    ("Pattern_White_Space", "Pat_WS"),
+    ("Quotation_Mark", "QMark"),
+    ("Radical", ""),
+    ("Regional_Indicator", "RI"),
+    ("Sentence_Terminal", "STerm"),
+    ("Soft_Dotted", "SD"),
+    ("Terminal_Punctuation", "Term"),
+    ("Unified_Ideograph", "UIdeo"),
+    ("Uppercase", "Upper"),
+    ("Variation_Selector", "VS"),
+    ("White_Space", "space"),
+    ("XID_Continue", "XIDC"),
+    ("XID_Start", "XIDS"),
+):
+    _BINARY[_long] = _long
+    if _short:
+        _BINARY[_short] = _long
+_SCRIPT_KEYS = {"Script": "sc", "sc": "sc", "Script_Extensions": "scx", "scx": "scx"}
+_SCRIPT_VALUE = re.compile(r"[A-Z][A-Za-z_]*")
 
 
 class _Unsupported(Exception):
@@ -77,6 +234,28 @@ def _char(code: int) -> str:
     return f"\\U{code:08x}"
 
 
+def _property(p: str, j: int, negated: bool) -> tuple[str, int]:
+    """Translate the ``{…}`` of ``\\p``/``\\P`` at ``p[j]`` to a ``regex`` class escape."""
+    m = _PROPERTY.match(p, j)
+    if m is None:
+        raise _Unsupported("bad unicode property escape")
+    name, value = m.group(1), m.group(2)
+    if value is None:
+        if name in _GENERAL_CATEGORY:
+            body = "gc=" + _GENERAL_CATEGORY[name]
+        elif name in _BINARY:
+            body = _BINARY[name]
+        else:
+            raise _Unsupported(f"unknown unicode property {name}")
+    elif name in ("General_Category", "gc") and value in _GENERAL_CATEGORY:
+        body = "gc=" + _GENERAL_CATEGORY[value]
+    elif name in _SCRIPT_KEYS and _SCRIPT_VALUE.fullmatch(value):
+        body = f"{_SCRIPT_KEYS[name]}={value}"
+    else:
+        raise _Unsupported(f"unknown unicode property {name}={value}")
+    return ("\\P{" if negated else "\\p{") + body + "}", m.end()
+
+
 def _read_escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
     """Translate the escape starting at ``p[i] == '\\\\'``; return (python text, next index)."""
     if i + 1 >= len(p):
@@ -85,9 +264,6 @@ def _read_escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
     j = i + 2
     if in_class and c in _CLASS_ESCAPES:
         return _CLASS_ESCAPES[c], j
-    if in_class and c in "DWS":
-        # Python's ASCII-mode class escapes; only \S differs (Unicode spaces).
-        return "\\" + c, j
     if in_class and c == "b":
         return "\\x08", j
     if not in_class and c in _OUTSIDE_ESCAPES:
@@ -128,22 +304,14 @@ def _read_escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
             k += 1
         return "\\" + p[i + 1 : k], k
     if c in "pP":
-        m = _PROPERTY.match(p, j)
-        name = m.group(1) if m else ""
-        pair = _PROPERTIES.get(name)
-        if m is None or pair is None:
-            raise _Unsupported("unicode property escape")
-        if in_class:
-            raise _Unsupported("unicode property escape in a class")
-        positive, negative = pair
-        return "(?u:[" + (positive if c == "p" else negative) + "])", m.end()
+        return _property(p, j, c == "P")
     if c.isascii() and c.isalnum():
         raise _Unsupported(f"unknown escape \\{c}")
     return re.escape(c), j
 
 
 def translate_ecma(pattern: str) -> str:
-    """Translate an ECMAScript (``u`` flag) pattern to Python :mod:`re` syntax.
+    """Translate an ECMAScript (``u`` flag) pattern to Python :mod:`re`/``regex`` syntax.
 
     Raises ``ValueError`` for a construct this translation does not support.
     """
@@ -187,7 +355,11 @@ def _translate(p: str) -> str:
 
 
 def _translate_class(p: str, i: int) -> tuple[str, int]:
-    """Translate ``[...]`` starting at ``p[i] == '['``."""
+    """Translate ``[...]`` starting at ``p[i] == '['``.
+
+    A negated class escape inside (``[a\\D]``) has no flag-free spelling inside one
+    class, so the class becomes an alternation with the complement.
+    """
     j = i + 1
     negate = j < len(p) and p[j] == "^"
     if negate:
@@ -195,11 +367,21 @@ def _translate_class(p: str, i: int) -> tuple[str, int]:
     if j < len(p) and p[j] == "]":
         return ("(?s:.)" if negate else "(?!)"), j + 1
     parts: list[str] = []
+    complements: list[str] = []
     while j < len(p):
         c = p[j]
         if c == "]":
-            return "[" + ("^" if negate else "") + "".join(parts) + "]", j + 1
+            alternatives = ["[" + "".join(parts) + "]"] if parts else []
+            alternatives.extend("[^" + body + "]" for body in complements)
+            if not complements:
+                return "[" + ("^" if negate else "") + "".join(parts) + "]", j + 1
+            union = "(?:" + "|".join(alternatives) + ")"
+            return ("(?:(?!" + union + ")(?s:.))" if negate else union), j + 1
         if c == "\\":
+            if j + 1 < len(p) and p[j + 1] in _CLASS_COMPLEMENTS:
+                complements.append(_CLASS_COMPLEMENTS[p[j + 1]])
+                j += 2
+                continue
             text, j = _read_escape(p, j, True)
             parts.append(text)
             continue
@@ -211,23 +393,36 @@ def _translate_class(p: str, i: int) -> tuple[str, int]:
     raise _Unsupported("unterminated character class")
 
 
+_NEEDS_REGEX = re.compile(r"\\[pP]\{")
+
+
+def _compile(translated: str) -> EcmaPattern:
+    """Compile a translated pattern: :mod:`re` when it can, else ``regex`` (imported lazily).
+
+    Raises ``re.error``/``regex.error`` (both ``Exception``) when neither can.
+    """
+    if _NEEDS_REGEX.search(translated) is None:
+        try:
+            return re.compile(translated)
+        except re.error:
+            pass  # e.g. a variable-width lookbehind: ``regex`` has it
+    import regex
+
+    compiled: EcmaPattern = regex.compile(translated)
+    return compiled
+
+
 @lru_cache(maxsize=1024)
-def compile_ecma(pattern: str) -> re.Pattern[str] | None:
-    """Compile an ECMAScript pattern, or ``None`` when Python cannot express it."""
+def compile_ecma(pattern: str) -> EcmaPattern | None:
+    """Compile an ECMAScript pattern, or ``None`` when neither engine can express it."""
     try:
-        return re.compile(_translate(pattern), re.ASCII)
-    except (_Unsupported, re.error, OverflowError, RecursionError):
-        pass
-    try:
-        return re.compile(pattern)
-    except (re.error, OverflowError, RecursionError):
+        return _compile(_translate(pattern))
+    except (_Unsupported, OverflowError, RecursionError):
+        return None
+    except Exception:  # re.error, regex.error: not a pattern either engine accepts
         return None
 
 
 def is_valid_ecma(pattern: str) -> bool:
     """Whether ``pattern`` is a regex this module can use (the ``regex`` format)."""
-    try:
-        re.compile(_translate(pattern), re.ASCII)
-    except (_Unsupported, re.error, OverflowError, RecursionError):
-        return False
-    return True
+    return compile_ecma(pattern) is not None

@@ -74,7 +74,8 @@ def _is_time(s: str) -> bool:
 
 
 def _is_date_time(s: str) -> bool:
-    if len(s) < 11 or s[10] not in "Tt ":
+    # RFC 3339's ``T`` (either case) only: pi rejects the space its note allows.
+    if len(s) < 11 or s[10] not in "Tt":
         return False
     return _is_date(s[:10]) and _is_time(s[11:])
 

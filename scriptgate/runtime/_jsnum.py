@@ -57,6 +57,8 @@ def normalize_number(value: float | int) -> float | int:
 
 def js_to_number(text: str) -> float | int:
     """``Number(text)``: a float (or an int when integral), ``nan`` when JS gives ``NaN``."""
+    if len(text) < 16 and text.isdigit() and text.isascii():
+        return int(text)  # the common case: plain decimal digits, exact below 10^16 > 2^53
     s = text.strip(JS_WHITESPACE)
     if not s:
         return 0

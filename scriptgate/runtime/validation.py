@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from threading import Lock
 from typing import TYPE_CHECKING, Any
 
-from scriptgate.errors import ToolArgumentsError
+from scriptgate.errors import SchemaCompileError, ToolArgumentsError
 from scriptgate.runtime._jsnum import js_json_pretty
 from scriptgate.runtime.schema import (
     CompiledSchema,
@@ -100,8 +100,36 @@ _tool_entries: dict[Any, tuple[Any, CompiledSchema]] = vars(_tool_cache)["data"]
 _ref = weakref.ref
 
 
-def _compiled_for_tool(tool: AgentTool) -> CompiledSchema:
-    schema = tool.parameters_schema
+class _Undefined:
+    """JavaScript's ``undefined``: a pi-style tool without ``parameters``."""
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+_UNDEFINED = _Undefined()
+
+
+def _pi_tool_schema(tool: Any) -> Any:
+    """``tool.parameters`` of a pi-style tool: a mapping or any object with ``parameters``."""
+    if isinstance(tool, Mapping):
+        return tool.get("parameters", _UNDEFINED)
+    return getattr(tool, "parameters", _UNDEFINED)
+
+
+def _compiled_for_tool(tool: AgentTool | Mapping[str, Any]) -> CompiledSchema:
+    try:
+        schema = tool.parameters_schema  # type: ignore[union-attr]
+    except AttributeError:
+        if hasattr(type(tool), "parameters_schema"):
+            raise  # an AgentTool whose schema property itself failed
+        # a pi-style tool: ``{"name": ..., "parameters": ...}``
+        schema = _pi_tool_schema(tool)
+        if schema is _UNDEFINED:
+            raise SchemaCompileError(
+                "A schema must be an object or a boolean, got undefined"
+            ) from None
+        return compiled_for(schema)
     try:
         hit = _tool_entries.get(_ref(tool))
     except TypeError:  # an unhashable tool object
@@ -145,8 +173,14 @@ def _clone(value: Any) -> Any:
         return value
 
 
-def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
+def validate_tool_arguments(tool: AgentTool | Mapping[str, Any], tool_call: ToolCall) -> Any:
     """Validate and coerce ``tool_call.arguments`` against ``tool.parameters_schema``.
+
+    ``tool`` may also be a pi-style tool definition — a mapping (or any object) with
+    ``parameters`` — as pi's ``validateToolArguments(tool, toolCall)`` takes one: its
+    name is not looked at (an empty one is fine; messages name ``tool_call.name``), and
+    a ``None`` schema fails as pi's ``null`` does
+    (``A schema must be an object or a boolean, got null``).
 
     Returns the coerced arguments: a deep copy, so the tool may mutate it without
     touching the transcript's tool call (the same copy when nothing changed).
@@ -157,7 +191,7 @@ def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
     block — and :class:`~scriptgate.errors.SchemaCompileError` for a malformed schema.
     """
     name = tool_call.name
-    if tool_call.arguments_error is not None:
+    if tool_call.arguments_error:  # pi tests it for truth: ``""`` means no error
         raise ToolArgumentsError(
             f'Invalid arguments for tool "{name}": {tool_call.arguments_error}',
             tool_name=name,
@@ -166,12 +200,16 @@ def validate_tool_arguments(tool: AgentTool, tool_call: ToolCall) -> Any:
     original = tool_call.arguments
     value = _clone(original)
     try:
-        if validator._fast(value):  # what ``parse`` does first, without its result object
+        # What ``parse`` does, without its result objects on the way to a success.
+        if validator._fast(value):
             return value
+        coerced = validator._coerce_unchecked(value)
+        if validator._fast(coerced) or validator._valid(coerced):
+            return coerced
     except RecursionError:
         pass  # ``parse`` reports it as the generic ``invalid`` error
     result = validator.parse(value)
-    if result.ok:
+    if result.ok:  # pragma: no cover - parse agrees with the lines above
         return result.value
     raise ToolArgumentsError(
         format_validation_error(name, result.errors, original),

@@ -1,4 +1,4 @@
-"""ECMAScript (``u`` flag) pattern translation to Python ``re``."""
+"""ECMAScript (``u`` flag) pattern translation to Python ``re`` and ``regex``."""
 
 from __future__ import annotations
 
@@ -71,13 +71,52 @@ def test_ecma_regex_supported_property_escapes(pattern: str, text: str, matches:
     assert (compiled.search(text) is not None) is matches
 
 
-def test_ecma_regex_unsupported_property_escape_falls_back_to_match_all() -> None:
-    # ``\p{Lu}`` (and any property inside a class) has no Python ``re`` equivalent: the
-    # pattern is unusable and callers treat it as matching every string (documented).
-    assert compile_ecma(r"^\p{Lu}+$") is None
-    assert compile_ecma(r"^[\p{L}0-9]+$") is None
-    with pytest.raises(ValueError, match="unicode property"):
-        translate_ecma(r"\p{Script=Greek}")
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        pytest.param(r"^\p{Lu}", "ab", False, id="Lu-lowercase"),
+        pytest.param(r"^\p{Lu}", "hasOwnProperty", False, id="Lu-no-prototype-names"),
+        pytest.param(r"^\p{Lu}", "Élan", True, id="Lu-unicode-upper"),
+        pytest.param(r"^\p{Uppercase_Letter}+$", "ÀB", True, id="long-gc-name"),
+        pytest.param(r"^\p{General_Category=Ll}+$", "ab", True, id="gc-key"),
+        pytest.param(r"^\p{gc=Nd}$", "٣", True, id="gc-short-key"),
+        pytest.param(r"^\p{Script=Greek}+$", "αβ", True, id="script"),
+        pytest.param(r"^\p{sc=Grek}+$", "ab", False, id="script-short-rejects-latin"),
+        pytest.param(r"^\p{scx=Latn}$", "a", True, id="script-extensions"),
+        pytest.param(r"^\p{Emoji_Presentation}$", "😀", True, id="binary-property"),
+        pytest.param(r"^\P{Lu}$", "a", True, id="negated-Lu"),
+        pytest.param(r"^[\p{L}0-9]+$", "é1", True, id="property-in-class"),
+        pytest.param(r"^[^\p{L}]$", "1", True, id="property-in-negated-class"),
+        pytest.param(r"^[^\p{L}]$", "é", False, id="property-in-negated-class-rejects"),
+        pytest.param(r"^[a\D]$", "x", True, id="negated-escape-in-class"),
+        pytest.param(r"^[a\D]$", "5", False, id="negated-escape-in-class-rejects-digit"),
+        pytest.param(r"^[^a\D]$", "5", True, id="negated-class-with-negated-escape"),
+        pytest.param(r"^[^a\D]$", "x", False, id="negated-class-with-negated-escape-rejects"),
+        pytest.param(r"(?<=ab+)c", "abbbc", True, id="variable-width-lookbehind"),
+    ],
+)
+def test_ecma_regex_unicode_property_escapes_on_the_regex_engine(
+    pattern: str, text: str, matches: bool
+) -> None:
+    compiled = compile_ecma(pattern)
+    assert compiled is not None
+    assert (compiled.search(text) is not None) is matches
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        pytest.param(r"\p{lu}", id="case-sensitive"),
+        pytest.param(r"\p{Uppercase Letter}", id="no-loose-matching"),
+        pytest.param(r"\p{Script=greek}", id="script-value-case"),
+        pytest.param(r"\p{Foo}", id="unknown"),
+        pytest.param(r"\p", id="no-braces"),
+    ],
+)
+def test_ecma_regex_property_names_are_ecmascript_exact(pattern: str) -> None:
+    with pytest.raises(ValueError, match="property"):
+        translate_ecma(pattern)
+    assert compile_ecma(pattern) is None
 
 
 def test_ecma_regex_validity() -> None:

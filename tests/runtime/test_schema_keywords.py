@@ -66,7 +66,7 @@ KEYWORDS: list[tuple[str, Any, Any, Any, tuple[str, str, str]]] = [
         {"prefixItems": [{}], "items": False},
         [1],
         [1, 2],
-        ("/1", "items", "unexpected item"),
+        ("/1", "false", "no value is allowed here"),
     ),
     (
         "draft7-items-array-additionalItems",
@@ -494,8 +494,29 @@ def test_schema_keywords_pattern_is_ecmascript(pattern: str, value: str, matches
 
 
 def test_schema_keywords_inexpressible_pattern_matches_everything() -> None:
-    # Documented fallback: Python's ``re`` cannot express ``\p{Lu}``.
-    assert compile_schema({"pattern": "^\\p{Lu}$"}).is_valid("not upper")
+    # Documented fallback: a pattern neither engine can express (here a property name
+    # ECMAScript does not define) matches every string, like an unknown format.
+    assert compile_schema({"pattern": "^\\p{NoSuchProperty}$"}).is_valid("anything")
+
+
+def test_schema_keywords_pattern_unicode_property_escape_is_ecmascript() -> None:
+    checker = compile_schema({"type": "string", "pattern": "^\\p{Lu}"})
+    assert not checker.is_valid("ab")
+    assert not checker.is_valid("hasOwnProperty")
+    assert checker.is_valid("Ab")
+    result = checker.parse("ab")
+    assert [(e.path, e.message) for e in result.errors] == [("", "expected to match ^\\p{Lu}")]
+
+
+def test_schema_keywords_pattern_properties_unicode_property_escape() -> None:
+    checker = compile_schema(
+        {"patternProperties": {"^\\p{Lu}": {"type": "integer"}}, "additionalProperties": False}
+    )
+    assert checker.parse({"Ab": "1"}).value == {"Ab": 1}
+    issues = checker.check({"hasOwnProperty": 1})
+    assert [(e.path, e.keyword, e.message) for e in issues] == [
+        ("/hasOwnProperty", "additionalProperties", "unknown field")
+    ]
 
 
 def test_schema_keywords_pattern_properties_use_ecmascript() -> None:
