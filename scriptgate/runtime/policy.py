@@ -153,14 +153,19 @@ _INVALID_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 
 @functools.lru_cache(maxsize=4096)
 def tool_identifier(name: str) -> str:
-    """The identifier a script calls tool ``name`` by (the sandbox's binding rule, pi's
-    ``toCodemodeIdentifier`` plus a ``_`` after keywords): ``"a-b"`` → ``a_b``."""
+    """The identifier a script calls tool ``name`` by, before collisions are resolved.
+
+    The sandbox's binding rule (:func:`scriptgate.sandbox.naming.to_identifier`, which
+    ``runtime`` may not import; ``test_policy_tool_identifier_matches_the_sandbox_binding``
+    keeps the two in step): ``"a-b"`` → ``a_b``, ``"1st-tool"`` → ``tool_1st_tool``, a
+    keyword gets a trailing ``_``. Names the sandbox reserves for its builtins
+    (``print``, ``gather``…) and collision suffixes (``a_b_2``) are the sandbox's own:
+    a rule names such a tool by its wire name.
+    """
     ident = _INVALID_IDENTIFIER.sub("_", name)
-    if not ident:
-        return "_"
-    if ident[0].isdigit():
-        ident = "_" + ident[1:]
-    if keyword.iskeyword(ident) or keyword.issoftkeyword(ident):
+    if not ident or ident[0].isdigit() or ident[0] == "_":
+        ident = "tool_" + ident
+    while keyword.iskeyword(ident) or keyword.issoftkeyword(ident):
         ident += "_"
     return ident
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from scriptgate.sandbox.stubs import render_stubs
 
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox import Sandbox
+from scriptgate.sandbox.model.stubs import render_stubs
 from scriptgate.sandbox.naming import assign_identifiers, bind_identifiers, to_identifier
 
 

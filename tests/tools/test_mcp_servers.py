@@ -9,12 +9,12 @@ from typing import Any
 
 import anyio
 import pytest
-from scriptgate.sandbox.stubs import render_stubs
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.pipeline import run_tool_call
 from scriptgate.runtime.types import ToolCall
 from scriptgate.sandbox import Sandbox
+from scriptgate.sandbox.model.stubs import render_stubs
 from scriptgate.tools.mcp import McpTool, connect_stdio
 from scriptgate.tools.mcp_servers import (
     McpServer,
