@@ -22,16 +22,23 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import OpaqueNamespace
 from scriptgate.sandbox.world.modules import (
+    base64,
+    bisect,
     collections,
+    copy,
     datetime,
     functools,
+    hashlib,
+    heapq,
     itertools,
     json,
     math,
+    operator,
     random,
     re,
     statistics,
     string,
+    textwrap,
     time,
     typing,
 )
@@ -41,7 +48,7 @@ __all__ = ["HOLDABLE", "MODULE_NAMES", "make_import", "make_modules"]
 
 _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
-    functools, typing,
+    functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
@@ -94,8 +101,9 @@ def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..
         module = modules(name) if name in _IMPORTABLE else None
         if module is None:
             available = ", ".join(sorted(n for n in MODULE_NAMES))
-            raise ImportError(
-                f"module {name!r} is not available in the sandbox (available: {available})"
+            # ModuleNotFoundError (an ImportError): `try: import numpy except ImportError:` works
+            raise ModuleNotFoundError(
+                f"No module named {name!r} in the sandbox (importable: {available})", name=name
             )
         allowed = MODULE_NAMES.get(name, ("annotations",))
         for item in fromlist or ():

@@ -20,7 +20,10 @@ __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
 
 NAME = "functools"
 """The name a script imports."""
-MEMBERS: tuple[str, ...] = ("reduce", "lru_cache", "cache", "cmp_to_key")
+MEMBERS: tuple[str, ...] = (
+    "reduce", "lru_cache", "cache", "cmp_to_key", "partial", "wraps", "update_wrapper",
+    "total_ordering",
+)  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = ()
 """Value types this stand-in hands to scripts (its wrappers are plain functions)."""
@@ -70,6 +73,42 @@ def _checked_cache(cached: Any) -> Callable[..., Any]:
     return cached_call
 
 
+def _partial(func: Any, /, *args: Any, **keywords: Any) -> Callable[..., Any]:
+    """``functools.partial`` as a plain function (the real partial's state is writable).
+
+    It has the real one's ``func``, ``args`` and ``keywords`` to read.
+    """
+    if not callable(func):
+        raise TypeError("the first argument must be callable")
+
+    def partial(*more: Any, **extra: Any) -> Any:
+        return func(*args, *more, **{**keywords, **extra})
+
+    partial.func = func  # type: ignore[attr-defined]
+    partial.args = args  # type: ignore[attr-defined]
+    partial.keywords = keywords  # type: ignore[attr-defined]
+    partial.__name__ = getattr(func, "__name__", "partial")
+    return partial
+
+
+def _update_wrapper(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
+    """``functools.update_wrapper`` with the standard attribute lists only."""
+    if args or kwargs:
+        raise TypeError("update_wrapper takes (wrapper, wrapped) in the sandbox")
+    return functools.update_wrapper(wrapper, wrapped)
+
+
+def _wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """``functools.wraps``: a plain decorator (the real one returns a partial)."""
+    if args or kwargs:
+        raise TypeError("wraps takes one argument in the sandbox")
+
+    def decorator(wrapper: Any) -> Any:
+        return functools.update_wrapper(wrapper, wrapped)
+
+    return decorator
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
     charge, ticking = run.charge, run.ticking
@@ -84,4 +123,8 @@ def build(run: RunWorld) -> dict[str, Any]:
         "lru_cache": _lru_cache,
         "cache": _cache,
         "cmp_to_key": functools.cmp_to_key,
+        "partial": _partial,
+        "wraps": _wraps,
+        "update_wrapper": _update_wrapper,
+        "total_ordering": functools.total_ordering,
     }

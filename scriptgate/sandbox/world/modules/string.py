@@ -17,7 +17,7 @@ NAME = "string"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
-    "octdigits", "punctuation", "whitespace", "printable",
+    "octdigits", "punctuation", "whitespace", "printable", "capwords",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = ()
@@ -26,4 +26,13 @@ HOLDABLE: tuple[type, ...] = ()
 
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
-    return {name: getattr(string, name) for name in MEMBERS}
+    table: dict[str, Any] = {name: getattr(string, name) for name in MEMBERS[:-1]}
+    table["capwords"] = _capwords
+    return table
+
+
+def _capwords(s: str, sep: str | None = None) -> str:
+    """``string.capwords`` (linear in ``s``, which the script already holds)."""
+    if not isinstance(s, str) or not (sep is None or isinstance(sep, str)):
+        raise TypeError("capwords takes str arguments")
+    return string.capwords(s, sep)
