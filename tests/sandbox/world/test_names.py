@@ -20,7 +20,9 @@ def run(source: str, **limits: float) -> ScriptResult:
 def test_names_import_outside_the_list_is_catchable() -> None:
     result = run("try:\n    import numpy\nexcept ImportError as e:\n    r = str(e)\nr")
     assert result.ok, result.error
-    assert "numpy" in result.value and "json" in result.value and "heapq" in result.value
+    assert "numpy" in result.value
+    assert "json" in result.value
+    assert "heapq" in result.value
 
 
 def test_names_import_error_is_module_not_found() -> None:
@@ -29,7 +31,7 @@ def test_names_import_error_is_module_not_found() -> None:
 
 
 @pytest.mark.parametrize(
-    "raised,caught",
+    ("raised", "caught"),
     [
         ("FileNotFoundError", "OSError"),
         ("ModuleNotFoundError", "ImportError"),
@@ -55,13 +57,15 @@ def test_names_exception_group_carries_its_exceptions() -> None:
 def test_names_base_exception_cannot_catch_a_limit() -> None:
     source = "try:\n    while True:\n        pass\nexcept BaseException:\n    r = 'caught'\nr"
     result = run(source, max_steps=10_000)
-    assert result.error is not None and result.error.kind == "limit"
+    assert result.error is not None
+    assert result.error.kind == "limit"
 
 
 def test_names_base_exception_cannot_catch_the_deadline() -> None:
     source = "n = 0\ntry:\n    while True:\n        n += 1\nexcept BaseException:\n    n = -1\nn"
     result = run(source, timeout=0.3)
-    assert result.error is not None and result.error.kind == "limit"
+    assert result.error is not None
+    assert result.error.kind == "limit"
 
 
 def test_names_bytes_bytearray_slice_work() -> None:
@@ -78,7 +82,8 @@ def test_names_bytes_bytearray_slice_work() -> None:
 )
 def test_names_bytes_refuse_a_huge_size(source: str) -> None:
     result = run(source)
-    assert result.error is not None and result.error.kind == "limit", result
+    assert result.error is not None, result
+    assert result.error.kind == "limit", result
 
 
 def test_names_listed_for_the_model() -> None:
