@@ -63,6 +63,8 @@ _BUILDERS: dict[str, Callable[[RunWorld], dict[str, Any]]] = {
     "__future__": lambda run: {"annotations": None},
 }
 _IMPORTABLE = frozenset(_BUILDERS)
+_C_INTERNAL = datetime.C_INTERNAL_IMPORTS
+_EMPTY = OpaqueNamespace("internal", {})
 
 
 def make_modules(
@@ -96,6 +98,10 @@ def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..
     ) -> OpaqueNamespace:
         # test_guards_import_*: no real modules, no relative imports, and
         # `from datetime import sys` refused (IMPORT_FROM bypasses _getattr_).
+        if name in _C_INTERNAL and type(fromlist) is list and len(fromlist) <= 1 and level == 0:
+            # PyImport_Import from C (datetime.strptime): the value is discarded, the
+            # real module is read from sys.modules (imported by the stand-in itself)
+            return _EMPTY
         if level != 0 or type(name) is not str:
             raise ImportError("relative imports are not available in the sandbox")
         module = modules(name) if name in _IMPORTABLE else None
@@ -103,7 +109,9 @@ def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..
             available = ", ".join(sorted(n for n in MODULE_NAMES))
             # ModuleNotFoundError (an ImportError): `try: import numpy except ImportError:` works
             raise ModuleNotFoundError(
-                f"No module named {name!r} in the sandbox (importable: {available})", name=name
+                f"No module named {name!r}: it is not available in the sandbox "
+                f"(importable: {available})",
+                name=name,
             )
         allowed = MODULE_NAMES.get(name, ("annotations",))
         for item in fromlist or ():
