@@ -72,6 +72,12 @@ FEATURES = {
     "hashlib": "import hashlib\nh = hashlib.sha256(b'abc')\nh.update(b'd')\n"
     "(h.hexdigest(), hashlib.md5('x'.encode()).hexdigest(), hashlib.new('sha1', b'').hexdigest(),"
     " h.copy().digest_size)",
+    "random-Random": "import random\nr = random.Random(42)\n"
+    "[r.randint(1, 100) for _ in range(3)] + [r.getrandbits(8), r.choice('abc')]",
+    "typing-members": "from typing import cast, TypeVar, NamedTuple\nT = TypeVar('T')\n"
+    "class P(NamedTuple):\n    x: int\n    y: int = 2\n[cast(int, 3), P(1).x, P(1).y]",
+    "percent-inline": "n, f = 7, 2.5\n['u%d' % n, '%s-%05.1f' % ('a', f), '%d%%' % n, '%(a)s' % {'a': 1},"
+    " '%s' % [1, 2], '%r' % None]",
 }
 
 
@@ -146,6 +152,31 @@ ATTACKS = {
     ),
     "base64-huge": ("import base64\nbase64.b64encode(b'a' * 6_000_000)", "limit", "base64"),
     "hashlib-unknown": ("import hashlib\nhashlib.new('whirlpool')", "runtime", "unsupported"),
+    "random-Random-choices-huge": (
+        "import random\nrandom.Random(1).choices([1], k=10 ** 9)",
+        "limit",
+        "too large",
+    ),
+    "random-getrandbits-huge": ("import random\nrandom.getrandbits(10 ** 9)", "limit", "bits"),
+    "random-Random-generator": (
+        "import random\ngetattr(random.Random(1), '_rng')",
+        "runtime",
+        "invalid attribute name",
+    ),
+    "random-seed-object": ("import random\nrandom.seed([1])", "runtime", "seed takes"),
+    "typing-typevar-internals": (
+        "from typing import TypeVar\ngetattr(TypeVar('T'), '__init__')",
+        "runtime",
+        "invalid attribute name",
+    ),
+    "percent-inline-huge-width": ("'%10000000000d' % 1", "limit", "width"),
+    "percent-inline-star-width": ("'%*d' % (10 ** 9, 1)", "runtime", "'*'"),
+    "percent-inline-shared-rows": (
+        "x = ['y' * 1000] * 1000\nrows = [x] * 1000\n'%s' % (rows,)",
+        "limit",
+        "",
+    ),
+    "slice-chain": ("s = slice(1)\nfor i in range(1000):\n    s = slice(s)", "runtime", "slice"),
     "functools-partial-not-real": (
         "from functools import partial\np = partial(print)\np.__setstate__",
         "rejected",

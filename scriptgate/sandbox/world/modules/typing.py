@@ -17,10 +17,11 @@ NAME = "typing"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Iterable",
-    "Iterator", "Callable", "Sequence", "Mapping", "Literal", "TypedDict",
+    "Iterator", "Callable", "Sequence", "Mapping", "Literal", "TypedDict", "cast", "TypeVar",
+    "Protocol", "NamedTuple", "Generic", "Final", "ClassVar", "Awaitable", "Generator",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = (typing.TypeVar,)
 """Value types this stand-in hands to scripts."""
 
 
