@@ -80,7 +80,7 @@ CORPUS: dict[str, str] = {
     "partial-apply": "from functools import partial, reduce\nimport operator\n"
     "add3 = partial(operator.add, 3)\n[add3(4), reduce(operator.mul, range(1, 6))]",
     # -- errors ---------------------------------------------------------------------------------
-    "optional-import": "try:\n    import numpy as np\nexcept ImportError:\n    np = None\nnp is None",
+    "optional-import": "try:\n    import fancy_fastlib as np\nexcept ImportError:\n    np = None\nnp is None",
     "key-error-default": "d = {}\ntry:\n    d['x']\nexcept LookupError as e:\n    r = 'missing'\nr",
     "oserror-family": "try:\n    raise FileNotFoundError('nope')\nexcept OSError as e:\n    r = str(e)\nr",
     "exception-group": "eg = ExceptionGroup('many', [ValueError('a'), TypeError('b')])\n"
@@ -91,6 +91,58 @@ CORPUS: dict[str, str] = {
     "namedtuple": "from collections import namedtuple\nP = namedtuple('P', 'x y')\np = P(1, 2)\n"
     "[p.x + p.y, p]",
     "instance-last-value": "class Thing:\n    pass\nlen([Thing(), Thing()])",
+    # -- more glue ----------------------------------------------------------------------------
+    "enumerate-start": "[f'{i}. {w}' for i, w in enumerate(['a', 'b'], start=1)]",
+    "any-all": "xs = [2, 4, 7]\n[any(x % 2 for x in xs), all(x > 0 for x in xs)]",
+    "min-max-key": "d = {'a': 3, 'b': 1, 'c': 2}\n[min(d, key=d.get), max(d.items(), key=lambda kv: kv[1])]",
+    "divmod-time": "secs = 3725\nh, rem = divmod(secs, 3600)\nm, s = divmod(rem, 60)\nf'{h:02d}:{m:02d}:{s:02d}'",
+    "walrus-filter": "data = [1, 5, 12, 7, 30]\n[y for x in data if (y := x * 2) > 10]",
+    "star-unpack": "first, *mid, last = range(6)\n[first, mid, last]",
+    "match-case": "def kind(x):\n    match x:\n        case {'type': 'a', 'v': v}:\n            return v\n"
+    "        case [a, b]:\n            return a + b\n        case _:\n            return None\n"
+    "[kind({'type': 'a', 'v': 1}), kind([2, 3]), kind('z')]",
+    "reversed-sorted": "list(reversed(sorted('banana')))",
+    "string-methods": "s = '  Hello, World  '\n[s.strip().lower(), s.split(','), s.count('l'), s.strip().startswith('He')]",
+    "join-map": "', '.join(map(str, [1, 2, 3]))",
+    "round-floats": "[round(2.675, 2), round(7.5), round(-0.5), 10 / 4, 10 // 4]",
+    "int-parse": "[int('ff', 16), int('0b101', 0), float('1e3'), hex(255), bin(5)]",
+    "sum-of-squares": "sum(i * i for i in range(1, 101))",
+    "transpose": "m = [[1, 2, 3], [4, 5, 6]]\n[list(r) for r in zip(*m)]",
+    "dict-get-setdefault": "d = {}\nfor w in 'abcab':\n    d.setdefault(w, 0)\n    d[w] += 1\n[d, d.get('z', 0)]",
+    "ordered-dict": "from collections import OrderedDict\nod = OrderedDict()\nod['b'] = 1\nod['a'] = 2\n"
+    "od.move_to_end('b')\nlist(od)",
+    "deque-rotate": "from collections import deque\nq = deque([1, 2, 3, 4])\nq.rotate(1)\nq.appendleft(0)\nlist(q)",
+    "groupby-runs": "from itertools import groupby\n[(k, len(list(g))) for k, g in groupby('aaabccdd')]",
+    "product-grid": "from itertools import product\n[a + b for a, b in product('xy', '12')]",
+    "combinations-sum": "from itertools import combinations\n[c for c in combinations([1, 2, 3, 4], 2) if sum(c) == 5]",
+    "math-funcs": "import math\n[math.gcd(12, 18), math.isqrt(17), round(math.hypot(3, 4)), math.comb(5, 2)]",
+    "regex-sub": "import re\nre.sub(r'(\\d+)', lambda m: str(int(m.group(1)) * 2), 'a1 b22 c3')",
+    "regex-groups": "import re\nm = re.match(r'(?P<user>\\w+)@(?P<host>[\\w.]+)', 'ann@example.com')\n"
+    "[m.group('user'), m.groupdict()]",
+    "json-sorted": "import json\njson.dumps({'b': 1, 'a': [1, 2]}, sort_keys=True)",
+    "cmp-to-key": "from functools import cmp_to_key\n"
+    "sorted(['10', '9', '2'], key=cmp_to_key(lambda a, b: int(a) - int(b)))",
+    "generator-pipeline": "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n"
+    "sum(x * x for x in evens(10))",
+    "closure-counter": "def make():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n"
+    "        return n\n    return inc\nc = make()\n[c(), c(), c()]",
+    "binary-search": "def bs(a, x):\n    lo, hi = 0, len(a)\n    while lo < hi:\n        mid = (lo + hi) // 2\n"
+    "        if a[mid] < x:\n            lo = mid + 1\n        else:\n            hi = mid\n    return lo\n"
+    "[bs([1, 3, 5, 7], 5), bs([1, 3, 5, 7], 8)]",
+    "primes-sieve": "n = 50\nsieve = [True] * (n + 1)\nfor i in range(2, int(n ** 0.5) + 1):\n"
+    "    if sieve[i]:\n        for j in range(i * i, n + 1, i):\n            sieve[j] = False\n"
+    "[i for i in range(2, n + 1) if sieve[i]]",
+    "memo-dict": "memo = {}\ndef ways(n):\n    if n <= 1:\n        return 1\n    if n not in memo:\n"
+    "        memo[n] = ways(n - 1) + ways(n - 2)\n    return memo[n]\nways(60)",
+    "exception-chain": "def parse(s):\n    try:\n        return int(s)\n    except ValueError as e:\n"
+    "        raise RuntimeError('bad') from e\ntry:\n    parse('x')\nexcept RuntimeError as e:\n"
+    "    r = [str(e), 'chained']\nr",
+    "finally-order": "log = []\ntry:\n    log.append(1)\n    raise KeyError('k')\nexcept KeyError:\n"
+    "    log.append(2)\nfinally:\n    log.append(3)\nlog",
+    "timedelta-math": "from datetime import datetime, timedelta\nd = datetime(2024, 1, 31, 12)\n"
+    "[(d + timedelta(days=1)).month, (d - datetime(2024, 1, 1)).days]",
+    "tuple-last-value": "(1, 'a', (2, 3))",
+    "frozenset-last-value": "frozenset('cab')",
     # -- class parts (boundary branch) --------------------------------------------------------
     "class-init-super": "class A:\n    def __init__(self, x):\n        self.x = x\n"
     "class B(A):\n    def __init__(self, x):\n        super().__init__(x * 2)\nB(2).x",
