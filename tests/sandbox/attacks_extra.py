@@ -154,7 +154,8 @@ EXTRA_ATTACKS: list[Any] = [
     _a("re-enum", "7.3-module-graph", "import re\nre.enum", "runtime", "no attribute"),
     _a("from-re-enum", "7.3-module-graph", "from re import enum", "runtime", "cannot import name"),
     _a("statistics-sys", "7.3-module-graph", "import statistics\nstatistics.sys", "runtime", "no attribute"),
-    _a("random-class", "7.3-module-graph", "import random\ngetattr(random, 'Random')", "runtime"),
+    # random.Random is the sandbox's wrapper now (issue 14): the real generator stays out of reach
+    _a("random-class", "7.3-module-graph", "import random\ngetattr(random.Random(1), '_rng')", "runtime", "_rng"),
     _a("math-loader", "7.3-module-graph", "import math\nmath.__loader__", "rejected"),
     _a("json-decoder-module", "7.3-module-graph", "import json\njson.decoder", "runtime", "no attribute"),
     _a("math-function-self", "7.3-module-graph", "import math\ngetattr(math.floor, '__self__')", "runtime", "__self__"),
