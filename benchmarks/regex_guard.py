@@ -22,6 +22,7 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
+from scriptgate.sandbox.guards import regex as regex_guard
 from scriptgate.sandbox.guards.attributes import (
     _PLAIN,
     OpaqueNamespace,
@@ -31,7 +32,7 @@ from scriptgate.sandbox.guards.attributes import (
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
-from scriptgate.sandbox.world import modules
+from scriptgate.sandbox.world.modules import re as re_stand_in
 
 N = 20_000
 SMALL = {
@@ -55,7 +56,7 @@ LARGE = {
 def _stdlib_re() -> dict[str, Any]:
     import re
 
-    return {name: getattr(re, name) for name in modules.MODULE_NAMES["re"]}
+    return {name: getattr(re, name) for name in re_stand_in.MEMBERS}
 
 
 def _best(sandbox: Sandbox, source: str, runs: int) -> float:
@@ -71,12 +72,12 @@ def _both(source: str, runs: int) -> tuple[float, float]:
     """(regex stand-in, stdlib stand-in) best wall times of ``source``."""
     limits = Limits(timeout=120, max_steps=None)
     new = _best(Sandbox([], limits=limits), source, runs)
-    original = modules.make_re
-    modules.make_re = _stdlib_re  # the previous stand-in, for the baseline
+    original = regex_guard.make_re
+    regex_guard.make_re = _stdlib_re  # the previous stand-in, for the baseline
     try:
         old = _best(Sandbox([], limits=limits), source, runs)
     finally:
-        modules.make_re = original
+        regex_guard.make_re = original
     return new, old
 
 

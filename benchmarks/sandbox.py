@@ -12,7 +12,8 @@ Workloads (the same script text for every runner):
 - ``startup``: ``x = 1 + 2`` (compile + run; scriptgate caches compiled scripts);
 - ``loop``: Σ i·i for i < 200 000;
 - ``fib``: recursive ``fib(20)``;
-- ``glue``: build 10 000 dicts, filter, sort, join;
+- ``glue``: build 10 000 dicts, filter, sort, join (names built with ``+``; ``glue-fstring``
+  and ``glue-percent`` build them with an f-string and with ``%``);
 - ``tools``: 1 000 tool calls through the full pipeline (validation, both hooks),
   sync (``echo(i=i)``) and async (``await echo(i=i)``) scripts, against 1 000
   direct ``run_tool_call`` calls as the baseline.
@@ -45,7 +46,11 @@ WORKLOADS: dict[str, str] = {
         "', '.join([r['name'] for r in good[:100]])"
     ),
 }
-TARGETS = {"startup": 3.0, "loop": 2.0, "fib": 1.5, "glue": 1.5}
+for _form, _expr in {"glue-fstring": "f'item{i}'", "glue-percent": "'item%d' % i"}.items():
+    WORKLOADS[_form] = WORKLOADS["glue"].replace("'item' + str(i)", _expr)
+TARGETS = {
+    "startup": 3.0, "loop": 2.0, "fib": 1.5, "glue": 1.5, "glue-fstring": 1.5, "glue-percent": 1.5,
+}  # fmt: skip
 
 SYNC_CALLS = "for i in range(1000):\n    echo(i=i)"
 ASYNC_CALLS = "for i in range(1000):\n    await echo(i=i)"

@@ -25,7 +25,7 @@ How scripts run
   the loop's answer (or cancellation) back, so a sync call costs what an
   awaited one does. The tool (and the pipeline's validation and hooks) then
   runs on top of the script's stack: a call from a script N calls deep has N
-  frames less of Python's recursion limit (at most ``max_recursion``, 200 by
+  frames less of Python's recursion limit (at most ``max_recursion``, 1,000 by
   default, of the usual 1,000). Every
   ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
@@ -112,6 +112,7 @@ from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamesp
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
+from scriptgate.sandbox.lastvalue import render_last_value
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.world.builtins import make_builtins
@@ -908,14 +909,23 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         )
     try:
         value = json_copy(payload, what="the script's value")
-    except NotJSONError as exc:
-        return ScriptResult(
-            ok=False,
-            output=output,
-            error=ScriptError("runtime", "TypeError", str(exc)),
-            calls=calls,
-            wall_time=wall_time,
-        )
+    except NotJSONError:
+        # a set, a date, int keys, an instance: rendered as JSON where obvious, a
+        # placeholder otherwise, with a note in the output (never a failed run after
+        # all its work; test_last_value_*)
+        rendered, note = render_last_value(payload)
+        try:
+            value = json_copy(rendered, what="the script's value")
+        except NotJSONError as exc:
+            return ScriptResult(
+                ok=False,
+                output=output,
+                error=ScriptError("runtime", "TypeError", str(exc)),
+                calls=calls,
+                wall_time=wall_time,
+            )
+        if note is not None:
+            output += ("" if not output or output.endswith("\n") else "\n") + f"[note: {note}]\n"
     cap = run.limits.max_result_bytes
     if not (
         value is None

@@ -80,8 +80,11 @@ class ScriptResult:
     """The outcome of one script run.
 
     ``value`` is the value of the last expression statement (or of a top-level
-    ``return``); ``output`` everything the script printed, in order; ``calls``
-    one record per tool call; ``wall_time`` seconds.
+    ``return``), as JSON data: a value that is not JSON is rendered
+    (:mod:`scriptgate.sandbox.lastvalue`: sets and tuples as lists, dates as ISO text,
+    non-string dict keys as their JSON text, other objects as ``"<TypeName object>"``
+    with a ``[note: ...]`` line appended to ``output``); ``output`` everything the
+    script printed, in order; ``calls`` one record per tool call; ``wall_time`` seconds.
     """
 
     ok: bool
@@ -149,11 +152,11 @@ class Limits:
     """
 
     timeout: float | None = 30.0
-    max_steps: int | None = 10_000_000
+    max_steps: int | None = None
     max_tool_calls: int | None = 1_000
     max_tool_calls_per_tool: dict[str, int] = field(default_factory=dict)
     max_output_chars: int | None = 1_000_000
-    max_recursion: int = 200
+    max_recursion: int = 1_000
     max_result_bytes: int | None = 10_000_000
     max_source_bytes: int = 128_000
     memory_bytes: int | None = 1 << 30

@@ -168,7 +168,7 @@ ATTACKS: list[Attack] = [
     _a("printf-literal-width", "6-format", "'%9999999999d' % 1", "limit"),
     # -- §7.1: interpreter crashes ----------------------------------------------
     _a("deep-tuple-hash", "7.1-crash", "t = ()\nfor i in range(1000):\n    t = (t,)\nhash(t)", "runtime", "hash"),
-    _a("deep-slice-chain", "7.1-crash", "s = slice(1)", "runtime", "slice"),
+    _a("deep-slice-chain", "7.1-crash", "s = slice(1)\nfor i in range(100000):\n    s = slice(s)", "runtime", "slice"),
     # -- §7.2: the tool surface ---------------------------------------------------
     _a("tool-private-keyword", "7.2-tool-surface", "echo(_trusted=True)", "rejected", "_trusted"),
     _a("tool-private-double-star", "7.2-tool-surface", "echo(**{'_trusted': True})", "runtime", "_trusted"),
@@ -211,7 +211,7 @@ ATTACKS: list[Attack] = [
     _a("import-operator", "7.4-c-attribute", "import operator\noperator.attrgetter('__class__')(1)", "runtime"),
     _a("import-inspect", "7.4-c-attribute", "import inspect", "runtime"),
     _a("typing-get-type-hints", "7.4-c-attribute", "import typing\ntyping.get_type_hints", "runtime"),
-    _a("functools-partial", "7.4-c-attribute", "import functools\nfunctools.partial", "runtime"),
+    _a("functools-partial", "7.4-c-attribute", "import functools\nfunctools.partial(len).func.__self__", "rejected"),
     _a("import-ctypes", "7.4-c-attribute", "import ctypes", "runtime"),
     _a("import-pickle", "7.4-c-attribute", "import pickle", "runtime"),
     # -- §7.5: host state integrity -----------------------------------------------
@@ -223,8 +223,8 @@ ATTACKS: list[Attack] = [
     _a("random-module-state", "7.5-host-state", "import random\nrandom.seed(1)\nrandom.randint(0, 10 ** 9)", "ok"),
     # -- §7.6: objects that call back later ----------------------------------------
     _a("eq-planted-in-tool-args", "7.6-callback", "class E:\n    def __eq__(self, o):\n        return True\necho(x=[E()])", "runtime", "not JSON"),
-    _a("object-as-script-value", "7.6-callback", "class E:\n    def __eq__(self, o):\n        return True\nE()", "runtime", "not JSON"),
-    _a("function-as-script-value", "7.6-callback", "print", "runtime", "not JSON"),
+    _a("object-as-script-value", "7.6-callback", "class E:\n    def __eq__(self, o):\n        return True\nE()", "ok", value="<E object>"),
+    _a("function-as-script-value", "7.6-callback", "print", "ok", value="<function object>"),
     # -- §7.7: exceptions as control flow ------------------------------------------
     _a("raise-system-exit", "7.7-control-flow", "raise SystemExit(0)", "runtime", "SystemExit"),
     _a("raise-keyboard-interrupt", "7.7-control-flow", "raise KeyboardInterrupt", "runtime", "KeyboardInterrupt"),
@@ -286,7 +286,8 @@ ATTACKS: list[Attack] = [
     _a("int-to-str-digits", "8-memory", "str(10 ** 5000)", "runtime"),
     _a("unpack-huge-range", "8-memory", "[*range(10 ** 9)]", "limit", "range"),
     _a("random-choices-huge", "8-memory", "import random\nrandom.choices([1], k=10 ** 9)", "limit"),
-    _a("bytearray-huge", "8-memory", "bytearray(10 ** 10)", "runtime"),
+    _a("bytearray-huge", "8-memory", "bytearray(10 ** 10)", "limit", "bytearray"),
+    _a("bytes-huge", "8-memory", "bytes(10 ** 10)", "limit", "bytes"),
     _a("dict-fromkeys-range", "8-memory", "dict.fromkeys(range(10 ** 9))", "limit", "range"),
     # -- §8: output ------------------------------------------------------------------------------
     _a("print-flood", "8-output", "while True:\n    print('x' * 1000)", "limit", "output"),

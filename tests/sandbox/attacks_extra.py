@@ -76,14 +76,14 @@ def _a(
 
 
 _FORBIDDEN_MODULES = (
-    "importlib", "operator", "dataclasses", "threading", "io", "pathlib", "gc", "socket",
-    "signal", "marshal", "types", "copy", "copyreg", "posix", "code", "asyncio", "weakref",
+    "importlib", "dataclasses", "threading", "io", "pathlib", "gc", "socket",
+    "signal", "marshal", "types", "copyreg", "posix", "code", "asyncio", "weakref",
     "resource", "multiprocessing", "tempfile", "codecs", "sysconfig", "site",
 )  # fmt: skip
 
 _UNAVAILABLE_BUILTINS = (
     "type", "object", "dir", "locals", "super", "property", "classmethod", "staticmethod",
-    "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr", "bytes",
+    "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr",
 )  # fmt: skip
 
 EXTRA_ATTACKS: list[Any] = [
@@ -154,15 +154,18 @@ EXTRA_ATTACKS: list[Any] = [
     _a("re-enum", "7.3-module-graph", "import re\nre.enum", "runtime", "no attribute"),
     _a("from-re-enum", "7.3-module-graph", "from re import enum", "runtime", "cannot import name"),
     _a("statistics-sys", "7.3-module-graph", "import statistics\nstatistics.sys", "runtime", "no attribute"),
-    _a("random-class", "7.3-module-graph", "import random\ngetattr(random, 'Random')", "runtime"),
+    # random.Random is the sandbox's wrapper now (issue 14): the real generator stays out of reach
+    _a("random-class", "7.3-module-graph", "import random\ngetattr(random.Random(1), '_rng')", "runtime", "_rng"),
     _a("math-loader", "7.3-module-graph", "import math\nmath.__loader__", "rejected"),
     _a("json-decoder-module", "7.3-module-graph", "import json\njson.decoder", "runtime", "no attribute"),
     _a("math-function-self", "7.3-module-graph", "import math\ngetattr(math.floor, '__self__')", "runtime", "__self__"),
     _a("collections-abc", "7.3-module-graph", "import collections\ncollections.abc", "runtime", "no attribute"),
-    _a("module-in-container", "7.3-module-graph", "import math\nx = [math]\nx[0]", "runtime", "not JSON"),
+    # a module in the last value: a placeholder, never the module (issue 14 renders, not fails)
+    _a("module-in-container", "7.3-module-graph", "import math\nx = [math]\nx[0]", "ok", value="<OpaqueNamespace object>"),
     _a("pattern-class", "7.3-module-graph", "import re\np = re.compile('a')\ngetattr(p, '__class__')", "runtime", "__class__"),
     _a("typing-get-type-hints-call", "7.4-c-attribute", "from typing import get_type_hints", "runtime", "cannot import name"),
-    _a("functools-partial-import", "7.4-c-attribute", "from functools import partial", "runtime", "cannot import name"),
+    # functools.partial is a plain function now: the real partial's writable state is out of reach
+    _a("functools-partial-import", "7.4-c-attribute", "from functools import partial\ngetattr(partial(len), '__setstate__')", "runtime", "__setstate__"),
     _a("functools-reduce-getattr", "7.4-c-attribute", "import functools\nfunctools.reduce(getattr, ['__class__'], 1)", "runtime", "__class__"),
     _a("map-getattr-dunder", "7.4-c-attribute", "list(map(getattr, [1], ['__class__']))", "runtime", "__class__"),
     _a("sorted-key-getattr", "7.4-c-attribute", "sorted([1, 2], key=lambda v: getattr(v, '__class__'))", "runtime", "__class__"),
@@ -172,7 +175,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("datetime-class-attribute", "7.5-host-state", "import datetime\ndatetime.timedelta.max = 0", "runtime", "cannot be modified"),
     _a("pattern-attribute", "7.5-host-state", "import re\nre.compile('a').flags = 0", "runtime"),
     # -- §7.6 / §7.7: callbacks and control flow --------------------------------------------------
-    _a("contains-planted-in-value", "7.6-callback", "class E:\n    def __contains__(self, o):\n        return True\nE()", "runtime", "not JSON"),
+    _a("contains-planted-in-value", "7.6-callback", "class E:\n    def __contains__(self, o):\n        return True\nE()", "ok", value="<E object>"),
     _a("eq-planted-in-config-args", "7.6-callback", "class E:\n    def __eq__(self, o):\n        return True\nconfig(x={'k': E()})", "runtime", "not JSON"),
     _a("catch-limit-and-loop", "7.7-control-flow", "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass", "limit"),
     _a("limit-in-finally-return", "7.7-control-flow", "def f():\n    try:\n        while True:\n            pass\n    finally:\n        return 1\nf()", "limit"),

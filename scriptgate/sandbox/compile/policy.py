@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from typing import Any, cast
 
 from RestrictedPython.transformer import (
@@ -241,6 +242,29 @@ def _duplicable(node: ast.expr) -> bool:
     for count, sub in enumerate(ast.walk(node)):
         if count >= _DUPLICABLE_NODES or isinstance(sub, _NOT_DUPLICABLE):
             return False
+    return True
+
+
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
+
+
+def _simple_printf(node: ast.expr) -> bool:
+    """Whether ``node`` is a constant ``str`` template whose ``%`` specs have small fixed widths.
+
+    Then ``template % scalar`` cannot grow past the template plus the scalar's text
+    (the run-time ``_check_printf`` of ``_mod_`` would find nothing to refuse).
+    """
+    if not (isinstance(node, ast.Constant) and type(node.value) is str):
+        return False
+    text = node.value
+    if len(text) > 10_000:
+        return False
+    for match in _PRINTF_SPEC.finditer(text):
+        for part in match.groups():
+            if part == "*" or (
+                part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH)
+            ):
+                return False
     return True
 
 
@@ -517,6 +541,45 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self._ifexp(
             test, ast.BinOp(left=a, op=ast.Mult(), right=b), _call("_mul_", [a, b], node), node
         )
+
+    def _inline_printf(self, node: ast.BinOp) -> ast.expr:
+        """``'tpl' % b`` (a checked constant template) → ``'tpl' % b`` when ``b`` is scalar.
+
+        The template's widths were checked at compile time (:func:`_simple_printf`),
+        so a scalar operand, or a tuple literal of scalar operands, needs no guard
+        (the f-string fast path's rule); anything else goes to ``_mod_``.
+        """
+        right = node.right
+        if isinstance(right, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in right.elts):
+            binds = [self._operand(e, node, reuse=True) for e in right.elts]
+            tests: list[ast.expr] = [
+                ast.Compare(
+                    left=_call("_type_", [bind], node),
+                    ops=[ast.In()],
+                    comparators=[_name("_pctfast_", node)],
+                )
+                for bind, _ in binds
+            ]
+            values = [value for _, value in binds]
+            test: ast.expr = (
+                (ast.BoolOp(op=ast.And(), values=tests) if len(tests) > 1 else tests[0])
+                if tests
+                else ast.Constant(False)
+            )
+            fast = ast.BinOp(left=node.left, op=ast.Mod(), right=ast.Tuple(values, ast.Load()))
+            slow = _call(
+                "_mod_", [copy.deepcopy(node.left), ast.Tuple(list(values), ast.Load())], node
+            )
+            return self._ifexp(test, fast, slow, node)
+        bind, value = self._operand(right, node, reuse=True)
+        test = ast.Compare(
+            left=_call("_type_", [bind], node),
+            ops=[ast.In()],
+            comparators=[_name("_pctfast_", node)],
+        )
+        fast = ast.BinOp(left=node.left, op=ast.Mod(), right=value)
+        slow = _call("_mod_", [copy.deepcopy(node.left), value], node)
+        return self._ifexp(test, fast, slow, node)
 
     def _inline_checked(self, get: ast.expr, node: ast.AST) -> ast.expr:
         """``v := <get>`` then ``v if type(v) in _plain_ else _checkv_(v)``: the value check inline."""
@@ -801,6 +864,9 @@ class ScriptPolicy(RestrictingNodeTransformer):
             plain = self._bounded_number(node.left) and self._bounded_number(node.right)
         elif op is ast.Mod:
             plain = self._proves_number(node.left)
+            if not plain and _simple_printf(node.left):
+                node = self.node_contents_visit(node)
+                return self._inline_printf(node)
         elif op in _SET_OPERATORS:
             plain = self._proves_number(node.left) or self._proves_number(node.right)
         inline = not plain and self._can_bind(node)

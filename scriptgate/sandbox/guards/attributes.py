@@ -1011,6 +1011,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_imin_": -(1 << 31),
     "_imax_": 1 << 31,
     "_numfast_": frozenset({int, float}),
+    "_pctfast_": frozenset({int, float, str, bool}),  # `'%d' % i` inline (compile policy)
     "_plain_": _PLAIN,
     "_fastrecv_": _FAST_RECEIVERS,
     "_checkv_": check_value,

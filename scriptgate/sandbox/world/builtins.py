@@ -21,6 +21,11 @@ Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals`
 ``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
 ``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
+
+The standard exception classes are names (``except ImportError:`` works); a limit
+breach still cannot be caught, not even by ``except BaseException:``: the compiler
+puts ``_check_()`` at the top of every handler, which re-raises the run's stop.
+``bytes(n)``/``bytearray(n)`` are size-checked and charge what they iterate.
 """
 
 from __future__ import annotations
@@ -47,10 +52,16 @@ from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequ
 __all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 
 SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
-    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
-    "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
-    "PermissionError", "RecursionError", "RuntimeError", "StopAsyncIteration", "StopIteration",
-    "TimeoutError", "TypeError", "UnicodeError", "ValueError", "ZeroDivisionError",
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
+    "BaseExceptionGroup", "BufferError", "ConnectionError", "EOFError", "Exception",
+    "ExceptionGroup", "FileExistsError", "FileNotFoundError", "FloatingPointError",
+    "ImportError", "IndexError", "IsADirectoryError", "KeyError", "LookupError",
+    "ModuleNotFoundError", "NameError", "NotADirectoryError", "NotImplementedError",
+    "OSError", "IOError", "EnvironmentError", "OverflowError", "PermissionError",
+    "RecursionError", "RuntimeError", "StopAsyncIteration", "StopIteration", "TimeoutError",
+    "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
+    "UnicodeError", "ValueError", "ZeroDivisionError", "Warning", "UserWarning",
+    "DeprecationWarning", "RuntimeWarning",
     "ToolError", "ToolDenied",
 )  # fmt: skip
 """Exception classes a script can name, raise and catch."""
@@ -60,7 +71,8 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr",
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
-    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented",
+    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented", "bytes", "bytearray",
+    "slice",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -290,6 +302,57 @@ def _hashing_type(real: type, into: str) -> type:
     return stand_in
 
 
+def _slice(*args: Any) -> slice:
+    """``slice(start, stop, step)`` of ints and ``None`` only.
+
+    A chain of slices nested in slices (``s = slice(s)`` 100,000 times) crashes
+    CPython when it is freed (restrictedpython-notes §7.1), so the parts must be
+    plain. ``slice`` is a function here: ``isinstance(x, slice)`` is not available.
+    """
+    for part in args:
+        if part is not None and type(part) is not int and type(part) is not bool:
+            raise TypeError("slice() parts must be ints or None in the sandbox")
+    return _b.slice(*args)
+
+
+def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -> type:
+    """``real`` (``bytes``, ``bytearray``) whose calls refuse a huge size.
+
+    ``bytes(10**12)`` allocates in one C call: an int argument above
+    ``MAX_SEQUENCE`` is refused before it; an iterable argument is copied through
+    :func:`charge_copy` (its length charged). ``isinstance`` and ``type()`` of every
+    value stay the real type; class methods (``bytes.fromhex``) return real values.
+    """
+    make_instance = type.__call__
+
+    def __call__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        if cls is not stand_in:
+            return make_instance(cls, *args, **kwargs)
+        if args:
+            first = args[0]
+            if type(first) is int and first > MAX_SEQUENCE:
+                refuse_size(f"{real.__name__}({first}) refused: larger than the sandbox allows")
+            if not isinstance(first, (int, str, bytes, bytearray)):
+                args = (charge_copy(first, "list"), *args[1:])
+        return real(*args, **kwargs)
+
+    meta = type(
+        f"{real.__name__}_type",
+        (type,),
+        {
+            "__call__": __call__,
+            "__instancecheck__": staticmethod(real.__instancecheck__),
+            "__subclasscheck__": staticmethod(real.__subclasscheck__),
+        },
+    )
+    stand_in: type = meta(
+        real.__name__,
+        (real,),
+        {"__module__": "builtins", "__qualname__": real.__name__, "__doc__": real.__doc__},
+    )
+    return stand_in
+
+
 _STORED_OR_SCALAR = frozenset({set, frozenset, dict, str, bytes, bytearray})
 """Arguments the stand-in types pass whole: stored hashes, or characters and bytes."""
 _HASHING_TYPES = {
@@ -302,6 +365,9 @@ _HASHING_TYPES = {
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
     table.update(_HASHING_TYPES)
+    table["slice"] = _slice
+    table["bytes"] = _sized_bytes(bytes)
+    table["bytearray"] = _sized_bytes(bytearray)
     table.update(
         {
             "None": None,

@@ -1,0 +1,69 @@
+"""What every stand-in module builds on: the run's charging and ticking wrappers.
+
+Part of ``world/modules/``: owns :class:`RunWorld` (the per-run hooks a stand-in's
+``build`` receives) and the wrappers that make a C iterator tick per item; uses
+``guards/`` and must not import the engine, isolation or the model-facing text.
+
+A stand-in module (one file in this package) declares ``NAME``, ``MEMBERS`` (the
+names a script may use), ``HOLDABLE`` (the value types it hands to scripts, which
+the object boundary allows) and ``build(run) -> dict`` (the members of one run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RunWorld"]
+
+
+@dataclass(frozen=True)
+class RunWorld:
+    """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step."""
+
+    charge: Callable[[Any], Any]
+    tick: Callable[[], None]
+
+    def ticking(self, it: Iterator[Any]) -> Iterator[Any]:
+        """``it``, ticking once per item (a limit can stop an endless iterator)."""
+        tick = self.tick
+        for item in it:
+            tick()
+            yield item
+
+    def lazy(self, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        """``fn`` whose iterator ticks per item."""
+
+        def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            return self.ticking(fn(*args, **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_over(self, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        """``fn`` over several iterables, each charged, whose iterator ticks per item."""
+
+        def wrapper(*iterables: Any, **kwargs: Any) -> Iterator[Any]:
+            return self.ticking(fn(*(self.charge(it) for it in iterables), **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_first(self, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        """``fn`` whose first argument (an iterable) is charged and whose iterator ticks."""
+
+        def wrapper(iterable: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            return self.ticking(fn(self.charge(iterable), *args, **kwargs))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    def lazy_second(self, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        """``fn(func, iterable, ...)`` with the iterable charged and a ticking iterator."""
+
+        def wrapper(func: Any, iterable: Any, *args: Any) -> Iterator[Any]:
+            return self.ticking(fn(func, self.charge(iterable), *args))
+
+        wrapper.__name__ = fn.__name__
+        return wrapper

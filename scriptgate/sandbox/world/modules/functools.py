@@ -1,0 +1,130 @@
+"""The ``functools`` stand-in: ``reduce`` ticking per item and caches that check hashing.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. ``lru_cache``/``cache`` check the arguments'
+hashing (:func:`guards.hash_bounded`) before the cached call; ``cmp_to_key``
+compares with the script's own function.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.guards.attributes import hash_bounded
+from scriptgate.sandbox.guards.comparisons import SCALARS
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+
+NAME = "functools"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = (
+    "reduce", "lru_cache", "cache", "cmp_to_key", "partial", "wraps", "update_wrapper",
+    "total_ordering",
+)  # fmt: skip
+"""The members a script may use."""
+HOLDABLE: tuple[type, ...] = ()
+"""Value types this stand-in hands to scripts (its wrappers are plain functions)."""
+
+
+def _lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+    """``functools.lru_cache`` whose cached function checks its arguments' hashing first.
+
+    The cache hashes the tuple of arguments (and compares it with a stored key
+    whose hash matches): a tuple argument built from shared references would
+    never finish, so the arguments are checked together (dagguard) before the call.
+    """
+    if callable(maxsize) and isinstance(typed, bool):
+        return _checked_cache(functools.lru_cache(maxsize, typed))  # @lru_cache without ()
+    decorate = functools.lru_cache(maxsize, typed)  # its own TypeError for a bad maxsize
+
+    def decorator(function: Callable[..., Any]) -> Callable[..., Any]:
+        return _checked_cache(decorate(function))
+
+    return decorator
+
+
+def _cache(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``functools.cache``: an unbounded :func:`_lru_cache`."""
+    return _checked_cache(functools.lru_cache(maxsize=None)(function))
+
+
+def _checked_cache(cached: Any) -> Callable[..., Any]:
+    """A function calling ``cached`` (an lru_cache wrapper) once its key hashes in bounded time.
+
+    A plain function (so it binds as a method, like the real wrapper) with the
+    wrapper's ``cache_info``, ``cache_clear`` and ``cache_parameters``.
+    """
+
+    def cached_call(*args: Any, **kwargs: Any) -> Any:
+        if not SCALARS.issuperset(map(type, args)) or (
+            kwargs and not SCALARS.issuperset(map(type, kwargs.values()))
+        ):
+            hash_bounded((*args, *kwargs.values()))
+        return cached(*args, **kwargs)
+
+    cached_call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    cached_call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    cached_call.cache_parameters = cached.cache_parameters  # type: ignore[attr-defined]
+    cached_call.__name__ = getattr(cached, "__name__", "cached_call")
+    cached_call.__qualname__ = cached_call.__name__
+    return cached_call
+
+
+def _partial(func: Any, /, *args: Any, **keywords: Any) -> Callable[..., Any]:
+    """``functools.partial`` as a plain function (the real partial's state is writable).
+
+    It has the real one's ``func``, ``args`` and ``keywords`` to read.
+    """
+    if not callable(func):
+        raise TypeError("the first argument must be callable")
+
+    def partial(*more: Any, **extra: Any) -> Any:
+        return func(*args, *more, **{**keywords, **extra})
+
+    partial.func = func  # type: ignore[attr-defined]
+    partial.args = args  # type: ignore[attr-defined]
+    partial.keywords = keywords  # type: ignore[attr-defined]
+    partial.__name__ = getattr(func, "__name__", "partial")
+    return partial
+
+
+def _update_wrapper(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
+    """``functools.update_wrapper`` with the standard attribute lists only."""
+    if args or kwargs:
+        raise TypeError("update_wrapper takes (wrapper, wrapped) in the sandbox")
+    return functools.update_wrapper(wrapper, wrapped)
+
+
+def _wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """``functools.wraps``: a plain decorator (the real one returns a partial)."""
+    if args or kwargs:
+        raise TypeError("wraps takes one argument in the sandbox")
+
+    def decorator(wrapper: Any) -> Any:
+        return functools.update_wrapper(wrapper, wrapped)
+
+    return decorator
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    charge, ticking = run.charge, run.ticking
+
+    def reduce(function: Any, iterable: Any, *initial: Any) -> Any:
+        # every item ticks (not one charge up front): a builtin function does C work per
+        # item that can grow with the accumulated value (test_modules_reduce_ticks_per_item)
+        return functools.reduce(function, ticking(iter(charge(iterable))), *initial)
+
+    return {
+        "reduce": reduce,
+        "lru_cache": _lru_cache,
+        "cache": _cache,
+        "cmp_to_key": functools.cmp_to_key,
+        "partial": _partial,
+        "wraps": _wraps,
+        "update_wrapper": _update_wrapper,
+        "total_ordering": functools.total_ordering,
+    }

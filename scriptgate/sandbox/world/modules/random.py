@@ -1,0 +1,130 @@
+"""The ``random`` stand-in: a fresh ``random.Random`` per run (no shared state).
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. ``seed`` takes scalars only.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+
+NAME = "random"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
+    "gauss", "seed", "getrandbits", "Random",
+)  # fmt: skip
+"""The members a script may use."""
+MAX_RANDBITS = 1_000_000
+"""The most bits ``getrandbits`` draws (the sandbox's int size bound)."""
+
+
+class Random:
+    """``random.Random`` for scripts: a real generator behind listed, size-checked methods.
+
+    The real class's ``choices(k=...)``, ``sample`` and ``getrandbits`` allocate
+    what their argument asks for in one C call, so each is bounded here; the
+    generator itself is not reachable (``_rng`` starts with ``_``).
+    """
+
+    __slots__ = ("_rng",)
+
+    def __init__(self, x: Any = None) -> None:
+        self._rng = random.Random()
+        self.seed(x)
+
+    def seed(self, a: Any = None) -> None:
+        """Seed the generator (``None``, an int, a float, a str or bytes)."""
+        if a is not None and type(a) not in (int, float, str, bytes, bytearray):
+            raise TypeError("seed takes None, an int, a float, a str or bytes in the sandbox")
+        self._rng.seed(a)
+
+    def random(self) -> float:
+        """A float in [0, 1)."""
+        return self._rng.random()
+
+    def randint(self, a: int, b: int) -> int:
+        """An int in [a, b]."""
+        return self._rng.randint(a, b)
+
+    def randrange(self, *args: int) -> int:
+        """An int from ``range(*args)``."""
+        return self._rng.randrange(*args)
+
+    def uniform(self, a: float, b: float) -> float:
+        """A float between ``a`` and ``b``."""
+        return self._rng.uniform(a, b)
+
+    def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float:
+        """A normally distributed float."""
+        return self._rng.gauss(mu, sigma)
+
+    def choice(self, seq: Any) -> Any:
+        """One item of the sequence ``seq``."""
+        return self._rng.choice(seq)
+
+    def choices(
+        self, population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
+    ) -> list[Any]:
+        """``k`` items drawn with replacement (``k`` at most the sandbox's sequence bound)."""
+        if k > MAX_SEQUENCE:
+            refuse_size("random.choices k too large for the sandbox")
+        return self._rng.choices(population, weights, cum_weights=cum_weights, k=k)
+
+    def sample(self, population: Any, k: int, *, counts: Any = None) -> list[Any]:
+        """``k`` distinct items (the population is copied, as the real one does)."""
+        if counts is not None:
+            total = sum(counts)
+            if total > MAX_SEQUENCE:
+                refuse_size("random.sample counts too large for the sandbox")
+        return self._rng.sample(list(population), k, counts=counts)
+
+    def shuffle(self, x: list[Any]) -> None:
+        """Shuffle the list ``x`` in place."""
+        self._rng.shuffle(x)
+
+    def getrandbits(self, k: int) -> int:
+        """An int of ``k`` random bits (at most :data:`MAX_RANDBITS`)."""
+        if k > MAX_RANDBITS:
+            refuse_size(f"random.getrandbits above {MAX_RANDBITS} bits refused in the sandbox")
+        return self._rng.getrandbits(k)
+
+
+HOLDABLE: tuple[type, ...] = (Random,)
+"""Value types this stand-in hands to scripts (beyond numbers)."""
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run (built on first import: one generator per run)."""
+    charge = run.charge
+    rng = Random()
+
+    def choices(
+        population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
+    ) -> list[Any]:
+        return rng.choices(charge(population), weights, cum_weights=cum_weights, k=k)
+
+    def sample(population: Any, k: int, *, counts: Any = None) -> list[Any]:
+        return rng.sample(charge(population), k, counts=counts)
+
+    return {
+        "random": rng.random,
+        "randint": rng.randint,
+        "randrange": rng.randrange,
+        "choice": rng.choice,
+        "choices": choices,
+        "shuffle": rng.shuffle,
+        "sample": sample,
+        "uniform": rng.uniform,
+        "gauss": rng.gauss,
+        "seed": rng.seed,
+        "getrandbits": rng.getrandbits,
+        "Random": Random,
+    }

@@ -1,0 +1,68 @@
+"""The ``statistics`` stand-in: each function copies (and charges) its data first.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. The functions that sort (``median*``,
+``quantiles``) check their data's comparisons, those that count (``mode``,
+``multimode``) what they hash (issue 5).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.guards.attributes import fed
+from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+
+NAME = "statistics"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = (
+    "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
+    "median_high", "mode", "multimode", "quantiles", "stdev", "pstdev", "variance",
+    "pvariance", "StatisticsError",
+)  # fmt: skip
+"""The members a script may use."""
+HOLDABLE: tuple[type, ...] = ()
+"""Value types this stand-in hands to scripts (beyond numbers)."""
+
+_COUNTING_STATISTICS = frozenset({"mode", "multimode"})
+"""statistics functions that hash every item of their data (through a Counter)."""
+_SORTING_STATISTICS = frozenset({"median", "median_low", "median_high", "quantiles"})
+"""statistics functions that sort their data (the others add, or compare items with 0)."""
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    charge = run.charge
+
+    def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
+        hashes = fn.__name__ in _COUNTING_STATISTICS
+        sorts = fn.__name__ in _SORTING_STATISTICS
+
+        def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
+            items = list(charge(charge_copy(data, "list")))
+            if hashes:
+                # mode()/multimode() count the items in a Counter: one hashing C call
+                # (guards: hash feeding), fed in chunks like Counter(x), each chunk's
+                # hashing bounded (guards.hashed_ok)
+                return fn(fed(items, "counter"), *args, **kwargs)
+            if sorts and len(items) > 1:
+                items_ok(items)  # median()/quantiles() sort the data (dagguard)
+            return fn(items, *args, **kwargs)
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+    return {
+        **{
+            name: eager_first(getattr(statistics, name))
+            for name in MEMBERS
+            if name != "StatisticsError"
+        },
+        "StatisticsError": statistics.StatisticsError,
+    }

@@ -1,0 +1,88 @@
+"""The ``textwrap`` stand-in: ``wrap``, ``fill``, ``shorten``, ``dedent``, ``indent``.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. The text is at most ``MAX_TEXT`` characters
+and ``width`` at least 1 and at most ``MAX_TEXT`` (the real functions are linear
+in the text); ``indent``'s predicate is the script's own function.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
+
+NAME = "textwrap"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = ("wrap", "fill", "shorten", "dedent", "indent")
+"""The members a script may use."""
+HOLDABLE: tuple[type, ...] = ()
+"""Value types this stand-in hands to scripts (str and lists of str)."""
+MAX_TEXT = 1_000_000
+"""The longest text (and widest width) the textwrap stand-in takes."""
+
+_OPTIONS = frozenset(
+    {
+        "initial_indent", "subsequent_indent", "expand_tabs", "replace_whitespace",
+        "fix_sentence_endings", "break_long_words", "drop_whitespace", "break_on_hyphens",
+        "tabsize", "max_lines", "placeholder",
+    }
+)  # fmt: skip
+
+
+def _checked(text: Any, width: Any, options: dict[str, Any]) -> None:
+    if not isinstance(text, str):
+        raise TypeError("textwrap takes a str")
+    if len(text) > MAX_TEXT:
+        refuse_size(f"textwrap of more than {MAX_TEXT} characters refused in the sandbox")
+    if not isinstance(width, int) or width > MAX_TEXT:
+        refuse_size(f"textwrap width above {MAX_TEXT} refused in the sandbox")
+    for key, value in options.items():
+        if key not in _OPTIONS:
+            raise TypeError(f"unexpected keyword argument {key!r}")
+        if isinstance(value, str) and len(value) > 1000:
+            refuse_size("textwrap option text above 1000 characters refused in the sandbox")
+        if isinstance(value, int) and value > MAX_TEXT:
+            refuse_size(f"textwrap {key} above {MAX_TEXT} refused in the sandbox")
+
+
+def _wrap(text: str, width: int = 70, **options: Any) -> list[str]:
+    _checked(text, width, options)
+    return textwrap.wrap(text, width, **options)
+
+
+def _fill(text: str, width: int = 70, **options: Any) -> str:
+    _checked(text, width, options)
+    return textwrap.fill(text, width, **options)
+
+
+def _shorten(text: str, width: int, **options: Any) -> str:
+    _checked(text, width, options)
+    return textwrap.shorten(text, width, **options)
+
+
+def _dedent(text: str) -> str:
+    _checked(text, 1, {})
+    return textwrap.dedent(text)
+
+
+def _indent(text: str, prefix: str, predicate: Any = None) -> str:
+    _checked(text, 1, {})
+    if not isinstance(prefix, str) or len(prefix) * (text.count("\n") + 1) > MAX_TEXT:
+        refuse_size("textwrap.indent result too large for the sandbox")
+    return textwrap.indent(text, prefix, predicate)
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    return {
+        "wrap": _wrap,
+        "fill": _fill,
+        "shorten": _shorten,
+        "dedent": _dedent,
+        "indent": _indent,
+    }
