@@ -109,12 +109,14 @@ from scriptgate.sandbox.bridge import (
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
+from scriptgate.sandbox.guards.boundary import register_opaque
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 
 __all__ = ["INJECTED_NAMES", "run_script"]
@@ -147,6 +149,11 @@ _MAX_UNWIND = 8
 """Stops thrown into an unwinding sync script before it is left to the garbage collector."""
 
 MAX_MESSAGE = 10_000
+
+_ENDED = (
+    "{name}() belongs to a run that has ended: a run's tool functions work only in that run "
+    "(call the tool by its name in the current script)"
+)
 
 INJECTED_NAMES = frozenset({"tools", "gather", "__builtins__"})
 """Names the engine binds in every run (besides tool functions and ``_hooks_``)."""
@@ -288,6 +295,43 @@ class PendingToolCall:
         return "<pending tool call>"
 
 
+class PendingGather:
+    """What ``gather(...)`` returns in an async script: an awaitable with nothing else on it.
+
+    The host coroutine stays inside: a script can only ``await`` it (or pass it to
+    ``gather``), never step it with ``send``/``throw`` and reach the ``Future`` it yields
+    (test_boundary_gather_send_reaches_no_event_loop).
+    """
+
+    __slots__ = ("_awaited", "_coro")
+
+    def __init__(self, coro: Any) -> None:
+        self._coro = coro
+        self._awaited = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._awaited:
+            raise RuntimeError("this gather(...) was awaited already")
+        self._awaited = True
+        return self._coro.__await__()  # type: ignore[no-any-return]
+
+    def _hint(self) -> str:
+        return "gather(...) must be awaited: results = await gather(a(), b())"
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(self._hint())
+
+    def __del__(self) -> None:
+        if not self._awaited:
+            self._coro.close()  # never awaited: no "never awaited" warning from the host
+
+    def __repr__(self) -> str:
+        return "<pending gather>"
+
+
+register_opaque((PendingToolCall, PendingGather))
+
+
 class _Run:
     def __init__(
         self,
@@ -357,6 +401,8 @@ class _Run:
     # -- tool calls -------------------------------------------------------------
 
     def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+        if self.finished:
+            raise ToolError(_ENDED.format(name=spec.identifier))
         stop = self.budget.stop
         if stop is not None:
             raise stop
@@ -597,7 +643,14 @@ class _Run:
             if pending is not current:
                 pending._start()
 
+    def _gather_opaque(self, *aws: Any, return_exceptions: bool = False) -> PendingGather:
+        if self.finished:
+            raise ToolError(_ENDED.format(name="gather"))
+        return PendingGather(self._gather(*aws, return_exceptions=return_exceptions))
+
     async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
+        if self.finished:
+            raise ToolError(_ENDED.format(name="gather"))
         self._start_pending()
         boxes: list[tuple[anyio.Event, list[Any]]] = []
         for aw in aws:
@@ -636,6 +689,7 @@ class _Run:
     # -- namespace ----------------------------------------------------------------
 
     def build_namespace(self) -> dict[str, Any]:
+        register_world()  # the stand-in value types join the allow-list (once per process)
         guards = make_guards(self.budget, print_fn=self.print_)
         charge = guards["__charge__"]
         tick = guards["_tick_"]
@@ -672,13 +726,14 @@ class _Run:
         for spec in self.tools:
             members.setdefault(spec.name, members.get(spec.identifier or to_identifier(spec.name)))
         ns["tools"] = OpaqueNamespace("tools", members, kind="tools", missing=_missing_tool(names))
-        ns["gather"] = self._gather if self.is_async else self._sync_gather
+        ns["gather"] = self._gather_opaque if self.is_async else self._sync_gather
         return ns
 
     # -- running ------------------------------------------------------------------
 
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
+        self.finished = True
         self.budget.close()
         self.switch = None
         self.child = None
@@ -828,7 +883,10 @@ async def run_script(
         ),
     )
     try:
-        ok, payload = await run.execute(compiled.code)
+        try:
+            ok, payload = await run.execute(compiled.code)
+        finally:
+            run.finished = True  # its tools and gather are dead from here on (test_boundary_dead_*)
     except anyio.get_cancelled_exc_class():
         raise
     except BaseException as exc:

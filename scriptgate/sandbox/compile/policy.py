@@ -97,6 +97,7 @@ from RestrictedPython.transformer import (
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
     MAX_FORMAT_WIDTH,
+    READABLE_UNDERSCORE_NAMES,
     format_spec_too_wide,
 )
 from scriptgate.sandbox.guards.memory import NumericNames
@@ -916,6 +917,12 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         """``o.name`` reads through ``_getattr_``, inline for exact builtin data types."""
+        if node.attr in READABLE_UNDERSCORE_NAMES and isinstance(node.ctx, ast.Load):
+            # x.__class__, cls.__name__, f.__doc__, nt._asdict: the guard decides per object
+            node = self.node_contents_visit(node)
+            read = _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
+            copy_locations(read, node)
+            return read
         inline = (
             isinstance(node.ctx, ast.Load)
             and node.attr not in FAST_RECEIVER_SLOW_NAMES

@@ -17,7 +17,7 @@ at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
-Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
+``type(x)`` is the one-argument form (:func:`type_of`). Never available: ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
 ``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
@@ -33,6 +33,7 @@ from scriptgate.sandbox.guards.attributes import (
     MAX_RANGE,
     MAX_SEQUENCE,
     CheckedFeed,
+    check_value,
     checked_sort,
     fed,
     guarded_pow,
@@ -44,7 +45,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 
-__all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
+__all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 
 SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
@@ -60,7 +61,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr",
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
-    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented",
+    "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -299,6 +300,34 @@ _HASHING_TYPES = {
 }
 
 
+HOLDABLE: tuple[type, ...] = (SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values())
+"""The classes the builtins hand to scripts (collected into the allow-list)."""
+
+
+_TYPE_OF: dict[type, type] = {
+    str: SafeStr,
+    set: _HASHING_TYPES["set"],
+    frozenset: _HASHING_TYPES["frozenset"],
+    dict: _HASHING_TYPES["dict"],
+}
+"""``type(x)`` of these gives the script's own name for the type (``type({}) is dict``)."""
+
+
+def type_of(obj: Any, /, *rest: Any) -> type:
+    """``type(x)``: the type a value has, when the script may hold it (test_boundary_type_*).
+
+    The one-argument form only (classes are made with ``class``); ``type(x) is dict`` holds
+    for the script's ``dict``, ``str``, ``set`` and ``frozenset``; a type the script may not
+    hold (a generator's, a host class) is refused as any other value would be.
+    """
+    if rest:
+        raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
+    kind = _b.type(obj)
+    kind = _TYPE_OF.get(kind, kind)
+    checked: type = check_value(kind)
+    return checked
+
+
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
     table.update(_HASHING_TYPES)
@@ -313,6 +342,7 @@ def _static() -> dict[str, Any]:
             "repr": safe_repr,
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
+            "type": type_of,
             "ToolError": ToolError,
             "ToolDenied": ToolDenied,
         }

@@ -39,6 +39,7 @@ import itertools
 import json
 import math
 import random
+import re
 import statistics
 import string
 import time
@@ -47,13 +48,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE, OpaqueNamespace, fed, hash_bounded
+from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import SCALARS, items_ok, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.regex import Match as _Match
+from scriptgate.sandbox.guards.regex import Pattern as _Pattern
 from scriptgate.sandbox.guards.regex import make_re
 from scriptgate.sandbox.guards.sizes import check_json
 
-__all__ = ["MODULE_NAMES", "make_import", "make_modules"]
+__all__ = ["HOLDABLE", "MODULE_NAMES", "make_import", "make_modules"]
 
 MODULE_NAMES: dict[str, tuple[str, ...]] = {
     "json": ("dumps", "loads", "JSONDecodeError"),
@@ -381,7 +385,9 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
     for name in [typename, *names]:
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
-    return collections.namedtuple(typename, names, defaults=defaults)
+    made: type = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
+    setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable
+    return made
 
 
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
@@ -491,6 +497,60 @@ def _fed_class(real: type, position: int, into: str = "dict") -> type:
 _FED_COUNTER = _fed_class(collections.Counter, 0, "counter")  # hashes items, not pairs
 _FED_ORDERED_DICT = _fed_class(collections.OrderedDict, 0)
 _FED_DEFAULTDICT = _fed_class(collections.defaultdict, 1)
+
+
+_ITERTOOLS = tuple(
+    value
+    for name, value in vars(itertools).items()
+    if isinstance(value, type) and not name.startswith("_")
+)
+
+HOLDABLE: tuple[type, ...] = (
+    datetime.datetime,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    datetime.timezone,
+    collections.deque,
+    collections.Counter,
+    collections.OrderedDict,
+    collections.defaultdict,
+    _FED_COUNTER,
+    _FED_ORDERED_DICT,
+    _FED_DEFAULTDICT,
+    type({}.keys().__iter__()),
+    type(collections.OrderedDict().keys()),
+    type(collections.OrderedDict().values()),
+    type(collections.OrderedDict().items()),
+    type(iter(collections.OrderedDict())),
+    type(iter(collections.OrderedDict().values())),
+    type(iter(collections.OrderedDict().items())),
+    type(functools.cmp_to_key(lambda a, b: 0)),
+    json.JSONDecodeError,
+    statistics.StatisticsError,
+    _Pattern,
+    _Match,
+    re.RegexFlag,
+    *_ITERTOOLS,
+)
+"""The value types this module's members hand to scripts (collected into the allow-list)."""
+
+OPAQUE_HOLDABLE: tuple[type, ...] = tuple(
+    {
+        type(typing.Optional[int]),  # noqa: UP045
+        type(typing.List),  # noqa: UP006
+        type(typing.List[int]),  # noqa: UP006
+        type(typing.Callable),
+        type(typing.Callable[[int], int]),
+        type(typing.Literal[1]),
+        type(typing.Union[int, str]),  # noqa: UP007
+        type(typing.Any),
+        type(list[int]),
+        type(int | str),
+    }
+)
+"""Values a script may hold and pass (``typing`` aliases in annotations) but not look into:
+their attributes forward to ``collections.abc`` (``typing.Mapping.register(list)``)."""
 
 
 def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..., OpaqueNamespace]:
