@@ -267,6 +267,8 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     """
     kind = type(obj)
     if name == "__class__":
+        if not holdable(kind):
+            return _no_underscore(obj, name, default)  # a generator's class, a host class
         return check_value(kind)
     if name in ("__name__", "__qualname__"):
         if not (isinstance(obj, type) or kind in _NAMED_KINDS) or not holdable(obj):

@@ -127,8 +127,8 @@ def register_holdable(kinds: Iterable[type]) -> None:
     Called by the world with every stand-in module's ``HOLDABLE`` tuple; idempotent.
     """
     for kind in kinds:
-        if kind not in _FULL:
-            _FULL[kind] = _public(kind)
+        if kind not in _FULL and not issubclass(kind, BaseException):
+            _FULL[kind] = _public(kind)  # exceptions: their instance attributes too (e.pos)
         _add_class(kind)
 
 
@@ -195,7 +195,7 @@ def holdable(value: Any) -> bool:
         module = value.__module__
         return module == "__script__" or (
             isinstance(module, str)
-            and (module.startswith("scriptgate.sandbox") or module == "collections")
+            and (module.startswith("scriptgate.sandbox") or module in ("collections", "functools"))
         )
     if kind is types.MethodType:
         return holdable(value.__self__) and holdable(value.__func__)

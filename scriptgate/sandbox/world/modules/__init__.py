@@ -526,6 +526,8 @@ HOLDABLE: tuple[type, ...] = (
     type(iter(collections.OrderedDict().values())),
     type(iter(collections.OrderedDict().items())),
     type(functools.cmp_to_key(lambda a, b: 0)),
+    functools._lru_cache_wrapper,  # fib.cache_info(), fib.cache_clear()
+    type(functools.lru_cache(maxsize=None)(len).cache_info()),
     json.JSONDecodeError,
     statistics.StatisticsError,
     _Pattern,
