@@ -371,9 +371,10 @@ def test_guards_fast_receivers_match_check_value() -> None:
             assert check_value(attribute) is attribute
             got = getattr_(value, name)
             assert got == attribute or (callable(got) and got.__name__ == attribute.__name__)
-    for name in ("mro", "format", "__class__", "_x"):
+    for name in ("mro", "format", "__dict__", "_x"):
         with pytest.raises(AttributeError):
             getattr_([], name)
+    assert getattr_([], "__class__") is list  # read-only, the type the value has
     with pytest.raises(AttributeError):
         getattr_({}, "missing")
     assert getattr_({}, "missing", 7) == 7
