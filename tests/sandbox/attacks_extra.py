@@ -82,7 +82,7 @@ _FORBIDDEN_MODULES = (
 )  # fmt: skip
 
 _UNAVAILABLE_BUILTINS = (
-    "object", "dir", "locals", "super", "property", "classmethod", "staticmethod",
+    "dir", "locals",
     "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr", "bytes",
 )  # fmt: skip
 

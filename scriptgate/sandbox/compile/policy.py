@@ -352,6 +352,20 @@ _EXTRA_MAGIC_METHODS = frozenset(
         "__anext__",
         "__len__",
         "__bool__",
+        "__repr__",
+        "__str__",
+        "__hash__",
+        "__call__",
+        "__getitem__",
+        "__setitem__",
+        "__delitem__",
+        "__post_init__",
+        "__add__",
+        "__sub__",
+        "__mul__",
+        "__radd__",
+        "__neg__",
+        "__abs__",
     }
 )
 """Methods a script class may define on top of RestrictedPython's list (context managers,
@@ -733,6 +747,11 @@ class ScriptPolicy(RestrictingNodeTransformer):
         if node.id == "printed":
             self.error(node, '"printed" is not supported; print() output is captured.')
             return node
+        if isinstance(node.ctx, ast.Load) and node.id == "__name__":
+            # `if __name__ == "__main__":` runs its block: a script is the main program
+            main = ast.Constant("__main__")
+            copy_locations(main, node)
+            return main
         return super().visit_Name(node)
 
     def inject_print_collector(self, node: Any, position: int = 0) -> None:

@@ -285,10 +285,41 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
             doc = owner.__doc__
             return doc if type(doc) is str else None
         return None
+    if name == "__init__":
+        return _read_init(obj, default)
     target = obj if isinstance(obj, type) else kind
     if getattr(target, HOLDABLE_MARK, False) and issubclass(target, tuple):
         return getattr(obj, name)  # a namedtuple's _asdict/_replace/_fields/_make
     return _no_underscore(obj, name, default)
+
+
+def _read_init(obj: Any, default: tuple[Any, ...]) -> Any:
+    """``super().__init__``, ``Base.__init__`` (test_boundary_super_*): on the script's classes only.
+
+    A script function comes back as it is; a host base's ``__init__`` (``Exception``,
+    ``dict``…) comes back as a function that calls it and returns ``None``, so nothing of
+    the slot wrapper is held.
+    """
+    kind = type(obj)
+    if kind is super:
+        owner: Any = obj.__thisclass__
+    elif isinstance(obj, type):
+        owner = obj
+    else:
+        owner = kind
+    if not _script_made(owner):
+        return _no_underscore(obj, "__init__", default)
+    value = getattr(obj, "__init__")
+    if type(value) in (types.FunctionType, types.MethodType) and holdable(value):
+        return value
+    return _init_caller(value)
+
+
+def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
+    def __init__(*args: Any, **kwargs: Any) -> None:
+        init(*args, **kwargs)
+
+    return __init__
 
 
 _NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType})

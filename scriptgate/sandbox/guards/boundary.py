@@ -161,6 +161,7 @@ _FULL[types.GeneratorType] = frozenset({"close"})
 plain generator cannot delegate to an awaitable, so no host ``Future`` comes out of one)."""
 for _kind in (str, int, float, bool, complex, list, dict, tuple, set, frozenset, range, bytes):
     _add_class(_kind)
+_CLASSES.add(object)  # `class Foo(object)`; it has no public attribute
 _add_class(bytearray)
 _CLASSES.update(
     value
@@ -210,6 +211,8 @@ def holdable(value: Any) -> bool:
         return holdable(owner)
     if isinstance(value, BaseException):
         return kind in _CLASSES or _script_instance(kind)
+    if kind is super:
+        return _marked(value.__thisclass__)  # super() inside the script's own class
     return _script_instance(kind)
 
 
@@ -258,6 +261,8 @@ def attribute_allowed(obj: Any, name: str) -> bool:
         return name in _class_names(obj)
     if kind is OpaqueNamespace:
         return True
+    if kind is super:
+        return _marked(obj.__thisclass__)
     if kind is types.FunctionType:
         # attributes set on a curated or script function (itertools.chain.from_iterable)
         return holdable(obj) and name in obj.__dict__

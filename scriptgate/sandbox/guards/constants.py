@@ -67,11 +67,15 @@ methods bounded)."""
 TICK_CHUNK = 256
 """Items a guarded loop or feed handles between two budget checks."""
 READABLE_UNDERSCORE_NAMES = frozenset(
-    {"__name__", "__doc__", "__class__", "__qualname__", "_asdict", "_replace", "_fields", "_make"}
+    {
+        "__name__", "__doc__", "__class__", "__qualname__", "__init__",
+        "_asdict", "_replace", "_fields", "_make",
+    }
 )
 """Underscore names a script may read: read-only names that reveal nothing of the host
 (``type(x).__name__``, ``x.__class__.__name__``, ``f.__doc__``) and the namedtuple API
-(the attribute guard allows the ``_`` ones on namedtuples only)."""
+(the attribute guard allows the ``_`` ones on namedtuples only, ``__init__`` on the
+script's own classes, instances and ``super()`` only)."""
 SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
 """Class attribute marking classes a script defined (scripts cannot read or write it)."""
 SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})

@@ -17,9 +17,9 @@ at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
-``type(x)`` is the one-argument form (:func:`type_of`). Never available: ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
-``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
-``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
+``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
+(what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
+``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
 """
 
@@ -62,6 +62,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented",
+    "super", "property", "staticmethod", "classmethod", "object",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -343,6 +344,13 @@ def _static() -> dict[str, Any]:
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
             "type": type_of,
+            # classes as models write them (test_boundary_class_idioms): the real ones; the
+            # descriptors they make are not holdable, so their fget/__func__ are unreachable
+            "super": _b.super,
+            "property": _b.property,
+            "staticmethod": _b.staticmethod,
+            "classmethod": _b.classmethod,
+            "object": _b.object,
             "ToolError": ToolError,
             "ToolDenied": ToolDenied,
         }

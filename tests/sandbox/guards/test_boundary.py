@@ -176,7 +176,6 @@ def test_boundary_host_objects_are_not_holdable() -> None:
             sys._getframe(),
             test_boundary_host_objects_are_not_holdable.__code__,
             types.SimpleNamespace(),
-            object,
             type,
             asyncio.Future,
             str.__dict__["upper"],
@@ -241,7 +240,7 @@ def test_boundary_idioms_still_work(sandbox: Sandbox, source: str, expected: Any
     [
         ("type('X', (), {})", ("one argument",)),
         ("type(type(1))", ("'type'",)),
-        ("def g():\n    yield 1\ng().__class__", ("'generator'",)),
+        ("def g():\n    yield 1\ng().__class__", ("generator",)),
         ("import typing\ntyping.List.__class__", ("not available",)),
         ("(1).__class__.__subclasses__", ('"__subclasses__"',)),
     ],
@@ -254,3 +253,72 @@ def test_boundary_type_and_class_reads_refuse_host_classes(
     assert result.error is not None
     for word in words:
         assert word in result.error.message, result.error.message
+
+
+# ----------------------------------------------------------------------------- classes
+
+CLASS_IDIOMS = {
+    "super-init": (
+        "class A:\n    def __init__(self, x):\n        self.x = x\nclass B(A):\n"
+        "    def __init__(self, x):\n        super().__init__(x)\n        self.y = 2\n"
+        "class C(A):\n    def __init__(self):\n        A.__init__(self, 5)\n[B(1).x, B(1).y, C().x]",
+        [1, 2, 5],
+    ),
+    "exception-super-init": (
+        "class E(Exception):\n    def __init__(self, msg):\n        super().__init__(msg)\n"
+        "        self.code = 3\ntry:\n    raise E('m')\nexcept E as e:\n    r = [str(e), e.code]\nr",
+        ["m", 3],
+    ),
+    "descriptors-and-dunders": (
+        "class P(object):\n    def __init__(self):\n        self.v0 = 1\n    @property\n"
+        "    def v(self):\n        return self.v0\n    @staticmethod\n    def s(a):\n"
+        "        return a + 1\n    @classmethod\n    def c(cls):\n        return cls.__name__\n"
+        "    def __repr__(self):\n        return 'P!'\n    def __call__(self, k):\n"
+        "        return k * 2\n    def __getitem__(self, i):\n        return i\n"
+        "    def __hash__(self):\n        return 7\n"
+        "[P().v, P.s(1), P.c(), repr(P()), P()(4), P()[7], f'{P()!r}', len({P(), P()}) >= 1]",
+        [1, 2, "P", "P!", 8, 7, "P!", True],
+    ),
+    "main-guard": ("r = 0\nif __name__ == '__main__':\n    r = 1\nr", 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLASS_IDIOMS))
+def test_boundary_class_idioms_work(sandbox: Sandbox, case: str) -> None:
+    source, expected = CLASS_IDIOMS[case]
+    result = _run(sandbox, source)
+    assert result.ok, result.error
+    assert result.value == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("super(int, 1).__init__", ('"__init__"',)),
+        ("P = property(lambda s: 1)\nP.fget", ("property",)),
+        ("class A:\n    @staticmethod\n    def f():\n        pass\nA.__dict__", ("__dict__",)),
+        ("class A(type):\n    pass", ("subclass",)),
+        ("class A(super):\n    pass", ("subclass",)),
+    ],
+)
+def test_boundary_class_building_tools_reach_nothing_of_the_host(
+    sandbox: Sandbox, source: str, words: tuple[str, ...]
+) -> None:
+    result = _run(sandbox, source)
+    assert not result.ok, result.value
+    assert result.error is not None
+    for word in words:
+        assert word in result.error.message, result.error.message
+
+
+def test_boundary_render_runs_no_script_code_after_the_run(sandbox: Sandbox) -> None:
+    # the host renders an uncaught exception after the run: a script __str__ making a
+    # tool call there would act outside the run's records and limits
+    result = _run(
+        sandbox,
+        "class E(Exception):\n    def __str__(self):\n        ping()\n        return 'custom'\n"
+        "raise E('plain')",
+    )
+    assert result.error is not None
+    assert result.error.message == "plain"
+    assert result.calls == ()
