@@ -309,7 +309,7 @@ def _read_init(obj: Any, default: tuple[Any, ...]) -> Any:
         owner = kind
     if not _script_made(owner):
         return _no_underscore(obj, "__init__", default)
-    value = getattr(obj, "__init__")
+    value = obj.__init__
     if type(value) in (types.FunctionType, types.MethodType) and holdable(value):
         return value
     return _init_caller(value)

@@ -68,8 +68,15 @@ TICK_CHUNK = 256
 """Items a guarded loop or feed handles between two budget checks."""
 READABLE_UNDERSCORE_NAMES = frozenset(
     {
-        "__name__", "__doc__", "__class__", "__qualname__", "__init__",
-        "_asdict", "_replace", "_fields", "_make",
+        "__name__",
+        "__doc__",
+        "__class__",
+        "__qualname__",
+        "__init__",
+        "_asdict",
+        "_replace",
+        "_fields",
+        "_make",
     }
 )
 """Underscore names a script may read: read-only names that reveal nothing of the host
