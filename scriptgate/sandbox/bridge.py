@@ -81,7 +81,12 @@ def json_copy(value: Any, *, what: str = "value") -> Any:
     return _copy(value, what, 0)  # the slow path names the offending path
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+_SCALARS = frozenset({str, float, bool, type(None)})
+"""Scalars copied as they are (``int`` is checked: :data:`MAX_JSON_INT`)."""
+
+MAX_JSON_INT = 10**4000
+"""Ints at or beyond this magnitude are not JSON the host can always write (CPython refuses
+to render ints of more than 4,300 digits): a 5,000-digit argument must not crash the trace."""
 
 
 class _NotPlain(Exception):
@@ -93,6 +98,10 @@ def _fast_copy(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is int:
+        if -MAX_JSON_INT < value < MAX_JSON_INT:
+            return value
+        raise _NotPlain
     if depth >= MAX_JSON_DEPTH:
         raise _NotPlain
     depth += 1
@@ -128,7 +137,14 @@ def _container_base(value: Any) -> type[Any] | None:
 
 def _copy(value: Any, path: str, depth: int) -> Any:
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is int:
+        if -MAX_JSON_INT < value < MAX_JSON_INT:
+            return value
+        raise NotJSONError(
+            f"{path} is an int of more than 4,000 digits, which JSON readers refuse; "
+            "pass it as a str (str(n))"
+        )
+    if kind is str or kind is bool or value is None:
         return value
     if kind is float:
         return value
