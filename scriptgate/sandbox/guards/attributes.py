@@ -448,9 +448,15 @@ def _too_big(what: str) -> NoReturn:
 
 
 def _seq_len(value: Any) -> int | None:
-    if isinstance(value, (str, bytes, bytearray, list, tuple)):
-        return len(value)
+    # measured through the base type's own __len__: a subclass whose __len__ lies cannot
+    # make `x * n` look small (test_boundary_lying_len_cannot_fool_repeat)
+    for base in _REPEATABLE:
+        if isinstance(value, base):
+            return base.__len__(value)
     return None
+
+
+_REPEATABLE = (str, list, tuple, bytes, bytearray, collections.deque)
 
 
 def guarded_mul(a: Any, b: Any) -> Any:

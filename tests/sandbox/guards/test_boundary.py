@@ -341,3 +341,24 @@ def test_boundary_huge_int_argument_cannot_crash_the_trace(sandbox: Sandbox, sou
     assert "4,000 digits" in result.error.message
     assert result.calls == ()
     json.dumps(result.to_json())
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import statistics\nstatistics.quantiles([1, 2, 3], n=10**7)",
+        "import collections\nd = collections.deque([1]) * 10**8\n0",
+        "import collections\nd = collections.deque([1])\nd *= 10**8\n0",
+        "class L(list):\n    def __len__(self):\n        return 1\nx = L([1] * 1000) * 10**5\n0",
+        "class S(str):\n    def __len__(self):\n        return 1\nx = S('x' * 1000) * 10**5\n0",
+    ],
+    ids=["quantiles-n", "deque-repeat", "deque-irepeat", "lying-list-len", "lying-str-len"],
+)
+def test_boundary_size_parameters_and_lying_len_are_bounded(sandbox: Sandbox, source: str) -> None:
+    result = _run(sandbox, source)
+    assert not result.ok
+    assert result.error is not None
+    assert result.error.kind == "limit", result.error

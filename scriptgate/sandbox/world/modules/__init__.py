@@ -196,6 +196,12 @@ def make_modules(
                 return fn(fed(items, "counter"), *args, **kwargs)
             if sorts and len(items) > 1:
                 items_ok(items)  # median()/quantiles() sort the data (dagguard)
+            if fn.__name__ == "quantiles":
+                # quantiles(data, n=10**7) built 10**7 cut points in one host call past the
+                # deadline (test_boundary_statistics_quantiles_n_is_bounded)
+                n = kwargs.get("n", args[0] if args else 4)
+                if type(n) is int and n > _MAX_QUANTILES:
+                    refuse_size(f"statistics.quantiles n above {_MAX_QUANTILES} refused")
             return fn(items, *args, **kwargs)
 
         wrapper.__name__ = fn.__name__
@@ -392,6 +398,8 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
 
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
 """statistics functions that hash every item of their data (through a Counter)."""
+_MAX_QUANTILES = 10_000
+"""Most cut points ``statistics.quantiles`` may compute in one call."""
 _SORTING_STATISTICS = frozenset({"median", "median_low", "median_high", "quantiles"})
 """statistics functions that sort their data (the others add, or compare items with 0)."""
 
