@@ -452,11 +452,12 @@ def _seq_len(value: Any) -> int | None:
     # make `x * n` look small (test_boundary_lying_len_cannot_fool_repeat)
     for base in _REPEATABLE:
         if isinstance(value, base):
-            return base.__len__(value)
+            length: int = base.__len__(value)
+            return length
     return None
 
 
-_REPEATABLE = (str, list, tuple, bytes, bytearray, collections.deque)
+_REPEATABLE: tuple[Any, ...] = (str, list, tuple, bytes, bytearray, collections.deque)
 
 
 def guarded_mul(a: Any, b: Any) -> Any:
