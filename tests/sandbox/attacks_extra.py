@@ -83,7 +83,7 @@ _FORBIDDEN_MODULES = (
 
 _UNAVAILABLE_BUILTINS = (
     "dir", "locals",
-    "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr", "bytes",
+    "memoryview", "input", "help", "exit", "quit", "copyright", "bytes",
 )  # fmt: skip
 
 EXTRA_ATTACKS: list[Any] = [

@@ -449,7 +449,7 @@ def _too_big(what: str) -> NoReturn:
 
 def _seq_len(value: Any) -> int | None:
     # measured through the base type's own __len__: a subclass whose __len__ lies cannot
-    # make `x * n` look small (test_boundary_lying_len_cannot_fool_repeat)
+    # make `x * n` look small (test_boundary_size_parameters_and_lying_len_are_bounded)
     for base in _REPEATABLE:
         if isinstance(value, base):
             length: int = base.__len__(value)
@@ -843,6 +843,10 @@ def _guarded_write(obj: Any) -> Any:
     if kind is OpaqueNamespace:
         raise TypeError(f"{obj!r} is read-only")
     raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
+
+
+guarded_write = _guarded_write
+"""The write guard (``obj.x = v`` targets): the builtins' ``setattr``/``delattr`` use it."""
 
 
 def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:

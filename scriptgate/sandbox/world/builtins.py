@@ -20,7 +20,8 @@ longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``ge
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
 (what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
-``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
+``memoryview``, ``id`` (``hash`` is bounded, ``setattr``/``delattr`` write as ``obj.x = v``
+does: the script's own objects only).
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from scriptgate.sandbox.guards.attributes import (
     checked_sort,
     fed,
     guarded_pow,
+    guarded_write,
     safe_format,
 )
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
-from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
@@ -62,7 +64,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented",
-    "super", "property", "staticmethod", "classmethod", "object",
+    "super", "property", "staticmethod", "classmethod", "object", "hash", "setattr", "delattr",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -329,6 +331,38 @@ def type_of(obj: Any, /, *rest: Any) -> type:
     return checked
 
 
+def hash_(value: Any, /) -> int:
+    """``hash(x)``, once hashing ``x`` is bounded (a tuple of shared references refused)."""
+    return _b.hash(hash_ok(value))
+
+
+def _make_setattr(write: Callable[[Any], Any]) -> tuple[Callable[..., None], Callable[..., None]]:
+    def setattr_(obj: Any, name: Any, value: Any, /) -> None:
+        """``setattr(obj, name, value)``: as ``obj.name = value`` (the script's own objects)."""
+        if type(name) is not str:
+            raise TypeError("attribute name must be a str")
+        if name.startswith("_"):
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_"'
+            )
+        _b.setattr(write(obj), name, value)
+
+    def delattr_(obj: Any, name: Any, /) -> None:
+        """``delattr(obj, name)``: as ``del obj.name`` (the script's own objects)."""
+        if type(name) is not str:
+            raise TypeError("attribute name must be a str")
+        if name.startswith("_"):
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_"'
+            )
+        _b.delattr(write(obj), name)
+
+    return setattr_, delattr_
+
+
+_SETATTR = _make_setattr(guarded_write)
+
+
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
     table.update(_HASHING_TYPES)
@@ -344,6 +378,9 @@ def _static() -> dict[str, Any]:
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
             "type": type_of,
+            "hash": hash_,
+            "setattr": _SETATTR[0],
+            "delattr": _SETATTR[1],
             # classes as models write them (test_boundary_class_idioms): the real ones; the
             # descriptors they make are not holdable, so their fget/__func__ are unreachable
             "super": _b.super,

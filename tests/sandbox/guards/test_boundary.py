@@ -362,3 +362,32 @@ def test_boundary_size_parameters_and_lying_len_are_bounded(sandbox: Sandbox, so
     assert not result.ok
     assert result.error is not None
     assert result.error.kind == "limit", result.error
+
+
+def test_boundary_setattr_delattr_hash_work_on_the_scripts_own_objects(sandbox: Sandbox) -> None:
+    result = _run(
+        sandbox,
+        "class A:\n    pass\na = A()\nsetattr(a, 'x', 1)\ndelattr(a, 'x')\nsetattr(a, 'y', 2)\n"
+        "[a.y, hash((1, 'a')) == hash((1, 'a')), hasattr(a, 'x')]",
+    )
+    assert result.ok, result.error
+    assert result.value == [2, True, False]
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("class A:\n    pass\nsetattr(A(), '__class__', int)", ("__class__",)),
+        ("import math\nsetattr(math, 'pi', 3)", ("read-only",)),
+        ("setattr(print, 'x', 1)", ("cannot be modified",)),
+        ("delattr(ValueError, 'args')", ("cannot be modified",)),
+    ],
+)
+def test_boundary_setattr_cannot_write_host_objects(
+    sandbox: Sandbox, source: str, words: tuple[str, ...]
+) -> None:
+    result = _run(sandbox, source)
+    assert not result.ok
+    assert result.error is not None
+    for word in words:
+        assert word in result.error.message, result.error.message
