@@ -45,6 +45,7 @@ from scriptgate.sandbox.guards import comparisons as dagguard
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
     attribute_allowed,
+    check_opaque_key,
     holdable,
     holdable_class,
     refuse_value,
@@ -811,6 +812,8 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
     # and resolves tools["raw-name"].
     if type(key) is slice and type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
         _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
+    if type(obj) not in _PLAIN:
+        check_opaque_key(obj, key)  # typing.Optional["x" * 10**7] compiles the string
     value = obj[key]  # OpaqueNamespace.__getitem__ resolves tools["raw-name"]
     if type(value) in _PLAIN:
         return value

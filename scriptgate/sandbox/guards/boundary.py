@@ -34,6 +34,7 @@ __all__ = [
     "HOLDABLE_MARK",
     "STEPPING_NAMES",
     "attribute_allowed",
+    "check_opaque_key",
     "check_value",
     "holdable",
     "holdable_class",
@@ -168,6 +169,23 @@ _CLASSES.update(
     for value in vars(_builtins).values()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+
+
+MAX_FORWARD_REFERENCE = 1_000
+"""Longest string an opaque value (a ``typing`` alias) may be subscripted with: ``typing``
+compiles string forward references (``Optional["x" * 10**7]`` was one long compile)."""
+
+
+def check_opaque_key(obj: Any, key: Any) -> None:
+    """Refuse ``alias[key]`` on an opaque value when ``key`` holds a long string."""
+    if type(obj) not in _OPAQUE:
+        return
+    keys = key if type(key) is tuple else (key,)
+    for item in keys:
+        if isinstance(item, str) and str.__len__(item) > MAX_FORWARD_REFERENCE:
+            raise ValueError(
+                f"a forward reference longer than {MAX_FORWARD_REFERENCE} characters is refused"
+            )
 
 
 def holdable_class(value: type) -> bool:

@@ -547,6 +547,7 @@ HOLDABLE: tuple[type, ...] = (
 
 OPAQUE_HOLDABLE: tuple[type, ...] = tuple(
     {
+        type(typing.Optional),
         type(typing.Optional[int]),  # noqa: UP045
         type(typing.List),  # noqa: UP006
         type(typing.List[int]),  # noqa: UP006
