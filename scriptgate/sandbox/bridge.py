@@ -42,6 +42,7 @@ __all__ = [
     "ToolBridge",
     "ToolReply",
     "ToolSpec",
+    "huge_int_path",
     "json_copy",
     "tool_specs",
 ]
@@ -81,12 +82,34 @@ def json_copy(value: Any, *, what: str = "value") -> Any:
     return _copy(value, what, 0)  # the slow path names the offending path
 
 
-_SCALARS = frozenset({str, float, bool, type(None)})
-"""Scalars copied as they are (``int`` is checked: :data:`MAX_JSON_INT`)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
-MAX_JSON_INT = 10**4000
-"""Ints at or beyond this magnitude are not JSON the host can always write (CPython refuses
-to render ints of more than 4,300 digits): a 5,000-digit argument must not crash the trace."""
+MAX_JSON_INT = 10**4300
+"""Ints at or beyond this magnitude have no JSON text (CPython renders at most 4,300 digits)."""
+
+
+def huge_int_path(value: Any, path: str = "") -> str | None:
+    """The path of the first int in the JSON copy ``value`` that has no JSON text, else None.
+
+    A 5,000-digit int argument crashed the trace, the audit log and ``--json`` output;
+    the engine refuses such an argument at the call (test_boundary_huge_int_*).
+    """
+    kind = type(value)
+    if kind is int:
+        return path if not -MAX_JSON_INT < value < MAX_JSON_INT else None
+    if kind is dict:
+        for key, item in value.items():
+            if type(item) is not str:
+                found = huge_int_path(item, f"{path}[{key!r}]")
+                if found is not None:
+                    return found
+    elif kind is list:
+        for index, item in enumerate(value):
+            if type(item) is not str:
+                found = huge_int_path(item, f"{path}[{index}]")
+                if found is not None:
+                    return found
+    return None
 
 
 class _NotPlain(Exception):
@@ -98,10 +121,6 @@ def _fast_copy(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if kind is int:
-        if -MAX_JSON_INT < value < MAX_JSON_INT:
-            return value
-        raise _NotPlain
     if depth >= MAX_JSON_DEPTH:
         raise _NotPlain
     depth += 1
@@ -137,14 +156,7 @@ def _container_base(value: Any) -> type[Any] | None:
 
 def _copy(value: Any, path: str, depth: int) -> Any:
     kind = type(value)
-    if kind is int:
-        if -MAX_JSON_INT < value < MAX_JSON_INT:
-            return value
-        raise NotJSONError(
-            f"{path} is an int of more than 4,000 digits, which JSON readers refuse; "
-            "pass it as a str (str(n))"
-        )
-    if kind is str or kind is bool or value is None:
+    if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is float:
         return value

@@ -102,6 +102,7 @@ from scriptgate.sandbox.bridge import (
     ToolBridge,
     ToolReply,
     ToolSpec,
+    huge_int_path,
     json_copy,
     json_size,
     slot_setters,
@@ -445,9 +446,16 @@ class _Run:
             # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
             check_arguments(raw, self.budget.trip)
         try:
-            return json_copy(raw, what="arguments")
+            copied = json_copy(raw, what="arguments")
         except NotJSONError as exc:
             raise TypeError(f"{spec.identifier}(): {exc}") from None
+        huge = huge_int_path(copied)
+        if huge is not None:
+            raise TypeError(
+                f"{spec.identifier}(): arguments{huge} is an int of more than 4,300 digits, "
+                "which is not JSON data; pass it as a str (str(n))"
+            )
+        return copied
 
     async def _await_call(self, call: _Call) -> ToolReply:
         """Run one call awaited inline by the async script (its scope cancels it)."""
