@@ -20,7 +20,8 @@ longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``ge
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
 (what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
-``memoryview``, ``id`` (``hash`` is bounded, ``setattr``/``delattr`` write as ``obj.x = v``
+``memoryview``, ``id``, ``hash`` (a str's hash reveals the host's hash secret;
+``setattr``/``delattr`` write as ``obj.x = v``
 does: the script's own objects only).
 """
 
@@ -64,7 +65,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented",
-    "super", "property", "staticmethod", "classmethod", "object", "hash", "setattr", "delattr",
+    "super", "property", "staticmethod", "classmethod", "object", "setattr", "delattr",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -378,7 +379,6 @@ def _static() -> dict[str, Any]:
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
             "type": type_of,
-            "hash": hash_,
             "setattr": _SETATTR[0],
             "delattr": _SETATTR[1],
             # classes as models write them (test_boundary_class_idioms): the real ones; the
