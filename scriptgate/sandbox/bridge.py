@@ -42,6 +42,7 @@ __all__ = [
     "ToolBridge",
     "ToolReply",
     "ToolSpec",
+    "huge_int_path",
     "json_copy",
     "tool_specs",
 ]
@@ -82,6 +83,33 @@ def json_copy(value: Any, *, what: str = "value") -> Any:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+MAX_JSON_INT = 10**4300
+"""Ints at or beyond this magnitude have no JSON text (CPython renders at most 4,300 digits)."""
+
+
+def huge_int_path(value: Any, path: str = "") -> str | None:
+    """The path of the first int in the JSON copy ``value`` that has no JSON text, else None.
+
+    A 5,000-digit int argument crashed the trace, the audit log and ``--json`` output;
+    the engine refuses such an argument at the call (test_boundary_huge_int_*).
+    """
+    kind = type(value)
+    if kind is int:
+        return path if not -MAX_JSON_INT < value < MAX_JSON_INT else None
+    if kind is dict:
+        for key, item in value.items():
+            if type(item) is not str:
+                found = huge_int_path(item, f"{path}[{key!r}]")
+                if found is not None:
+                    return found
+    elif kind is list:
+        for index, item in enumerate(value):
+            if type(item) is not str:
+                found = huge_int_path(item, f"{path}[{index}]")
+                if found is not None:
+                    return found
+    return None
 
 
 class _NotPlain(Exception):

@@ -102,6 +102,7 @@ from scriptgate.sandbox.bridge import (
     ToolBridge,
     ToolReply,
     ToolSpec,
+    huge_int_path,
     json_copy,
     json_size,
     slot_setters,
@@ -109,6 +110,7 @@ from scriptgate.sandbox.bridge import (
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
+from scriptgate.sandbox.guards.boundary import register_opaque
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
@@ -116,6 +118,7 @@ from scriptgate.sandbox.lastvalue import render_last_value
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 
 __all__ = ["INJECTED_NAMES", "run_script"]
@@ -155,6 +158,11 @@ _MAX_UNWIND = 8
 """Stops thrown into an unwinding sync script before it is left to the garbage collector."""
 
 MAX_MESSAGE = 10_000
+
+_ENDED = (
+    "{name}() belongs to a run that has ended: a run's tool functions work only in that run "
+    "(call the tool by its name in the current script)"
+)
 
 INJECTED_NAMES = frozenset({"tools", "gather", "__builtins__"})
 """Names the engine binds in every run (besides tool functions and ``_hooks_``)."""
@@ -296,6 +304,43 @@ class PendingToolCall:
         return "<pending tool call>"
 
 
+class PendingGather:
+    """What ``gather(...)`` returns in an async script: an awaitable with nothing else on it.
+
+    The host coroutine stays inside: a script can only ``await`` it (or pass it to
+    ``gather``), never step it with ``send``/``throw`` and reach the ``Future`` it yields
+    (test_boundary_gather_send_reaches_no_event_loop).
+    """
+
+    __slots__ = ("_awaited", "_coro")
+
+    def __init__(self, coro: Any) -> None:
+        self._coro = coro
+        self._awaited = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._awaited:
+            raise RuntimeError("this gather(...) was awaited already")
+        self._awaited = True
+        return self._coro.__await__()  # type: ignore[no-any-return]
+
+    def _hint(self) -> str:
+        return "gather(...) must be awaited: results = await gather(a(), b())"
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(self._hint())
+
+    def __del__(self) -> None:
+        if not self._awaited:
+            self._coro.close()  # never awaited: no "never awaited" warning from the host
+
+    def __repr__(self) -> str:
+        return "<pending gather>"
+
+
+register_opaque((PendingToolCall, PendingGather))
+
+
 class _Run:
     def __init__(
         self,
@@ -365,6 +410,8 @@ class _Run:
     # -- tool calls -------------------------------------------------------------
 
     def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+        if self.finished:
+            raise ToolError(_ENDED.format(name=spec.identifier))
         stop = self.budget.stop
         if stop is not None:
             raise stop
@@ -407,9 +454,16 @@ class _Run:
             # sizeguard: no 100M-item copy in one C-speed call; a limit, ends the script
             check_arguments(raw, self.budget.trip)
         try:
-            return json_copy(raw, what="arguments")
+            copied = json_copy(raw, what="arguments")
         except NotJSONError as exc:
             raise TypeError(f"{spec.identifier}(): {exc}") from None
+        huge = huge_int_path(copied)
+        if huge is not None:
+            raise TypeError(
+                f"{spec.identifier}(): arguments{huge} is an int of more than 4,300 digits, "
+                "which is not JSON data; pass it as a str (str(n))"
+            )
+        return copied
 
     async def _await_call(self, call: _Call) -> ToolReply:
         """Run one call awaited inline by the async script (its scope cancels it)."""
@@ -601,7 +655,14 @@ class _Run:
             if pending is not current:
                 pending._start()
 
+    def _gather_opaque(self, *aws: Any, return_exceptions: bool = False) -> PendingGather:
+        if self.finished:
+            raise ToolError(_ENDED.format(name="gather"))
+        return PendingGather(self._gather(*aws, return_exceptions=return_exceptions))
+
     async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
+        if self.finished:
+            raise ToolError(_ENDED.format(name="gather"))
         self._start_pending()
         boxes: list[tuple[anyio.Event, list[Any]]] = []
         for aw in aws:
@@ -640,6 +701,7 @@ class _Run:
     # -- namespace ----------------------------------------------------------------
 
     def build_namespace(self) -> dict[str, Any]:
+        register_world()  # the stand-in value types join the allow-list (once per process)
         guards = make_guards(self.budget, print_fn=self.print_)
         charge = guards["__charge__"]
         tick = guards["_tick_"]
@@ -676,13 +738,14 @@ class _Run:
         for spec in self.tools:
             members.setdefault(spec.name, members.get(spec.identifier or to_identifier(spec.name)))
         ns["tools"] = OpaqueNamespace("tools", members, kind="tools", missing=_missing_tool(names))
-        ns["gather"] = self._gather if self.is_async else self._sync_gather
+        ns["gather"] = self._gather_opaque if self.is_async else self._sync_gather
         return ns
 
     # -- running ------------------------------------------------------------------
 
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
+        self.finished = True
         self.budget.close()
         self.switch = None
         self.child = None
@@ -832,7 +895,10 @@ async def run_script(
         ),
     )
     try:
-        ok, payload = await run.execute(compiled.code)
+        try:
+            ok, payload = await run.execute(compiled.code)
+        finally:
+            run.finished = True  # its tools and gather are dead from here on (test_boundary_dead_*)
     except anyio.get_cancelled_exc_class():
         raise
     except BaseException as exc:

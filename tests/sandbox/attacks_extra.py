@@ -82,13 +82,14 @@ _FORBIDDEN_MODULES = (
 )  # fmt: skip
 
 _UNAVAILABLE_BUILTINS = (
-    "type", "object", "dir", "locals", "super", "property", "classmethod", "staticmethod",
-    "memoryview", "input", "help", "exit", "quit", "copyright", "setattr", "delattr",
+    "dir", "locals",
+    "memoryview", "input", "help", "exit", "quit", "copyright",
 )  # fmt: skip
 
 EXTRA_ATTACKS: list[Any] = [
     # -- §6: attribute and dunder walks ---------------------------------------------------
-    _a("subclasses-walk", "6-policy", "().__class__.__bases__[0].__subclasses__()", "rejected", "__class__"),
+    _a("type-three-arguments", "6-policy", "type('X', (), {})", "runtime", "one argument"),
+    _a("subclasses-walk", "6-policy", "().__class__.__bases__[0].__subclasses__()", "rejected", "__bases__"),
     _a("getattr-concatenated-dunder", "6-policy", "def f():\n    pass\ngetattr(f, '__glob' + 'als__')", "runtime", "__globals__"),
     _a("getattr-fullwidth-name", "6-policy", "getattr(1, '\\uff3f\\uff3fclass\\uff3f\\uff3f')", "runtime"),
     _a("str-subclass-dunder-name", "6-policy", "class S(str):\n    pass\ngetattr(1, S('__class__'))", "runtime", "must be a str"),
@@ -98,7 +99,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("builtin-self-getattr", "6-policy", "getattr(isinstance, '__self__')", "runtime", "__self__"),
     _a("print-self-getattr", "6-policy", "getattr(print, '__self__')", "runtime", "__self__"),
     _a("builtins-via-self-open", "6-policy", "b = getattr(isinstance, '__self__')\nb.open('/etc/passwd')", "runtime"),
-    _a("class-of-class", "6-policy", "(1).__class__.__class__", "rejected"),
+    _a("class-of-class", "6-policy", "(1).__class__.__class__", "runtime", "__class__"),
     _a("tools-dict", "6-policy", "getattr(tools, '__dict__')", "runtime", "__dict__"),
     _a("mro-index-object", "6-policy", "ValueError.mro()[-1]", "runtime", "mro"),
     _a("mro-getattr", "6-policy", "getattr(ValueError, 'mro')", "runtime", "mro"),
@@ -162,13 +163,13 @@ EXTRA_ATTACKS: list[Any] = [
     _a("collections-abc", "7.3-module-graph", "import collections\ncollections.abc", "runtime", "no attribute"),
     # a module in the last value: a placeholder, never the module (issue 14 renders, not fails)
     _a("module-in-container", "7.3-module-graph", "import math\nx = [math]\nx[0]", "ok", value="<OpaqueNamespace object>"),
-    _a("pattern-class", "7.3-module-graph", "import re\np = re.compile('a')\ngetattr(p, '__class__')", "runtime", "__class__"),
+    _a("pattern-class", "7.3-module-graph", "import re\np = re.compile('a')\ngetattr(getattr(p, '__class__'), '__init__')", "runtime", "__init__"),
     _a("typing-get-type-hints-call", "7.4-c-attribute", "from typing import get_type_hints", "runtime", "cannot import name"),
     # functools.partial is a plain function now: the real partial's writable state is out of reach
     _a("functools-partial-import", "7.4-c-attribute", "from functools import partial\ngetattr(partial(len), '__setstate__')", "runtime", "__setstate__"),
-    _a("functools-reduce-getattr", "7.4-c-attribute", "import functools\nfunctools.reduce(getattr, ['__class__'], 1)", "runtime", "__class__"),
-    _a("map-getattr-dunder", "7.4-c-attribute", "list(map(getattr, [1], ['__class__']))", "runtime", "__class__"),
-    _a("sorted-key-getattr", "7.4-c-attribute", "sorted([1, 2], key=lambda v: getattr(v, '__class__'))", "runtime", "__class__"),
+    _a("functools-reduce-getattr", "7.4-c-attribute", "import functools\nfunctools.reduce(getattr, ['__class__', '__subclasses__'], 1)", "runtime", "__subclasses__"),
+    _a("map-getattr-dunder", "7.4-c-attribute", "list(map(getattr, [1], ['__dict__']))", "runtime", "__dict__"),
+    _a("sorted-key-getattr", "7.4-c-attribute", "sorted([1, 2], key=lambda v: getattr(v, '__dict__'))", "runtime", "__dict__"),
     # -- §7.5: host state -----------------------------------------------------------------------
     _a("stand-in-function-attribute", "7.5-host-state", "import json\njson.dumps.x = 1", "runtime"),
     _a("stand-in-class-attribute", "7.5-host-state", "import collections\ncollections.Counter.x = 1", "runtime", "cannot be modified"),

@@ -98,6 +98,7 @@ from RestrictedPython.transformer import (
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
     MAX_FORMAT_WIDTH,
+    READABLE_UNDERSCORE_NAMES,
     format_spec_too_wide,
 )
 from scriptgate.sandbox.guards.memory import NumericNames
@@ -375,6 +376,20 @@ _EXTRA_MAGIC_METHODS = frozenset(
         "__anext__",
         "__len__",
         "__bool__",
+        "__repr__",
+        "__str__",
+        "__hash__",
+        "__call__",
+        "__getitem__",
+        "__setitem__",
+        "__delitem__",
+        "__post_init__",
+        "__add__",
+        "__sub__",
+        "__mul__",
+        "__radd__",
+        "__neg__",
+        "__abs__",
     }
 )
 """Methods a script class may define on top of RestrictedPython's list (context managers,
@@ -795,6 +810,11 @@ class ScriptPolicy(RestrictingNodeTransformer):
         if node.id == "printed":
             self.error(node, '"printed" is not supported; print() output is captured.')
             return node
+        if isinstance(node.ctx, ast.Load) and node.id == "__name__":
+            # `if __name__ == "__main__":` runs its block: a script is the main program
+            main = ast.Constant("__main__")
+            copy_locations(main, node)
+            return main
         return super().visit_Name(node)
 
     def inject_print_collector(self, node: Any, position: int = 0) -> None:
@@ -982,6 +1002,12 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         """``o.name`` reads through ``_getattr_``, inline for exact builtin data types."""
+        if node.attr in READABLE_UNDERSCORE_NAMES and isinstance(node.ctx, ast.Load):
+            # x.__class__, cls.__name__, f.__doc__, nt._asdict: the guard decides per object
+            node = self.node_contents_visit(node)
+            read = _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
+            copy_locations(read, node)
+            return read
         inline = (
             isinstance(node.ctx, ast.Load)
             and node.attr not in FAST_RECEIVER_SLOW_NAMES

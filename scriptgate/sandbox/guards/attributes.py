@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import builtins as _builtins
 import collections
-import functools
 import itertools
 import operator
 import re
@@ -43,6 +42,14 @@ from scriptgate.sandbox.compile.shared import (
     guarded_unpack_sequence,
 )
 from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.boundary import (
+    HOLDABLE_MARK,
+    attribute_allowed,
+    check_opaque_key,
+    holdable,
+    holdable_class,
+    refuse_value,
+)
 from scriptgate.sandbox.guards.budget import Budget
 from scriptgate.sandbox.guards.constants import (
     DENIED_NAMES as _DENIED_NAMES,
@@ -50,6 +57,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
     MAX_FORMAT_WIDTH,
+    READABLE_UNDERSCORE_NAMES,
     SCRIPT_CLASS_MARK,
     SIZED_VIEWS,
     TICK_CHUNK,
@@ -168,51 +176,6 @@ _LAZY_SAFE = frozenset(
 
 # ----------------------------------------------------------------------------- value checks
 
-_FORBIDDEN_TYPES: tuple[type, ...] = (
-    types.ModuleType,
-    types.FrameType,
-    types.TracebackType,
-    types.CodeType,
-    types.CellType,
-    functools.partial,
-    string.Formatter,
-    types.MappingProxyType,
-    types.GetSetDescriptorType,
-    types.MemberDescriptorType,
-    types.WrapperDescriptorType,
-    types.MethodWrapperType,
-    types.MethodDescriptorType,
-    types.ClassMethodDescriptorType,
-)
-_FORBIDDEN_VALUES = frozenset(
-    id(v)
-    for v in (
-        type,
-        object,
-        super,
-        property,
-        classmethod,
-        staticmethod,
-        _builtins,
-        sys,
-        string.Formatter,
-        types.FunctionType,
-        types.CodeType,
-    )
-)
-_SAFE_BUILTIN_FUNCTION_NAMES = frozenset(
-    {
-        "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "hex", "isinstance",
-        "issubclass", "len", "max", "min", "next", "oct", "ord", "repr", "round", "sorted", "sum",
-    }
-)  # fmt: skip
-_REAL_BUILTINS = frozenset(
-    id(v)
-    for name, v in vars(_builtins).items()
-    if isinstance(v, types.BuiltinFunctionType) and name not in _SAFE_BUILTIN_FUNCTION_NAMES
-)
-_FUNCTION_MODULES = frozenset({"math", "time", "_functools", "_random", "itertools", "_json"})
-"""Modules whose C functions a script may hold (those the stand-in modules expose)."""
 _PLAIN = frozenset(
     {str, int, float, bool, type(None), list, dict, tuple, set, frozenset, complex, range, slice}
 )
@@ -234,45 +197,161 @@ _COPYING_STR_METHODS = frozenset(
 """str methods whose result is about as long as the receiver (charged for large receivers)."""
 
 
-def _refuse(what: str) -> NoReturn:
-    raise TypeError(f"{what} is not available in the sandbox")
+def _script_made(cls: type) -> bool:
+    return bool(getattr(cls, SCRIPT_CLASS_MARK, False))
 
 
 def check_value(value: Any) -> Any:
-    """Return ``value`` unless it is something a script must never hold.
+    """Return ``value`` if a script may hold it (the allow-list of :mod:`.boundary`), else refuse.
 
-    Blocks (test_guards_value_check_*): modules (``datetime.sys``), frames,
-    tracebacks, code objects, cells, ``functools.partial`` internals, the
-    ``string.Formatter`` machinery, ``type``/``object``/``super`` and other
-    class-building tools, descriptors and slot wrappers, and real builtins
-    outside the curated set (``eval``, ``open``, ``getattr``…).
+    test_boundary_*: a Future, an event loop, frames, tracebacks, code, modules, real classes
+    not listed, host functions, descriptors and slot wrappers are refused whatever path
+    produced them; curated C methods that hand out unbounded iterators come back wrapped.
     """
     kind = type(value)
     if kind in _PLAIN:
         return value
-    if id(value) in _FORBIDDEN_VALUES:
-        _refuse(f"{getattr(value, '__name__', kind.__name__)!r}")
-    if isinstance(value, _FORBIDDEN_TYPES):
-        _refuse(f"a {kind.__name__} object")
-    if isinstance(value, type) and issubclass(value, string.Formatter):
-        _refuse("string.Formatter")
+    if not holdable(value):
+        refuse_value(value)
     if kind is types.BuiltinFunctionType:
-        owner = getattr(value, "__self__", None)
-        if id(value) in _REAL_BUILTINS:
-            _refuse(f"the builtin {value.__name__!r}")
-        if (
-            isinstance(owner, types.ModuleType)
-            and owner is not _builtins
-            and owner.__name__ not in _FUNCTION_MODULES
-        ):
-            _refuse(f"{owner.__name__}.{value.__name__}")
-        if isinstance(owner, str) and value.__name__ in ("format", "format_map"):
-            _refuse("str.format on a bound method")
         if value.__name__ == "finditer":
             return checked_method(value, MAX_SEQUENCE)  # sizeguard: Pattern.finditer
     elif kind in CHECKED_METHOD_TYPES:
         return checked_method(value, MAX_SEQUENCE)  # sizeguard: Counter.elements, finditer
     return value
+
+
+_UNBOUND: dict[tuple[type, str], Callable[..., Any]] = {}
+
+
+def _unbound(owner: type, name: str) -> Callable[..., Any]:
+    """``str.lower``, ``Counter.most_common``…: an unbound method of a listed class as a callable.
+
+    Calls go through the attribute guard on the instance, so every wrapper and check of
+    ``x.name`` applies (``sorted(xs, key=str.lower)``, ``map(str.strip, lines)``).
+    """
+    method = _UNBOUND.get((owner, name))
+    if method is not None:
+        return method
+
+    def unbound(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self, owner):
+            raise TypeError(
+                f"{owner.__name__}.{name}() needs a {owner.__name__} object, "
+                f"not {type(self).__name__}"
+            )
+        return _guarded_getattr(self, name)(*args, **kwargs)
+
+    unbound.__name__ = name
+    unbound.__qualname__ = f"{owner.__name__}.{name}"
+    if len(_UNBOUND) < 4096:
+        _UNBOUND[(owner, name)] = unbound
+    return unbound
+
+
+_UNBOUND_KINDS = (
+    types.MethodDescriptorType,
+    types.FunctionType,
+    types.WrapperDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+)
+
+
+def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
+    """``x.__class__``, ``cls.__name__``, ``f.__doc__``, ``nt._asdict``… (test_boundary_dunder_*).
+
+    ``__class__`` is ``type(x)`` when the script may hold that class; ``__name__`` and
+    ``__qualname__`` are strings; ``__doc__`` is the docstring of the script's own classes
+    and functions and of the listed builtin types (``None`` for anything else, so nothing of
+    the host's own code shows); the namedtuple names only on the run's namedtuples.
+    """
+    kind = type(obj)
+    if name == "__class__":
+        if not holdable(kind):
+            return _no_underscore(obj, name, default)  # a generator's class, a host class
+        return check_value(kind)
+    if name in ("__name__", "__qualname__"):
+        if not (isinstance(obj, type) or kind in _NAMED_KINDS) or not holdable(obj):
+            return _no_underscore(obj, name, default)
+        text = getattr(obj, name, None)
+        return text if type(text) is str else _no_underscore(obj, name, default)
+    if name == "__doc__":
+        if not holdable(obj):
+            return _no_underscore(obj, name, default)
+        if kind is types.FunctionType:
+            return obj.__doc__ if obj.__module__ == "__script__" else None
+        owner = obj if isinstance(obj, type) else kind
+        if _script_made(owner) or owner in _PLAIN or owner in _DOC_TYPES:
+            doc = owner.__doc__
+            return doc if type(doc) is str else None
+        return None
+    if name == "__init__":
+        return _read_init(obj, default)
+    target = obj if isinstance(obj, type) else kind
+    if getattr(target, HOLDABLE_MARK, False) and issubclass(target, tuple):
+        return getattr(obj, name)  # a namedtuple's _asdict/_replace/_fields/_make
+    return _no_underscore(obj, name, default)
+
+
+def _read_init(obj: Any, default: tuple[Any, ...]) -> Any:
+    """``super().__init__``, ``Base.__init__`` (test_boundary_super_*): on the script's classes only.
+
+    A script function comes back as it is; a host base's ``__init__`` (``Exception``,
+    ``dict``…) comes back as a function that calls it and returns ``None``, so nothing of
+    the slot wrapper is held.
+    """
+    kind = type(obj)
+    if kind is super:
+        owner: Any = obj.__thisclass__
+    elif isinstance(obj, type):
+        owner = obj
+    else:
+        owner = kind
+    if not _script_made(owner):
+        return _no_underscore(obj, "__init__", default)
+    value = obj.__init__
+    if type(value) in (types.FunctionType, types.MethodType) and holdable(value):
+        return value
+    return _init_caller(value)
+
+
+def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
+    def __init__(*args: Any, **kwargs: Any) -> None:
+        init(*args, **kwargs)
+
+    return __init__
+
+
+_NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType})
+_DOC_TYPES = frozenset({str, bytes, bytearray})
+
+
+def _no_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
+    if default:
+        return default[0]
+    raise AttributeError(
+        f'"{name}" of {type(obj).__name__} objects is not available in the sandbox'
+    )
+
+
+def _refuse_attribute(obj: Any, name: str) -> NoReturn:
+    kind = type(obj)
+    if kind in (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
+        raise AttributeError(
+            f'"{name}" is not available on {kind.__name__} objects in the sandbox '
+            "(iterate generators with for/next(), await coroutines, async for over async "
+            "generators)"
+        )
+    hint = getattr(kind, "_hint", None)
+    if callable(hint) and not isinstance(obj, type):
+        raise AttributeError(hint(obj))  # an opaque awaitable: "must be awaited"
+    if not holdable(obj):
+        raise AttributeError(
+            f"attributes of {kind.__name__} objects are not available in the sandbox"
+        )
+    owner = obj.__name__ if isinstance(obj, type) else kind.__name__
+    raise AttributeError(f'"{name}" of {owner} is not available in the sandbox')
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -370,9 +449,16 @@ def _too_big(what: str) -> NoReturn:
 
 
 def _seq_len(value: Any) -> int | None:
-    if isinstance(value, (str, bytes, bytearray, list, tuple)):
-        return len(value)
+    # measured through the base type's own __len__: a subclass whose __len__ lies cannot
+    # make `x * n` look small (test_boundary_size_parameters_and_lying_len_are_bounded)
+    for base in _REPEATABLE:
+        if isinstance(value, base):
+            length: int = base.__len__(value)
+            return length
     return None
+
+
+_REPEATABLE: tuple[Any, ...] = (str, list, tuple, bytes, bytearray, collections.deque)
 
 
 def guarded_mul(a: Any, b: Any) -> Any:
@@ -647,6 +733,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
                 return getattr(obj, name)
             return _METHOD(call, getattr(obj, name))
     if name.startswith("_"):
+        if name in READABLE_UNDERSCORE_NAMES:
+            return _read_underscore(obj, name, default)
         raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
     if name in INSPECT_ATTRIBUTES:
         raise AttributeError(
@@ -669,6 +757,12 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             except (AttributeError, TypeError):
                 return default[0]
         return obj.member(name)
+    if not attribute_allowed(obj, name):
+        # the per-type allow-list (test_boundary_*): send/throw/close/asend/athrow and
+        # cr_*/gi_*/ag_* on nothing, and no attribute at all of a value not holdable
+        if default:
+            return default[0]
+        _refuse_attribute(obj, name)
     if name in _STR_METHODS and isinstance(obj, str):
         return _STR_METHODS[name](obj)
     if (name == "extend" or name == "extendleft") and is_extendable(obj):
@@ -690,13 +784,14 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             return value
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
-    if isinstance(obj, _FORBIDDEN_TYPES) or id(obj) in _FORBIDDEN_VALUES:
-        raise AttributeError(
-            f"attributes of {kind.__name__} objects are not available in the sandbox"
-        )
     value = getattr(obj, name, *default)
     if type(value) in _PLAIN:
         return value
+    if isinstance(obj, type) and not _script_made(obj):
+        if type(value) in _UNBOUND_KINDS:
+            return _unbound(obj, name)  # str.lower, Counter.most_common (test_boundary_unbound_*)
+        if type(value) is types.BuiltinFunctionType and value.__self__ in (None, obj):
+            return value  # str.maketrans, dict.fromkeys, datetime.now: the listed class's own
     if name in _CHECKED_CALL_NAMES:
         call = _checked_call(obj, name, value)
         if call is not None:
@@ -717,6 +812,8 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
     # and resolves tools["raw-name"].
     if type(key) is slice and type(obj) in _SLICE_COPIES and len(obj) > CHECK_FROM:
         _charge_slice(obj, key)  # memguard: y.append(x[:]) copies charged before the copy
+    if type(obj) not in _PLAIN:
+        check_opaque_key(obj, key)  # typing.Optional["x" * 10**7] compiles the string
     value = obj[key]  # OpaqueNamespace.__getitem__ resolves tools["raw-name"]
     if type(value) in _PLAIN:
         return value
@@ -749,6 +846,10 @@ def _guarded_write(obj: Any) -> Any:
     if kind is OpaqueNamespace:
         raise TypeError(f"{obj!r} is read-only")
     raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
+
+
+guarded_write = _guarded_write
+"""The write guard (``obj.x = v`` targets): the builtins' ``setattr``/``delattr`` use it."""
 
 
 def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
@@ -801,7 +902,7 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     # Classes the script defines are recorded so `self.x = 1` works on their
     # instances only (test_language_class_attribute_writes).
     for base in bases:
-        if not isinstance(base, type) or id(base) in _FORBIDDEN_VALUES or base is OpaqueNamespace:
+        if not isinstance(base, type) or not holdable_class(base) or base is OpaqueNamespace:
             raise TypeError(f"cannot subclass {base!r} in the sandbox")
     cls = type(name, bases, namespace)
     setattr(cls, SCRIPT_CLASS_MARK, True)

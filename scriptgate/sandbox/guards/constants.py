@@ -17,6 +17,7 @@ __all__ = [
     "FILENAME",
     "HASHING_METHODS",
     "MAX_FORMAT_WIDTH",
+    "READABLE_UNDERSCORE_NAMES",
     "SCRIPT_CLASS_MARK",
     "SIZED_VIEWS",
     "TICK_CHUNK",
@@ -65,6 +66,23 @@ methods bounded)."""
 
 TICK_CHUNK = 256
 """Items a guarded loop or feed handles between two budget checks."""
+READABLE_UNDERSCORE_NAMES = frozenset(
+    {
+        "__name__",
+        "__doc__",
+        "__class__",
+        "__qualname__",
+        "__init__",
+        "_asdict",
+        "_replace",
+        "_fields",
+        "_make",
+    }
+)
+"""Underscore names a script may read: read-only names that reveal nothing of the host
+(``type(x).__name__``, ``x.__class__.__name__``, ``f.__doc__``) and the namedtuple API
+(the attribute guard allows the ``_`` ones on namedtuples only, ``__init__`` on the
+script's own classes, instances and ``super()`` only)."""
 SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
 """Class attribute marking classes a script defined (scripts cannot read or write it)."""
 SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})

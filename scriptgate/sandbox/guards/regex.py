@@ -69,6 +69,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Protocol
 
+from scriptgate.sandbox.guards.boundary import register_holdable
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import MAX_SEQUENCE, charge_bytes
@@ -584,6 +585,7 @@ def make_re() -> dict[str, Any]:
     def subn(pattern: Any, repl: Any, string: Any, count: Any = 0, flags: Any = 0) -> Any:
         return _compile(pattern, flags).subn(repl, string, count)
 
+    register_holdable((regex.error,))  # `except re.error as e: e.msg` (the allow-list)
     members: dict[str, Any] = {
         "compile": compile,
         "match": match,

@@ -54,7 +54,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
-from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
 
 __all__ = [
@@ -653,6 +653,16 @@ def exception_text(exc: BaseException, max_chars: int) -> str:
     in the host after the script ended (no timeout applies there).
     """
     bound = max_chars * 4
+    if getattr(type(exc), SCRIPT_CLASS_MARK, False):
+        # the script's own exception class: rendered by BaseException's own __str__, so no
+        # script __str__/__repr__ runs in the host after the run
+        # (test_boundary_render_runs_no_script_code_after_the_run)
+        args = BaseException.__getattribute__(exc, "args")
+        if type(args) is not tuple or not all(type(a) in _FLAT for a in args):
+            return type(exc).__name__
+        if render_size(args, bound) > bound:
+            return type(exc).__name__
+        return BaseException.__str__(exc)
     if render_size(exc, bound) <= bound:
         return str(exc)
     short = reprlib.Repr()

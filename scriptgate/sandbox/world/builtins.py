@@ -17,10 +17,12 @@ at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
-Never available: ``type``, ``object``, ``vars``, ``dir``, ``globals``, ``locals``,
-``open``, ``eval``, ``exec``, ``compile``, ``super``, ``property``,
-``classmethod``, ``staticmethod``, ``breakpoint``, ``input``, ``help``,
-``memoryview``, ``id``, ``hash``, ``setattr``, ``delattr``.
+``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
+(what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
+``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
+``memoryview``, ``id``, ``hash`` (a str's hash reveals the host's hash secret;
+``setattr``/``delattr`` write as ``obj.x = v``
+does: the script's own objects only).
 
 The standard exception classes are names (``except ImportError:`` works); a limit
 breach still cannot be caught, not even by ``except BaseException:``: the compiler
@@ -38,18 +40,20 @@ from scriptgate.sandbox.guards.attributes import (
     MAX_RANGE,
     MAX_SEQUENCE,
     CheckedFeed,
+    check_value,
     checked_sort,
     fed,
     guarded_pow,
+    guarded_write,
     safe_format,
 )
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
-from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 
-__all__ = ["SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
+__all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 
 SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
@@ -71,8 +75,9 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr",
     "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
-    "sorted", "str", "sum", "tuple", "zip", "Ellipsis", "NotImplemented", "bytes", "bytearray",
-    "slice",
+    "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented", "bytes",
+    "bytearray", "slice", "super", "property", "staticmethod", "classmethod", "object",
+    "setattr", "delattr",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -362,6 +367,66 @@ _HASHING_TYPES = {
 }
 
 
+HOLDABLE: tuple[type, ...] = (SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values())
+"""The classes the builtins hand to scripts (collected into the allow-list)."""
+
+
+_TYPE_OF: dict[type, type] = {
+    str: SafeStr,
+    set: _HASHING_TYPES["set"],
+    frozenset: _HASHING_TYPES["frozenset"],
+    dict: _HASHING_TYPES["dict"],
+}
+"""``type(x)`` of these gives the script's own name for the type (``type({}) is dict``)."""
+
+
+def type_of(obj: Any, /, *rest: Any) -> type:
+    """``type(x)``: the type a value has, when the script may hold it (test_boundary_type_*).
+
+    The one-argument form only (classes are made with ``class``); ``type(x) is dict`` holds
+    for the script's ``dict``, ``str``, ``set`` and ``frozenset``; a type the script may not
+    hold (a generator's, a host class) is refused as any other value would be.
+    """
+    if rest:
+        raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
+    kind = _b.type(obj)
+    kind = _TYPE_OF.get(kind, kind)
+    checked: type = check_value(kind)
+    return checked
+
+
+def hash_(value: Any, /) -> int:
+    """``hash(x)``, once hashing ``x`` is bounded (a tuple of shared references refused)."""
+    return _b.hash(hash_ok(value))
+
+
+def _make_setattr(write: Callable[[Any], Any]) -> tuple[Callable[..., None], Callable[..., None]]:
+    def setattr_(obj: Any, name: Any, value: Any, /) -> None:
+        """``setattr(obj, name, value)``: as ``obj.name = value`` (the script's own objects)."""
+        if type(name) is not str:
+            raise TypeError("attribute name must be a str")
+        if name.startswith("_"):
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_"'
+            )
+        _b.setattr(write(obj), name, value)
+
+    def delattr_(obj: Any, name: Any, /) -> None:
+        """``delattr(obj, name)``: as ``del obj.name`` (the script's own objects)."""
+        if type(name) is not str:
+            raise TypeError("attribute name must be a str")
+        if name.startswith("_"):
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_"'
+            )
+        _b.delattr(write(obj), name)
+
+    return setattr_, delattr_
+
+
+_SETATTR = _make_setattr(guarded_write)
+
+
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
     table.update(_HASHING_TYPES)
@@ -379,6 +444,16 @@ def _static() -> dict[str, Any]:
             "repr": safe_repr,
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
+            "type": type_of,
+            "setattr": _SETATTR[0],
+            "delattr": _SETATTR[1],
+            # classes as models write them (test_boundary_class_idioms): the real ones; the
+            # descriptors they make are not holdable, so their fget/__func__ are unreachable
+            "super": _b.super,
+            "property": _b.property,
+            "staticmethod": _b.staticmethod,
+            "classmethod": _b.classmethod,
+            "object": _b.object,
             "ToolError": ToolError,
             "ToolDenied": ToolDenied,
         }

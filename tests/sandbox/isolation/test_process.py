@@ -585,15 +585,14 @@ async def test_process_sandbox_session_reset_releases_its_pinned_worker() -> Non
 
 @pytest.mark.anyio
 async def test_process_unencodable_call_arguments() -> None:
-    # An int of more than 4300 digits has no JSON text: the worker cannot send the
-    # call (the script sees a ToolError) and used to fail encoding the call's record
-    # in its result, ending as a "sandbox" failure with the worker discarded.
+    # An int of more than 4300 digits has no JSON text: it used to fail encoding the
+    # call's record in the worker's result ("sandbox" failure, worker discarded) and to
+    # crash the trace in-process. Both modes now refuse it at the call, before any record.
     async with Sandbox([ECHO], limits=LIMITS, isolation="process") as sandbox:
         result = await sandbox.run(
-            "try:\n    echo(text=10 ** 5000)\nexcept ToolError as e:\n    r = str(e)\nr"
+            "try:\n    echo(text=10 ** 5000)\nexcept TypeError as e:\n    r = str(e)\nr"
         )
         assert result.ok, result.error
         assert "not JSON data" in result.value
-        [call] = result.calls
-        assert (call.tool, call.status, call.arguments) == ("echo", "error", {})
+        assert result.calls == ()
         assert (await sandbox.run("'next'")).value == "next"

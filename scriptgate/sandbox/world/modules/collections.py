@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.attributes import fed
+from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -34,7 +35,9 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
     for name in [typename, *names]:
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
-    return collections.namedtuple(typename, names, defaults=defaults)
+    made: type = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
+    setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable
+    return made
 
 
 class _FedMeta(type):
@@ -94,6 +97,20 @@ def _fed_class(real: type, position: int, into: str = "dict") -> type:
 _FED_COUNTER = _fed_class(collections.Counter, 0, "counter")  # hashes items, not pairs
 _FED_ORDERED_DICT = _fed_class(collections.OrderedDict, 0)
 _FED_DEFAULTDICT = _fed_class(collections.defaultdict, 1)
+
+HOLDABLE = (
+    *HOLDABLE,
+    _FED_COUNTER,
+    _FED_ORDERED_DICT,
+    _FED_DEFAULTDICT,
+    type({}.keys().__iter__()),
+    type(collections.OrderedDict().keys()),
+    type(collections.OrderedDict().values()),
+    type(collections.OrderedDict().items()),
+    type(iter(collections.OrderedDict())),
+    type(iter(collections.OrderedDict().values())),
+    type(iter(collections.OrderedDict().items())),
+)
 
 
 def build(run: RunWorld) -> dict[str, Any]:

@@ -25,7 +25,11 @@ MEMBERS: tuple[str, ...] = (
     "total_ordering",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = (
+    type(functools.cmp_to_key(lambda a, b: 0)),
+    functools._lru_cache_wrapper,  # fib.cache_info(), fib.cache_clear()
+    type(functools.lru_cache(maxsize=None)(len).cache_info()),
+)
 """Value types this stand-in hands to scripts (its wrappers are plain functions)."""
 
 

@@ -25,7 +25,11 @@ MEMBERS: tuple[str, ...] = (
     "starmap", "takewhile", "dropwhile", "compress", "pairwise", "filterfalse", "batched",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = tuple(
+    value
+    for name, value in vars(itertools).items()
+    if isinstance(value, type) and not name.startswith("_")
+)
 """Value types this stand-in hands to scripts (its iterators are generators)."""
 
 

@@ -20,7 +20,7 @@ NAME = "json"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = ("dumps", "loads", "JSONDecodeError")
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = (json.JSONDecodeError,)
 """Value types this stand-in hands to scripts (beyond JSON data)."""
 
 

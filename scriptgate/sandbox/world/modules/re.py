@@ -7,6 +7,7 @@ isolation or the model-facing text.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from scriptgate.sandbox.guards import regex
@@ -22,7 +23,7 @@ MEMBERS: tuple[str, ...] = (
     "ASCII", "I", "M", "S", "X", "A",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = (regex.Pattern, regex.Match, re.RegexFlag)
 """Value types this stand-in hands to scripts (the pattern and match wrappers are guards')."""
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.comparisons import items_ok
+from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -27,8 +28,11 @@ MEMBERS: tuple[str, ...] = (
     "pvariance", "StatisticsError",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
+HOLDABLE: tuple[type, ...] = (statistics.StatisticsError,)
 """Value types this stand-in hands to scripts (beyond numbers)."""
+
+_MAX_QUANTILES = 10_000
+"""Most cut points ``statistics.quantiles`` may compute in one call."""
 
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
 """statistics functions that hash every item of their data (through a Counter)."""
@@ -53,6 +57,12 @@ def build(run: RunWorld) -> dict[str, Any]:
                 return fn(fed(items, "counter"), *args, **kwargs)
             if sorts and len(items) > 1:
                 items_ok(items)  # median()/quantiles() sort the data (dagguard)
+            if fn.__name__ == "quantiles":
+                # quantiles(data, n=10**7) built 10**7 cut points in one host call past the
+                # deadline (test_boundary_statistics_quantiles_n_is_bounded)
+                n = kwargs.get("n", args[0] if args else 4)
+                if type(n) is int and n > _MAX_QUANTILES:
+                    refuse_size(f"statistics.quantiles n above {_MAX_QUANTILES} refused")
             return fn(items, *args, **kwargs)
 
         wrapper.__name__ = fn.__name__

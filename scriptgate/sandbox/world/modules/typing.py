@@ -22,6 +22,24 @@ MEMBERS: tuple[str, ...] = (
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (typing.TypeVar,)
+
+OPAQUE_HOLDABLE: tuple[type, ...] = tuple(
+    {
+        type(typing.Optional),
+        type(typing.Optional[int]),  # noqa: UP045
+        type(typing.List),  # noqa: UP006
+        type(typing.List[int]),  # noqa: UP006
+        type(typing.Callable),
+        type(typing.Callable[[int], int]),
+        type(typing.Literal[1]),
+        type(typing.Union[int, str]),  # noqa: UP007
+        type(typing.Any),
+        type(list[int]),
+        type(int | str),
+    }
+)
+"""Values a script may hold and pass (``typing`` aliases in annotations) but not look into:
+their attributes forward to ``collections.abc`` (``typing.Mapping.register(list)``)."""
 """Value types this stand-in hands to scripts."""
 
 

@@ -1,0 +1,301 @@
+"""The object boundary: the allow-list of what a script may hold and which attributes it may read.
+
+Owns :func:`check_value` (every value a host-side read hands to a script: attributes, items,
+awaited results), :func:`attribute_allowed` (the per-type attribute allow-list) and the
+registry of stand-in value types (:func:`register_holdable`, fed by the world from each
+stand-in module's ``HOLDABLE`` tuple). Sits low in ``guards/``: imports only
+:mod:`.constants` and :mod:`.namespace`, never the world, the engine, isolation or the model.
+
+The rule is an allow-list, not a deny-list (issue 13): a value crosses from the host into a
+script only if it is plain data (``str``, ``int``, ``list``, ``dict``…, their iterators and
+views), an instance or class of a class the script defined, a stand-in value type a module
+listed (``datetime``, ``deque``…), an opaque awaitable (a tool call, ``gather(...)``), a
+curated function, or a bound method of a holdable value. Everything else — an asyncio
+``Future``, an event loop, frames, code, modules, real classes not listed, host functions,
+descriptors — is refused whatever path produced it, with one line telling the model what to
+write instead. Attributes are allowed per type: the public names the listed type defines, so
+the stepping methods of coroutines and generators (``send``, ``throw``, ``close``, ``asend``,
+``athrow``) and their ``cr_*``/``gi_*``/``ag_*`` internals are reachable on nothing.
+Tests: ``tests/sandbox/guards/test_boundary.py``.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import collections
+import types
+from collections.abc import Iterable
+from typing import Any, NoReturn
+
+from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, SIZED_VIEWS
+from scriptgate.sandbox.guards.namespace import OpaqueNamespace
+
+__all__ = [
+    "HOLDABLE_MARK",
+    "STEPPING_NAMES",
+    "attribute_allowed",
+    "check_opaque_key",
+    "check_value",
+    "holdable",
+    "holdable_class",
+    "refuse_value",
+    "register_holdable",
+    "register_opaque",
+]
+
+HOLDABLE_MARK = "__scriptgate_holdable__"
+"""Class attribute marking host-made classes that belong to the run (``namedtuple`` results)."""
+
+STEPPING_NAMES = frozenset({"send", "throw", "close", "asend", "athrow"})
+"""The methods that step a coroutine or generator by hand: never reachable (they hand out
+what the coroutine yields to its driver, the host's ``Future``)."""
+
+_INTERNAL_PREFIXES = ("cr_", "gi_", "ag_", "f_", "tb_", "co_")
+
+
+def _iter_types() -> set[type]:
+    samples: list[Any] = [
+        [],
+        (),
+        "",
+        b"",
+        bytearray(),
+        range(0),
+        {},
+        {}.values(),
+        {}.items(),
+        set(),
+        reversed([]),
+        reversed(range(0)),
+        {}.keys(),
+        reversed({}),
+        reversed({}.values()),
+        reversed({}.items()),
+        collections.deque(),
+        reversed(collections.deque()),
+    ]
+    return {type(iter(sample)) for sample in samples} | {type(reversed([]))}
+
+
+_DATA: frozenset[type] = frozenset(
+    {
+        str, int, float, bool, type(None), complex, list, dict, tuple, set, frozenset, range,
+        slice, bytes, bytearray, type(Ellipsis), type(NotImplemented),
+        map, filter, zip, enumerate, reversed,
+        *SIZED_VIEWS, *_iter_types(),
+    }
+)  # fmt: skip
+"""Plain data and its iterators: every public attribute is a method returning data."""
+
+_STEPPED: frozenset[type] = frozenset(
+    {types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType}
+)
+"""The script's own generators and coroutines: holdable, iterable, awaitable; no attributes."""
+
+_FULL: dict[type, frozenset[str]] = {}
+"""Holdable exact types and the attribute names a script may read on their instances."""
+_OPAQUE: set[type] = set()
+"""Holdable types with no readable attribute (opaque awaitables, ``typing`` aliases)."""
+_CLASSES: set[type] = set()
+"""Real classes a script may hold as values (call, ``isinstance``, subclass)."""
+_FUNCTION_MODULES = frozenset(
+    {"math", "time", "_functools", "_random", "itertools", "_json", "_operator", "operator"}
+)
+"""Modules whose C functions a script may hold (those the stand-in modules expose)."""
+_SAFE_BUILTIN_FUNCTIONS = frozenset(
+    id(getattr(_builtins, name))
+    for name in (
+        "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "hex", "isinstance",
+        "issubclass", "len", "max", "min", "next", "oct", "ord", "repr", "round", "sorted",
+        "sum", "hash",
+    )
+)  # fmt: skip
+_STR_FORMATTING = frozenset({"format", "format_map"})
+
+
+def _public(kind: type) -> frozenset[str]:
+    names = {name for name in dir(kind) if not name.startswith("_")}
+    return frozenset(
+        name
+        for name in names - STEPPING_NAMES
+        if not name.startswith(_INTERNAL_PREFIXES) and name != "mro"
+    )
+
+
+def register_holdable(kinds: Iterable[type]) -> None:
+    """Let scripts hold instances of ``kinds`` (and the classes), reading their public names.
+
+    Called by the world with every stand-in module's ``HOLDABLE`` tuple; idempotent.
+    """
+    for kind in kinds:
+        if kind not in _FULL and not issubclass(kind, BaseException):
+            _FULL[kind] = _public(kind)  # exceptions: their instance attributes too (e.pos)
+        _add_class(kind)
+
+
+_STATIC_METHODS: set[int] = set()
+"""ids of the C static methods of listed classes (``str.maketrans``)."""
+
+
+def _add_class(kind: type) -> None:
+    _CLASSES.add(kind)
+    for name in _public(kind):
+        value = getattr(kind, name, None)
+        if type(value) is types.BuiltinFunctionType and value.__self__ is None:
+            _STATIC_METHODS.add(id(value))
+
+
+def register_opaque(kinds: Iterable[type]) -> None:
+    """Let scripts hold instances of ``kinds`` without reading any attribute of them."""
+    for kind in kinds:
+        if kind in (types.FunctionType, type, object) or kind in _FULL:
+            raise ValueError(f"{kind!r} cannot be registered as opaque")
+        _OPAQUE.add(kind)
+
+
+for _kind in _DATA:
+    _FULL[_kind] = _public(_kind)
+for _kind in _STEPPED:
+    _FULL[_kind] = frozenset()
+_FULL[types.GeneratorType] = frozenset({"close"})
+"""``gen.close()`` runs the generator's ``finally`` (it returns None and yields nothing out; a
+plain generator cannot delegate to an awaitable, so no host ``Future`` comes out of one)."""
+for _kind in (str, int, float, bool, complex, list, dict, tuple, set, frozenset, range, bytes):
+    _add_class(_kind)
+_CLASSES.add(object)  # `class Foo(object)`; it has no public attribute
+_add_class(bytearray)
+_CLASSES.update(
+    value
+    for value in vars(_builtins).values()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+MAX_FORWARD_REFERENCE = 1_000
+"""Longest string an opaque value (a ``typing`` alias) may be subscripted with: ``typing``
+compiles string forward references (``Optional["x" * 10**7]`` was one long compile)."""
+
+
+def check_opaque_key(obj: Any, key: Any) -> None:
+    """Refuse ``alias[key]`` on an opaque value when ``key`` holds a long string."""
+    if type(obj) not in _OPAQUE:
+        return
+    keys = key if type(key) is tuple else (key,)
+    for item in keys:
+        if isinstance(item, str) and str.__len__(item) > MAX_FORWARD_REFERENCE:
+            raise ValueError(
+                f"a forward reference longer than {MAX_FORWARD_REFERENCE} characters is refused"
+            )
+
+
+def holdable_class(value: type) -> bool:
+    """Whether the class ``value`` may be held by a script (listed, or the script's own)."""
+    return value in _CLASSES or _marked(value)
+
+
+def _marked(kind: type) -> bool:
+    # script classes (and their subclasses) and run-made classes such as namedtuples
+    return bool(getattr(kind, SCRIPT_CLASS_MARK, False) or getattr(kind, HOLDABLE_MARK, False))
+
+
+_script_instance = _marked
+
+
+def holdable(value: Any) -> bool:
+    """Whether a script may hold ``value`` (the allow-list; see the module docstring)."""
+    kind = type(value)
+    if kind in _FULL or kind in _OPAQUE:
+        return True
+    if kind is OpaqueNamespace:
+        return True
+    if kind is type or isinstance(value, type):
+        return holdable_class(value)
+    if kind is types.FunctionType:
+        module = value.__module__
+        return module == "__script__" or (
+            isinstance(module, str)
+            and (module.startswith("scriptgate.sandbox") or module in ("collections", "functools"))
+        )
+    if kind is types.MethodType:
+        return holdable(value.__self__) and holdable(value.__func__)
+    if kind is types.BuiltinFunctionType:
+        owner = value.__self__
+        if owner is None or owner is _builtins:
+            return id(value) in _SAFE_BUILTIN_FUNCTIONS or id(value) in _STATIC_METHODS
+        if isinstance(owner, types.ModuleType):
+            return owner.__name__ in _FUNCTION_MODULES
+        if isinstance(owner, str) and value.__name__ in _STR_FORMATTING:
+            return False
+        return holdable(owner)
+    if isinstance(value, BaseException):
+        return kind in _CLASSES or _script_instance(kind)
+    if kind is super:
+        return _marked(value.__thisclass__)  # super() inside the script's own class
+    return _script_instance(kind)
+
+
+def refuse_value(value: Any) -> NoReturn:
+    """Raise the one-line refusal for a value a script may not hold."""
+    kind = type(value)
+    if isinstance(value, types.ModuleType):
+        what = f"the module {value.__name__!r}"
+        hint = "import the listed stand-in modules instead"
+    elif isinstance(value, type):
+        what = f"the class {value.__name__!r}"
+        hint = "use the listed builtins and stand-in modules, or define your own class"
+    elif isinstance(value, types.BuiltinFunctionType | types.FunctionType):
+        what = f"the function {getattr(value, '__name__', '?')!r}"
+        hint = "use the listed builtins and stand-in modules"
+    else:
+        what = f"a {kind.__name__} object"
+        hint = "scripts hold plain data, their own objects and awaited results"
+    raise TypeError(f"{what} is not available in the sandbox ({hint})")
+
+
+def check_value(value: Any) -> Any:
+    """Return ``value`` if a script may hold it, else refuse it (see :func:`holdable`)."""
+    if type(value) in _FULL or holdable(value):
+        return value
+    refuse_value(value)
+
+
+def attribute_allowed(obj: Any, name: str) -> bool:
+    """Whether a script may read the public attribute ``name`` of ``obj`` (per-type allow-list).
+
+    Plain data and listed types: the public names the type defines; generators and
+    coroutines: none; script classes and their instances: any public name not a stepping
+    method; classes: the public names the class itself defines (not its metaclass's, so not
+    ``mro`` or ``register``); opaque values: none.
+    """
+    kind = type(obj)
+    allowed = _FULL.get(kind)
+    if allowed is not None:
+        return name in allowed
+    if kind in _OPAQUE:
+        return False
+    if isinstance(obj, type):
+        if not holdable_class(obj):
+            return False
+        return name in _class_names(obj)
+    if kind is OpaqueNamespace:
+        return True
+    if kind is super:
+        return _marked(obj.__thisclass__)
+    if kind is types.FunctionType:
+        # attributes set on a curated or script function (itertools.chain.from_iterable)
+        return holdable(obj) and name in obj.__dict__
+    if isinstance(obj, BaseException):
+        return kind in _CLASSES or _script_instance(kind)
+    return _script_instance(kind)
+
+
+_CLASS_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _class_names(cls: type) -> frozenset[str]:
+    if _marked(cls):
+        return frozenset(name for name in dir(cls) if not name.startswith("_"))
+    names = _CLASS_NAMES.get(cls)
+    if names is None:
+        names = _CLASS_NAMES[cls] = _public(cls)
+    return names
