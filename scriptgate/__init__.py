@@ -48,6 +48,7 @@ from scriptgate.runtime.wire import from_wire, to_wire
 from scriptgate.sandbox import (
     CallRecord,
     Limits,
+    RunEvent,
     Sandbox,
     SandboxSession,
     ScriptError,
@@ -90,6 +91,7 @@ __all__ = [
     "Limits",
     "Policy",
     "Rule",
+    "RunEvent",
     "Sandbox",
     "SandboxSession",
     "SchemaCompileError",
