@@ -56,6 +56,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -190,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from scriptgate import __version__
+
+    parser.add_argument("--version", action="version", version=f"scriptgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
@@ -601,7 +605,13 @@ async def _cmd_check(args: argparse.Namespace, io: _IO) -> int:
     report = check_script(source, tools, policy)
     out = io.stdout
     if report.error is not None:
-        out.write(f"{label}:{report.error_line or 1}: {report.error}\n")
+        # every rejected construct, one line each (RestrictedPython reports them all)
+        for number, text in enumerate(report.error.splitlines()):
+            line = report.error_line or 1
+            found = re.search(r": Line (\d+): ", text)
+            if found is not None and (number or report.error_line is None):
+                line = int(found.group(1))
+            out.write(f"{label}:{line}: {text}\n")
         return EXIT_SCRIPT_FAILED
     kind = "async (uses await)" if report.is_async else "sync"
     out.write(f"{label}: compiles ({kind} script)\n")
@@ -725,8 +735,14 @@ def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
     compiled = compile_script(source, max_source_bytes=Limits().max_source_bytes)
     if isinstance(compiled, CompileFailure):
         what = "syntax error" if compiled.kind == "syntax" else "rejected"
-        message = compiled.message.splitlines()[0] if compiled.message else compiled.type
-        return f"{what}: {message}", compiled.line, None
+        lines = compiled.message.splitlines() if compiled.message else [compiled.type]
+        if compiled.kind == "syntax":
+            lines = lines[:1]
+        return (
+            f"{what}: {lines[0]}" + "".join(f"\n{what}: {x}" for x in lines[1:]),
+            compiled.line,
+            None,
+        )
     return None, None, bool(compiled.is_async)
 
 
@@ -855,8 +871,11 @@ def _check_call(
     decision = policy.preview(target.name, known, unknown)
     if decision is None:
         return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
-    where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
-    verdict = f"{decision.action} ({where}: {decision.reason})"
+    if decision.rule is None and "default" in decision.reason:
+        verdict = f"{decision.action} ({decision.reason})"  # "allow (allowed by default)"
+    else:
+        where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
+        verdict = f"{decision.action} ({where}: {decision.reason})"
     return CheckedCall(node.lineno, target.name, preview, verdict, decision)
 
 

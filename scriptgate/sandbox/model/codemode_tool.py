@@ -311,6 +311,24 @@ def _truncate(
     head = text[:half]
     tail = text[len(text) - half :] if half else ""
     removed = len(text) - len(head) - len(tail)
+    # never cut through the console block's tags: close what the head opened, reopen
+    # what the tail closes
+    open_tag, close_tag = "<console_output>", "</console_output>"
+    for tag in (open_tag, close_tag):
+        for size in range(len(tag) - 1, 1, -1):  # a tag cut in two: drop the piece
+            if head.endswith(tag[:size]):
+                head = head[:-size]
+                break
+        for size in range(len(tag) - 1, 1, -1):
+            if tail.startswith(tag[-size:]):
+                tail = tail[size:]
+                break
+    if head.rfind(open_tag) > head.rfind(close_tag):
+        head += f"\n{close_tag}"
+    if tail.find(close_tag) != -1 and (
+        tail.find(open_tag) == -1 or tail.find(close_tag) < tail.find(open_tag)
+    ):
+        tail = f"{open_tag}\n" + tail
     lines = text.count("\n") + 1
     collapsed = (
         f"Warning: truncated output (original token count: {_estimate_tokens(len(text))})\n"

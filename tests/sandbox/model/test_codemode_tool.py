@@ -366,9 +366,26 @@ def test_format_script_result_truncates_to_the_budget_and_saves_the_full_output(
         "Script completed\nWall time 1.0 seconds\nOutput:\n"
         f"Warning: truncated output (original token count: {-(-len(full) // 4)})\n"
         f"Total output lines: {full.count(chr(10)) + 1}\n\n"
-        f"{full[:20]}…{-(-removed // 4)} tokens truncated…{full[-20:]}\n"
+        f"{full[:20]}\n</console_output>…{-(-removed // 4)} tokens truncated…"
+        f"<console_output>\n{full[-20:]}\n"
         f"[Full output: {path} (read with offset/limit)]"
     )
+
+
+def test_format_script_result_truncation_never_cuts_a_console_tag(tmp_path: Path) -> None:
+    for budget_tokens in range(1, 12):
+        result = format_script_result(
+            ScriptResult(ok=True, value="v" * 30, output="x" * 300, wall_time=1),
+            max_output_tokens=budget_tokens,
+            output_dir=tmp_path,
+        )
+        body = text_of(result).split("Total output lines:", 1)[1]
+        body = body.split("[Full output:", 1)[0]
+        opened = body.count("<console_output>")
+        closed = body.count("</console_output>")
+        assert opened == closed, (budget_tokens, body)
+        for piece in ("<console_outpu…", "<console…", "…onsole_output>", "…_output>"):
+            assert piece not in body, (budget_tokens, body)
 
 
 def test_format_script_result_at_the_budget_is_not_truncated(tmp_path: Path) -> None:
