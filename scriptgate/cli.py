@@ -871,7 +871,7 @@ def _check_call(
     decision = policy.preview(target.name, known, unknown)
     if decision is None:
         return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
-    if decision.rule is None and "default" in decision.reason:
+    if decision.rule is None and "default" in (decision.reason or ""):
         verdict = f"{decision.action} ({decision.reason})"  # "allow (allowed by default)"
     else:
         where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
