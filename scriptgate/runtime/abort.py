@@ -172,9 +172,11 @@ def loop_scheduler() -> Callable[[Callable[[], None]], None]:
     Call it in the loop's thread (asyncio's ``call_soon_threadsafe`` or trio's
     ``TrioToken.run_sync_soon``, both safe in signal handlers and other threads).
     """
-    import sniffio
+    import asyncio
 
-    if sniffio.current_async_library() == "trio":
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (the other backend anyio runs on)
         import trio
 
         token = trio.lowlevel.current_trio_token()
@@ -184,9 +186,6 @@ def loop_scheduler() -> Callable[[Callable[[], None]], None]:
                 token.run_sync_soon(callback)
 
         return trio_soon
-    import asyncio
-
-    loop = asyncio.get_running_loop()
 
     def asyncio_soon(callback: Callable[[], None]) -> None:
         with suppress(RuntimeError):  # the loop is closed
