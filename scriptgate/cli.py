@@ -169,6 +169,15 @@ def _add_tool_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scriptgate")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "unknown"
+
+
 def _parse_bytes(text: str) -> int:
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     word = text.strip().upper().removesuffix("B").removesuffix("I")
@@ -191,9 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from scriptgate import __version__
-
-    parser.add_argument("--version", action="version", version=f"scriptgate {__version__}")
+    parser.add_argument("--version", action="version", version=f"scriptgate {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
