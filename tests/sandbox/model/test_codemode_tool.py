@@ -489,10 +489,10 @@ def test_codemode_tool_excludes_itself_from_the_callable_tools() -> None:
     other = _read_tool()
     inner = AgentTool(name="python", description="an older python tool", execute=_execute)
     cm = codemode_tool([other, inner])
-    assert [t.name for t in cm.callable_tools] == ["read"]
+    assert [t.name for t in cm.callable_tools] == ["read", "read_output"]
     assert "an older python tool" not in cm.description
     named = codemode_tool([other, inner], name="run")
-    assert [t.name for t in named.callable_tools] == ["read", "python"]
+    assert [t.name for t in named.callable_tools] == ["read", "python", "read_output"]
 
 
 @pytest.mark.parametrize(
@@ -713,3 +713,18 @@ def test_codemode_tool_close_from_sync_code_then_calls_fail_cleanly() -> None:
     outcome = anyio.run(main)
     assert outcome.is_error is True
     assert text_of(outcome.result) == "the sandbox is closed"
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_truncated_output_is_readable_by_the_next_script() -> None:
+    cm = codemode_tool([], max_output_tokens=20)
+    lines = "\n".join(f"row {n}" for n in range(1, 301))
+    first = await cm.execute("call-1", {"code": f"print({lines!r})"}, None, None)
+    text = text_of(first)
+    assert "read_output(id='call-1', offset=1, limit=200)" in text
+    assert "fullOutputPath" not in first.details  # no file anywhere
+    script = "print(read_output(id='call-1', offset=150, limit=2))"
+    second = await cm.execute("call-2", {"code": script}, None, None)
+    assert "row 149\nrow 150\n" in text_of(second)  # (line 1 is the console tag)
+    await cm.aclose()
+    assert cm._outputs == {}
