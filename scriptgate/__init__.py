@@ -49,6 +49,7 @@ from scriptgate.runtime.wire import from_wire, to_wire
 from scriptgate.sandbox import (
     CallRecord,
     Limits,
+    RunEvent,
     Sandbox,
     SandboxSession,
     ScriptError,
@@ -93,6 +94,7 @@ __all__ = [
     "Policy",
     "ResolvedPath",
     "Rule",
+    "RunEvent",
     "Sandbox",
     "SandboxSession",
     "SchemaCompileError",

@@ -59,6 +59,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -73,6 +74,7 @@ from scriptgate import jailcmd
 from scriptgate._terminal import EscapingWriter, safe_repr
 from scriptgate.checking import name_uses
 from scriptgate.errors import ScriptgateError, ToolDefinitionError
+from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
 from scriptgate.runtime.paths import resolve_arguments
@@ -176,6 +178,28 @@ def _add_tool_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scriptgate")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "unknown"
+
+
+def _parse_bytes(text: str) -> int:
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    word = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = word[-1:] if word[-1:] in units else ""
+    try:
+        value = float(word[: len(word) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"the size must be positive: {text!r}")
+    return int(value * units[unit])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``scriptgate`` argument parser."""
     parser = _Parser(
@@ -185,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"scriptgate {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser(
@@ -211,6 +236,23 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("in_process", "process"),
         default="in_process",
         help="in_process (fast; trusted scripts) or process (worker processes; untrusted)",
+    )
+    run.add_argument(
+        "--max-tool-calls", type=int, default=None, metavar="N", help="tool-call limit (1000)"
+    )
+    run.add_argument(
+        "--memory",
+        type=_parse_bytes,
+        default=None,
+        metavar="BYTES",
+        help="memory limit, e.g. 512M or 2G (1G)",
+    )
+    run.add_argument(
+        "--max-output",
+        type=int,
+        default=None,
+        metavar="CHARS",
+        help="limit of what the script may print (1000000 characters)",
     )
     run.add_argument("--json", action="store_true", help="print the ScriptResult as JSON")
     run.add_argument(
@@ -485,10 +527,13 @@ def _dump(value: Any) -> str:
         return json.dumps(bounded(value, max_chars=1 << 62)[0], ensure_ascii=False, indent=2)
 
 
-def _print_result(result: ScriptResult, out: TextIO) -> None:
-    if result.output:
+def _print_result(result: ScriptResult, out: TextIO, *, streamed: bool = False) -> None:
+    if streamed:  # already shown as it was printed
+        if result.output and not result.output.endswith("\n"):
+            out.write("\n")
+    elif result.output:
         out.write(result.output if result.output.endswith("\n") else result.output + "\n")
-    if result.ok:
+    if result.ok and result.value is not None:
         out.write("── value\n")
         out.write((result.value if isinstance(result.value, str) else _dump(result.value)) + "\n")
     out.write(f"── calls ({len(result.calls)})\n")
@@ -538,6 +583,21 @@ def _refuse_audit_under_root(args: argparse.Namespace) -> None:
 async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise CliError("--timeout must be positive")
+    for flag, value in (
+        ("--max-tool-calls", args.max_tool_calls),
+        ("--max-output", args.max_output),
+    ):
+        if value is not None and value < 0:
+            raise CliError(f"{flag} must not be negative")
+    defaults = Limits()
+    limits = Limits(
+        timeout=args.timeout,
+        max_tool_calls=defaults.max_tool_calls
+        if args.max_tool_calls is None
+        else args.max_tool_calls,
+        max_output_chars=defaults.max_output_chars if args.max_output is None else args.max_output,
+        memory_bytes=defaults.memory_bytes if args.memory is None else args.memory,
+    )
     source, _label = _read_script(args.script, io.stdin)
     interactive = args.script != "-" and _isatty(io.stdin)
     approver = _terminal_approver(io.stdin, io.stderr) if interactive else None
@@ -549,6 +609,12 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
             audit = AuditLog(io.stderr if args.audit == "-" else Path(args.audit))
         except OSError as exc:
             raise CliError(f"--audit {args.audit}: {exc.strerror or exc}") from None
+    raw = args.raw and not _isatty(io.stdout)
+    out: Any = io.stdout if raw else EscapingWriter(io.stdout)
+    from scriptgate._live import LiveView, sigint_aborts
+
+    live = None if args.json else LiveView(out, io.stderr, progress=_isatty(io.stderr))
+    controller = AbortController()
     try:
         async with contextlib.AsyncExitStack() as stack:
             tools = await _load_tools(args, stack)
@@ -563,22 +629,23 @@ async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
                 tools,
                 before_tool_call=hooks.before_tool_call,
                 after_tool_call=hooks.after_tool_call,
-                limits=Limits(timeout=args.timeout),
+                limits=limits,
                 isolation=args.isolation,
             )
             try:
-                result = await sandbox.run(source)
+                with sigint_aborts(controller) as interrupts:
+                    result = await sandbox.run(source, signal=controller.signal, on_event=live)
             finally:
                 await sandbox.aclose()
     finally:
         if audit is not None:
             audit.close()
-    raw = args.raw and not _isatty(io.stdout)
-    out: Any = io.stdout if raw else EscapingWriter(io.stdout)
     if args.json:
         out.write(_dump(result.to_json()) + "\n")
     else:
-        _print_result(result, out)
+        _print_result(result, out, streamed=live is not None and live.streamed)
+    if interrupts.count and result.error is not None and result.error.kind == "aborted":
+        return EXIT_INTERRUPTED
     if result.ok:
         return EXIT_OK
     if result.error is not None and result.error.kind == "sandbox":
@@ -604,7 +671,13 @@ async def _cmd_check(args: argparse.Namespace, io: _IO) -> int:
     report = check_script(source, tools, policy)
     out = io.stdout
     if report.error is not None:
-        out.write(f"{label}:{report.error_line or 1}: {report.error}\n")
+        # every rejected construct, one line each (RestrictedPython reports them all)
+        for number, text in enumerate(report.error.splitlines()):
+            line = report.error_line or 1
+            found = re.search(r": Line (\d+): ", text)
+            if found is not None and (number or report.error_line is None):
+                line = int(found.group(1))
+            out.write(f"{label}:{line}: {text}\n")
         return EXIT_SCRIPT_FAILED
     kind = "async (uses await)" if report.is_async else "sync"
     out.write(f"{label}: compiles ({kind} script)\n")
@@ -728,8 +801,14 @@ def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
     compiled = compile_script(source, max_source_bytes=Limits().max_source_bytes)
     if isinstance(compiled, CompileFailure):
         what = "syntax error" if compiled.kind == "syntax" else "rejected"
-        message = compiled.message.splitlines()[0] if compiled.message else compiled.type
-        return f"{what}: {message}", compiled.line, None
+        lines = compiled.message.splitlines() if compiled.message else [compiled.type]
+        if compiled.kind == "syntax":
+            lines = lines[:1]
+        return (
+            f"{what}: {lines[0]}" + "".join(f"\n{what}: {x}" for x in lines[1:]),
+            compiled.line,
+            None,
+        )
     return None, None, bool(compiled.is_async)
 
 
@@ -884,8 +963,11 @@ def _check_call(
     decision = policy.preview(target.name, judged, unknown)
     if decision is None:
         return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
-    where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
-    verdict = f"{decision.action} ({where}: {decision.reason})"
+    if decision.rule is None and "default" in (decision.reason or ""):
+        verdict = f"{decision.action} ({decision.reason})"  # "allow (allowed by default)"
+    else:
+        where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
+        verdict = f"{decision.action} ({where}: {decision.reason})"
     return CheckedCall(node.lineno, target.name, preview, verdict, decision)
 
 

@@ -198,9 +198,9 @@ def test_cli_check_previews_calls_under_the_policy(
     out = capsys.readouterr().out
     assert "compiles (sync script)" in out
     assert "tools called (3): add, read, shout" in out
-    assert "line 1: add(a=1, b=2)  → allow (default: allowed by default)" in out
+    assert "line 1: add(a=1, b=2)  → allow (allowed by default)" in out
     assert "line 2: shout(text='hey!')  → deny (rules[0]: too loud)" in out
-    assert "line 3: shout(text='hey')  → allow (default" in out
+    assert "line 3: shout(text='hey')  → allow (allowed by default)" in out
     assert "line 4: shout(text=<expr>)  → depends on arguments" in out
 
 
@@ -495,3 +495,61 @@ def test_cli_python_dash_m_entry_point(workdir: Path) -> None:
     )
     assert missing.returncode == EXIT_USAGE
     assert missing.stderr.strip() == "scriptgate: error: missing.py: no such file"
+
+
+def test_cli_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import scriptgate
+
+    assert main(["--version"]) == EXIT_OK
+    assert capsys.readouterr().out.strip() == f"scriptgate {scriptgate.__version__}"
+
+
+def test_cli_check_reports_every_rejected_construct(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text('x = _a\ny = 1\nz = __import__("os")\nexec("1")\n')
+    assert main(["check", str(script), "--no-files"]) == EXIT_SCRIPT_FAILED
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[1] for line in lines] == ["1", "3", "4"]
+    assert all(": rejected: " in line for line in lines)
+
+
+def test_cli_run_prints_no_value_line_without_a_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\n")
+    assert main(["run", str(script), "--no-files"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("hi\n")
+    assert "── value" not in out
+    script.write_text("print('hi')\n1 + 1\n")
+    assert main(["run", str(script), "--no-files"]) == EXIT_OK
+    assert "── value\n2\n" in capsys.readouterr().out
+
+
+def test_cli_run_limit_flags_reach_the_sandbox(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("print('x' * 50)\n")
+    assert main(["run", str(script), "--no-files", "--max-output", "10"]) == EXIT_SCRIPT_FAILED
+    assert "limit of 10 characters" in capsys.readouterr().out
+    (tmp_path / "t.py").write_text(TOOLS_MODULE)
+    script.write_text("for i in range(5):\n    add(a=i, b=1)\n")
+    code = main(
+        [
+            "run",
+            str(script),
+            "--no-files",
+            "--tools",
+            str(tmp_path / "t.py"),
+            "--max-tool-calls",
+            "3",
+        ]
+    )
+    assert code == EXIT_SCRIPT_FAILED
+    assert "tool-call limit (3 calls)" in capsys.readouterr().out
+    assert main(["run", str(script), "--no-files", "--memory", "lots"]) == EXIT_USAGE
+    assert "not a size" in capsys.readouterr().err

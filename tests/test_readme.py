@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +40,7 @@ def test_readme_test_command_is_the_ci_command() -> None:
 
 def test_readme_main_job_runs_as_documented() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    command = re.search(r"uv run (scriptgate run [^\n`]+)", readme)
+    command = re.search(r"uv run --no-dev (scriptgate run [^\n`]+)", readme)
     assert command is not None
     args = command.group(1).split()[1:]
     proc = subprocess.run(
@@ -68,3 +70,31 @@ def test_readme_lists_exactly_the_curated_builtins_and_modules() -> None:
     assert imports_block is not None
     modules = set(re.findall(r"`(\w+)`", imports_block.group(1)))
     assert modules == set(MODULE_NAMES)
+
+
+def test_readme_main_job_installs_only_the_runtime(tmp_path: Path) -> None:
+    """The main job, in a fresh environment (offline, from uv's cache): about a dozen packages."""
+    uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+    if not Path(uv).exists():
+        pytest.skip("uv is not installed")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"uv (run --no-dev scriptgate run [^\n`]+)", readme)
+    assert command is not None
+    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(tmp_path / "venv")}
+    env.pop("VIRTUAL_ENV", None)
+    proc = subprocess.run(
+        [uv, "--offline", *command.group(1).split()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+    if proc.returncode != 0 and "offline" in proc.stderr.lower():
+        pytest.skip("uv's cache cannot build the environment offline")
+    assert proc.returncode == 0, proc.stderr
+    installed = list((tmp_path / "venv").glob("lib/python*/site-packages/*.dist-info"))
+    names = sorted(p.name.split("-")[0].lower() for p in installed)
+    assert len(names) <= 14, names
+    assert not {"pytest", "mypy", "ruff", "ipykernel"} & set(names)

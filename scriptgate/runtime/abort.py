@@ -7,19 +7,22 @@ points, and a running tool can ``await signal.wait()`` or wrap work in
 
 Call ``abort()`` from the event loop's thread (from another thread, use
 ``anyio.from_thread.run_sync(controller.abort)``); listeners run synchronously in
-the aborting call.
+the aborting call. From a signal handler or another thread, use
+:meth:`AbortController.abort_soon`: it marks the signal *pending* at once (a
+plain attribute store, which a busy script's budget check sees) and fires it on
+the loop through a thread- and signal-safe scheduler (:func:`loop_scheduler`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 import anyio
 from anyio import CancelScope
 
-__all__ = ["AbortController", "AbortError", "AbortSignal"]
+__all__ = ["AbortController", "AbortError", "AbortSignal", "loop_scheduler"]
 
 
 class AbortError(Exception):
@@ -32,10 +35,11 @@ class AbortError(Exception):
 class AbortSignal:
     """A read-only cancellation flag; create one with :class:`AbortController`."""
 
-    __slots__ = ("_aborted", "_listeners", "_lock", "_reason", "_waiters")
+    __slots__ = ("_aborted", "_listeners", "_lock", "_pending", "_reason", "_waiters")
 
     def __init__(self) -> None:
         self._aborted = False
+        self._pending: object = None
         self._reason: object = None
         self._listeners: list[Callable[[object], None]] = []
         self._waiters: list[anyio.Event] = []
@@ -45,6 +49,14 @@ class AbortSignal:
     def aborted(self) -> bool:
         """True once the controller has aborted."""
         return self._aborted
+
+    @property
+    def pending(self) -> object:
+        """The reason of an abort requested by :meth:`AbortController.abort_soon` (or fired);
+        ``None`` while neither. A busy script's budget check polls it."""
+        if self._aborted:
+            return self._reason
+        return self._pending
 
     @property
     def reason(self) -> object:
@@ -136,9 +148,47 @@ class AbortController:
         """
         self.signal._fire(AbortError() if reason is None else reason)
 
+    def abort_soon(self, reason: object, call_soon: Callable[[Callable[[], None]], None]) -> None:
+        """Abort from a signal handler or another thread: safe wherever it runs.
+
+        Marks the signal pending at once (no lock taken, no listener run: a
+        running script's next budget check stops it), then fires it on the
+        event loop through ``call_soon`` (from :func:`loop_scheduler`).
+        """
+        self.signal._pending = reason if reason is not None else AbortError()
+        call_soon(lambda: self.abort(reason))
+
     @classmethod
     def aborted_signal(cls, reason: object = None) -> AbortSignal:
         """A signal that is already aborted (pi ``AbortSignal.abort()``)."""
         controller = cls()
         controller.abort(reason)
         return controller.signal
+
+
+def loop_scheduler() -> Callable[[Callable[[], None]], None]:
+    """A function that runs a callback on the current event loop, from any thread or signal handler.
+
+    Call it in the loop's thread (asyncio's ``call_soon_threadsafe`` or trio's
+    ``TrioToken.run_sync_soon``, both safe in signal handlers and other threads).
+    """
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: trio (the other backend anyio runs on)
+        import trio
+
+        token = trio.lowlevel.current_trio_token()
+
+        def trio_soon(callback: Callable[[], None]) -> None:
+            with suppress(trio.RunFinishedError):
+                token.run_sync_soon(callback)
+
+        return trio_soon
+
+    def asyncio_soon(callback: Callable[[], None]) -> None:
+        with suppress(RuntimeError):  # the loop is closed
+            loop.call_soon_threadsafe(callback)
+
+    return asyncio_soon

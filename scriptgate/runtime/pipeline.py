@@ -150,6 +150,22 @@ def error_message(exc: BaseException) -> str:
     return text if text else type(exc).__name__
 
 
+async def _run_sync_tool(
+    tool: AgentTool, call_id: str, params: Any, signal: AbortSignal | None, callback: Any
+) -> Any:
+    """A sync ``execute``: inline when the tool is ``blocking=False``, else in a worker thread.
+
+    The thread is abandoned when the call is cancelled (a deadline, an abort): the
+    caller goes on at once and the call ends ``cancelled``; the thread finishes on
+    its own (its result is dropped), so a stuck tool cannot hold a deadline.
+    """
+    if not getattr(tool, "blocking", True):
+        return tool.execute(call_id, params, signal, callback)
+    return await anyio.to_thread.run_sync(
+        tool.execute, call_id, params, signal, callback, abandon_on_cancel=True
+    )
+
+
 def _error_result(text: str) -> AgentToolResult:
     return AgentToolResult(content=(TextContent(text),), details={})
 
@@ -320,7 +336,7 @@ async def execute_prepared_tool_call(
         if tool.is_async:
             result: Any = await tool.execute(call_id, params, signal, callback)  # type: ignore[misc]
         else:
-            result = await anyio.to_thread.run_sync(tool.execute, call_id, params, signal, callback)
+            result = await _run_sync_tool(tool, call_id, params, signal, callback)
             if inspect.isawaitable(result):
                 result = await result
     except Exception as exc:
@@ -481,9 +497,7 @@ async def run_tool_call(
             if tool.is_async:
                 executed = await tool.execute(tool_call.id, params, signal, callback)  # type: ignore[misc]
             else:
-                executed = await anyio.to_thread.run_sync(
-                    tool.execute, tool_call.id, params, signal, callback
-                )
+                executed = await _run_sync_tool(tool, tool_call.id, params, signal, callback)
                 if inspect.isawaitable(executed):
                     executed = await executed
         except Exception as exc:

@@ -90,6 +90,7 @@ class AgentTool:
     execution_mode: ExecutionMode | None
     paths: PathArguments | None = None
     annotations: Mapping[str, Any] = MappingProxyType({})
+    blocking: bool
 
     def __init__(
         self,
@@ -105,6 +106,7 @@ class AgentTool:
         execution_mode: ExecutionMode | None = None,
         paths: PathArguments | None = None,
         annotations: Mapping[str, Any] | None = None,
+        blocking: bool = True,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ToolDefinitionError("a tool needs a non-empty string name")
@@ -124,6 +126,11 @@ class AgentTool:
         self.execution_mode = execution_mode
         self.paths = paths
         self.annotations = dict(annotations) if annotations else {}
+        self.blocking = bool(blocking)
+        """A sync ``execute`` runs in a worker thread (abandoned, if it is still running,
+        when its call is cancelled: a deadline holds whatever it does); ``False``
+        declares it quick and non-blocking: it runs inline on the event loop, no
+        thread hop (and nothing can stop it while it runs)."""
         if execute is not None:
             self.execute = execute  # type: ignore[method-assign,assignment]
         elif type(self).execute is AgentTool.execute:
@@ -203,6 +210,7 @@ def _make_tool(
     execution_mode: ExecutionMode | None,
     replay: Literal["never", "safe"] | None,
     output_schema: Mapping[str, Any] | None,
+    blocking: bool = True,
 ) -> AgentTool:
     if not callable(fn):
         raise ToolDefinitionError(f"@tool needs a function, got {fn!r}")
@@ -301,6 +309,7 @@ def _make_tool(
         output_schema=output_schema,
         replay=replay,
         execution_mode=execution_mode,
+        blocking=blocking,
     )
     # Expose the friendlier schema (no titles) and keep the wrapped function reachable.
     built.__dict__["parameters_schema"] = schema
@@ -321,6 +330,7 @@ def tool(
     execution_mode: ExecutionMode | None = None,
     replay: Literal["never", "safe"] | None = None,
     output_schema: Mapping[str, Any] | None = None,
+    blocking: bool = True,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -334,6 +344,7 @@ def tool(
     execution_mode: ExecutionMode | None = None,
     replay: Literal["never", "safe"] | None = None,
     output_schema: Mapping[str, Any] | None = None,
+    blocking: bool = True,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Build an :class:`AgentTool` from a typed function (sync or async).
 
@@ -345,7 +356,10 @@ def tool(
       or dataclass; any structured type works);
     - the returned value becomes ``structured_content`` (its JSON form) plus a
       text rendering in ``content``; a returned ``str`` is plain text, and a
-      returned :class:`AgentToolResult` is passed through.
+      returned :class:`AgentToolResult` is passed through;
+    - a sync function runs in a worker thread, abandoned if its call is cancelled
+      (a deadline, an abort); ``blocking=False`` runs it inline on the event loop
+      instead (no thread hop, ~10x cheaper: for quick, non-blocking functions).
 
     Use bare (``@tool``) or with options (``@tool(name="read_file")``).
     """
@@ -356,6 +370,7 @@ def tool(
         "execution_mode": execution_mode,
         "replay": replay,
         "output_schema": output_schema,
+        "blocking": blocking,
     }
     if fn is not None:
         return _make_tool(fn, **options)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from scriptgate.sandbox.events import RunEvent
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError
 from scriptgate.sandbox.model.codemode_tool import (
     CodemodeSourceError,
@@ -29,6 +30,7 @@ __all__ = [
     "CodemodeSourceError",
     "CodemodeTool",
     "Limits",
+    "RunEvent",
     "Sandbox",
     "SandboxSession",
     "ScriptError",

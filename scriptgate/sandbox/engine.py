@@ -109,6 +109,7 @@ from scriptgate.sandbox.bridge import (
     small_flat,
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
+from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
 from scriptgate.sandbox.guards.boundary import register_opaque
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
@@ -353,8 +354,10 @@ class _Run:
         call_id_prefix: str,
         is_async: bool,
         inline: bool = False,
+        on_event: OnEvent | None = None,
     ) -> None:
         self.inline = inline
+        self.on_event = on_event
         self.bridge = bridge
         self.tools = list(tools)
         self.limits = limits
@@ -362,6 +365,7 @@ class _Run:
         self.prefix = call_id_prefix
         self.is_async = is_async
         self.budget = Budget(limits)
+        self.budget.signal = signal  # polled at each check: an abort_soon stops a busy script
         self.budget.fixed_floor = not is_async  # a sync script's stack never moves
         self.output: list[str] = []
         self.output_chars = 0
@@ -403,9 +407,37 @@ class _Run:
             if room > 0:
                 self.output.append(text[:room])
                 self.output_chars += room
+                if self.on_event is not None:
+                    self._emit(RunEvent("output", text[:room]))
             raise self.budget.trip("limit", f"Script output exceeded the limit of {cap} characters")
         self.output.append(text)
         self.output_chars += len(text)
+        if self.on_event is not None:
+            self._emit(RunEvent("output", text))
+
+    def _emit(self, event: RunEvent) -> None:
+        """Hand ``event`` to the host's callback; a callback that fails is dropped."""
+        callback = self.on_event
+        if callback is None:
+            return
+        try:
+            callback(event)
+        except Exception:
+            self.on_event = None
+
+    def _ended(self, call: _Call) -> None:
+        if self.on_event is not None:
+            self._emit(
+                RunEvent(
+                    "call_end",
+                    call_id=call.id,
+                    tool=call.tool,
+                    arguments=call.arguments,
+                    status=call.status or "cancelled",
+                    duration_ms=call.duration_ms,
+                    error=call.error,
+                )
+            )
 
     # -- tool calls -------------------------------------------------------------
 
@@ -443,6 +475,8 @@ class _Run:
             self.per_tool[name] = count + 1
         call = _Call(f"{self.prefix}/{len(calls) + 1}", name, arguments)
         calls.append(call)
+        if self.on_event is not None:
+            self._emit(RunEvent("call_start", call_id=call.id, tool=name, arguments=arguments))
         return call
 
     def _copy_arguments(self, spec: ToolSpec, raw: dict[Any, Any]) -> Any:
@@ -478,6 +512,8 @@ class _Run:
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
+        if self.on_event is not None:
+            self._ended(call)
         return reply
 
     async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
@@ -497,19 +533,21 @@ class _Run:
         self._cancelled(call, started)
         return ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
 
-    @staticmethod
-    def _completed(call: _Call, reply: ToolReply) -> ToolReply:
+    def _completed(self, call: _Call, reply: ToolReply) -> ToolReply:
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
+        if self.on_event is not None:
+            self._ended(call)
         return reply
 
-    @staticmethod
-    def _cancelled(call: _Call, started: float) -> None:
+    def _cancelled(self, call: _Call, started: float) -> None:
         call.status = "cancelled"
         call.error = "cancelled"
         if call.duration_ms is None:
             call.duration_ms = int((time.monotonic() - started) * 1000)
+        if self.on_event is not None:
+            self._ended(call)
 
     def _deliver(self, reply: ToolReply) -> Any:
         self.budget.check()
@@ -587,6 +625,8 @@ class _Run:
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
+        if self.on_event is not None:
+            self._ended(call)
         return reply
 
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
@@ -845,13 +885,16 @@ async def run_script(
     state: dict[str, Any] | None = None,
     signal: AbortSignal | None = None,
     call_id_prefix: str = "script",
+    on_event: OnEvent | None = None,
 ) -> ScriptResult:
     """Run ``source`` as a script and return a JSON-compatible :class:`ScriptResult`.
 
     Never raises for anything the script does (a cancellation of the caller
     still propagates). ``state`` is a session's persistent globals dict (``None``
-    for a fresh one); ``signal`` aborts the run; tool-call ids are
-    ``f"{call_id_prefix}/{n}"``.
+    for a fresh one); ``signal`` aborts the run (its ``pending`` reason is polled
+    at every budget check, see ``AbortController.abort_soon``); tool-call ids are
+    ``f"{call_id_prefix}/{n}"``; ``on_event`` receives each
+    :class:`~scriptgate.sandbox.events.RunEvent` as it happens.
     """
     started = time.monotonic()
 
@@ -890,6 +933,7 @@ async def run_script(
         signal=signal,
         call_id_prefix=call_id_prefix,
         is_async=compiled.is_async,
+        on_event=on_event,
         inline=(
             state is None and not compiled.is_async and not (compiled.names & _tool_names(tools))
         ),

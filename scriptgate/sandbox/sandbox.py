@@ -31,6 +31,7 @@ from scriptgate.runtime.types import (
 )
 from scriptgate.sandbox.bridge import HostToolBridge, ToolSpec, json_copy, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.events import OnEvent
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -170,6 +171,7 @@ class Sandbox:
         call_id_prefix: str,
         state: dict[str, Any] | None,
         session_key: str | None,
+        on_event: OnEvent | None = None,
     ) -> ScriptResult:
         if self._closed:
             raise ConfigurationError("the sandbox is closed")
@@ -186,6 +188,7 @@ class Sandbox:
                 signal=signal,
                 call_id_prefix=call_id_prefix,
                 session_key=session_key,
+                on_event=on_event,
             )
         return await run_script(
             code,
@@ -195,14 +198,30 @@ class Sandbox:
             state=state,
             signal=signal,
             call_id_prefix=call_id_prefix,
+            on_event=on_event,
         )
 
     async def run(
-        self, code: str, *, signal: AbortSignal | None = None, call_id_prefix: str = "script"
+        self,
+        code: str,
+        *,
+        signal: AbortSignal | None = None,
+        call_id_prefix: str = "script",
+        on_event: OnEvent | None = None,
     ) -> ScriptResult:
-        """Run ``code`` in a fresh namespace and return its :class:`ScriptResult`."""
+        """Run ``code`` in a fresh namespace and return its :class:`ScriptResult`.
+
+        ``on_event`` is called with each :class:`~scriptgate.sandbox.events.RunEvent`
+        (printed text, a tool call's start and end) as it happens, in both
+        isolation modes; the result still holds everything.
+        """
         return await self._run(
-            code, signal=signal, call_id_prefix=call_id_prefix, state=None, session_key=None
+            code,
+            signal=signal,
+            call_id_prefix=call_id_prefix,
+            state=None,
+            session_key=None,
+            on_event=on_event,
         )
 
     def run_sync(self, code: str, **kwargs: Any) -> ScriptResult:
@@ -250,15 +269,21 @@ class SandboxSession:
         self._key = _next_session_key()
 
     async def run(
-        self, code: str, *, signal: AbortSignal | None = None, call_id_prefix: str = "script"
+        self,
+        code: str,
+        *,
+        signal: AbortSignal | None = None,
+        call_id_prefix: str = "script",
+        on_event: OnEvent | None = None,
     ) -> ScriptResult:
-        """Run ``code`` with this session's globals."""
+        """Run ``code`` with this session's globals (``on_event``: as :meth:`Sandbox.run`)."""
         return await self.sandbox._run(
             code,
             signal=signal,
             call_id_prefix=call_id_prefix,
             state=self._state,
             session_key=self._key,
+            on_event=on_event,
         )
 
     def run_sync(self, code: str, **kwargs: Any) -> ScriptResult:

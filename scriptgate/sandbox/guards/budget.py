@@ -102,6 +102,10 @@ class Budget:
         """Set by the engine for sync scripts in a greenlet: lets the event loop run."""
         self.next_pause = self.started + PAUSE_INTERVAL
         self.stop: ScriptStop | None = None
+        self.signal: Any = None
+        """The run's abort signal (set by the engine): its ``pending`` reason is polled at
+        every real check, so an abort requested from a signal handler or another
+        thread stops a busy script even while the event loop cannot run."""
         self.hooks: dict[str, Any] | None = None
         """The script's globals: on a trip the tick hooks there are replaced."""
         self.memory = MemoryMeter.create(limits.memory_bytes, self)
@@ -149,10 +153,17 @@ class Budget:
         """The text of a timeout stop."""
         return f"Script timed out after {self.limits.timeout:g} s"
 
+    def _poll_signal(self) -> None:
+        reason = self.signal.pending
+        if reason is not None:
+            raise self.trip("aborted", str(reason) or "Execution aborted")
+
     def spend(self, steps: int) -> None:
-        """Charge ``steps``; check the step limit, the deadline and the stop flag."""
+        """Charge ``steps``; check the step limit, the deadline, the abort and the stop flag."""
         if self.stop is not None:
             raise self.stop
+        if self.signal is not None:
+            self._poll_signal()
         self.used += steps
         if self.max_steps is not None and self.used > self.max_steps:
             raise self.trip("limit", f"Script exceeded the step limit ({self.max_steps} steps)")
@@ -251,6 +262,8 @@ class Budget:
         """
         if self.stop is not None:
             raise self.stop
+        if self.signal is not None:
+            self._poll_signal()
         self.used += self._chunk
         self._chunk = 0
         if self.max_steps is not None and self.used > self.max_steps:

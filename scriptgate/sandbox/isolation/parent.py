@@ -85,6 +85,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import json
 import math
 import os
@@ -110,6 +111,7 @@ from greenlet import getcurrent  # type: ignore[import-untyped]
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.sandbox.bridge import ToolBridge, ToolReply, ToolSpec
+from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.isolation.framing import (
     _CALL_STATUSES,
     _HEADER,
@@ -600,6 +602,33 @@ class _Run:
     result: dict[str, Any] | None = None
     retire: bool = False
     stop: tuple[ErrorKind, str, str] | None = None  # kind, type, message when WE stopped it
+    output: list[str] = field(default_factory=list)
+    """What the script printed, as streamed (``on_event`` runs): kept if the worker is killed."""
+    on_event: OnEvent | None = None
+
+    def emit(self, event: RunEvent) -> None:
+        """Hand ``event`` to the host's callback; a callback that fails is dropped."""
+        callback = self.on_event
+        if callback is not None:
+            try:
+                callback(event)
+            except Exception:
+                self.on_event = None
+
+    def ended(self, call: _Call) -> None:
+        """Emit the ``call_end`` event of ``call``."""
+        if self.on_event is not None:
+            self.emit(
+                RunEvent(
+                    "call_end",
+                    call_id=call.id,
+                    tool=call.tool,
+                    arguments=call.arguments,
+                    status=call.status or "cancelled",
+                    duration_ms=call.duration_ms,
+                    error=call.error,
+                )
+            )
 
 
 class _Stepped:
@@ -1081,8 +1110,13 @@ class ProcessRunner:
         signal: AbortSignal | None = None,
         call_id_prefix: str = "script",
         session_key: str | None = None,
+        on_event: OnEvent | None = None,
     ) -> ScriptResult:
         """Run one script in a pooled worker; never raises for anything the script does.
+
+        ``on_event`` receives each :class:`~scriptgate.sandbox.events.RunEvent` as
+        it happens (the worker then streams what the script prints; that output
+        is kept even if the worker has to be killed).
 
         ``bridge`` (a :class:`~scriptgate.sandbox.bridge.HostToolBridge`) runs the
         tool calls here in the parent; ``tools`` are the
@@ -1117,8 +1151,9 @@ class ProcessRunner:
             "limits": self._job_limits,
             "call_id_prefix": call_id_prefix,
             "session": session_key is not None,
+            "stream": on_event is not None,
         }
-        state = _Run()
+        state = _Run(on_event=on_event)
         try:
             await self._drive(worker, job, bridge, signal, state)
         except BaseException:
@@ -1156,6 +1191,7 @@ class ProcessRunner:
                 raise
             if scope.cancelled_caught:
                 call.status = "cancelled"
+                state.ended(call)
                 return
             await reply_to(call, reply)
 
@@ -1179,6 +1215,8 @@ class ProcessRunner:
             call.status = status
             call.duration_ms = duration if type(duration) is int else None
             call.error = error if error is None or type(error) is str else _as_text(error)
+            if state.on_event is not None:
+                state.ended(call)
             try:
                 frame = _reply_frame(call.id, status, reply)
             except (TypeError, ValueError, RecursionError) as exc:
@@ -1300,6 +1338,8 @@ class ProcessRunner:
             call = _Call(call_id, tool, args)
             state.calls.append(call)
             state.by_id[call_id] = call
+            if state.on_event is not None:
+                state.emit(RunEvent("call_start", call_id=call_id, tool=tool, arguments=args))
             return call
 
         def on_message(message: dict[str, Any]) -> _Call | None:
@@ -1307,6 +1347,12 @@ class ProcessRunner:
             op = message.get("op")
             if op == "call":
                 return on_call(message)
+            if op == "event":
+                text = message.get("text")
+                if type(text) is str:
+                    state.output.append(text)
+                    state.emit(RunEvent("output", text))
+                return None
             if op == "cancel":
                 target = state.by_id.get(str(message.get("id")))
                 if target is not None and target.scope is not None:
@@ -1509,7 +1555,10 @@ class ProcessRunner:
             message += _SESSION_LOST
         # (the worker's result has its own records; ours are only needed here)
         calls = [call.record() for call in state.calls]
-        return _failure(kind, type_, message, calls, started)
+        failure = _failure(kind, type_, message, calls, started)
+        if state.output:  # streamed before the kill: kept
+            failure = dataclasses.replace(failure, output="".join(state.output))
+        return failure
 
     def _death(self, code: int | None) -> tuple[ErrorKind, str, str]:
         if self._closed:

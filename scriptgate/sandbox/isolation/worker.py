@@ -71,6 +71,7 @@ import anyio
 from scriptgate.runtime.abort import AbortController
 from scriptgate.sandbox.bridge import ToolReply, ToolSpec, _reply
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.events import RunEvent
 from scriptgate.sandbox.isolation import jail
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 
@@ -620,6 +621,12 @@ class _Worker:
                     self.session_state = {}
                 state = self.session_state
             _set_cpu_budget(limits.timeout)
+            channel = self.channel
+
+            def stream(event: RunEvent) -> None:
+                if event.kind == "output":  # (the parent sees the calls itself)
+                    channel.send({"op": "event", "text": event.text})
+
             result = await run_script(
                 source if isinstance(source, str) else "",
                 bridge=bridge,
@@ -628,6 +635,7 @@ class _Worker:
                 state=state,
                 signal=controller.signal,
                 call_id_prefix=prefix if isinstance(prefix, str) else "script",
+                on_event=stream if job.get("stream") is True else None,
             )
             frame = self._result_frame(result, bridge.answered)
         except BaseException as exc:  # the engine never raises; this is the last line of defence

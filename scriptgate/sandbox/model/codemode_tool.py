@@ -37,7 +37,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Literal
@@ -82,6 +82,10 @@ MAX_SAFE_INTEGER = 2**53 - 1
 MAX_TIMEOUT_MS = 2147483647
 
 MAX_CALL_RECORDS = 256
+READ_OUTPUT = "read_output"
+"""The code-mode tool's own tool for reading a truncated result's full text (no file)."""
+MAX_KEPT_OUTPUTS = 8
+"""Full texts of truncated results a code-mode tool keeps (the oldest are dropped)."""
 """Call records kept in ``details`` (pi's nested-call summary limit)."""
 
 MAX_ARGUMENTS_BYTES = 8 * 1024
@@ -304,19 +308,42 @@ def _save_full_output(text: str, output_dir: str | os.PathLike[str] | None) -> s
 
 
 def _truncate(
-    text: str, budget_chars: int, output_dir: str | os.PathLike[str] | None
+    text: str,
+    budget_chars: int,
+    output_dir: str | os.PathLike[str] | None,
+    keep: Callable[[str], str] | None = None,
 ) -> tuple[str, str | None]:
     """Collapse ``text`` to its head and tail (half the budget each) and save it whole."""
     half = budget_chars // 2
     head = text[:half]
     tail = text[len(text) - half :] if half else ""
     removed = len(text) - len(head) - len(tail)
+    # never cut through the console block's tags: close what the head opened, reopen
+    # what the tail closes
+    open_tag, close_tag = "<console_output>", "</console_output>"
+    for tag in (open_tag, close_tag):
+        for size in range(len(tag) - 1, 1, -1):  # a tag cut in two: drop the piece
+            if head.endswith(tag[:size]):
+                head = head[:-size]
+                break
+        for size in range(len(tag) - 1, 1, -1):
+            if tail.startswith(tag[-size:]):
+                tail = tail[size:]
+                break
+    if head.rfind(open_tag) > head.rfind(close_tag):
+        head += f"\n{close_tag}"
+    if tail.find(close_tag) != -1 and (
+        tail.find(open_tag) == -1 or tail.find(close_tag) < tail.find(open_tag)
+    ):
+        tail = f"{open_tag}\n" + tail
     lines = text.count("\n") + 1
     collapsed = (
         f"Warning: truncated output (original token count: {_estimate_tokens(len(text))})\n"
         f"Total output lines: {lines}\n\n"
         f"{head}…{_estimate_tokens(removed)} tokens truncated…{tail}"
     )
+    if keep is not None:  # kept by the code-mode tool, readable with its read_output tool
+        return f"{collapsed}\n{keep(text)}", None
     try:
         path: str | None = _save_full_output(text, output_dir)
         note = f"[Full output: {path} (read with offset/limit)]"
@@ -331,8 +358,13 @@ def format_script_result(
     *,
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
     output_dir: str | os.PathLike[str] | None = None,
+    keep: Callable[[str], str] | None = None,
 ) -> AgentToolResult:
     """The tool result a script run gives the model (pi ``executeCodemode`` steps 5-11).
+
+    ``keep``: instead of a file, hand the full text to this function, which
+    stores it and returns the note telling the model how to read it (the
+    code-mode tool's ``read_output``).
 
     The text is ``Script completed|Script failed``, ``Wall time <s.s> seconds``,
     ``Output:``, then the items: the return value (unless ``None``), the printed
@@ -361,7 +393,7 @@ def format_script_result(
         details["omittedCalls"] = len(result.calls) - MAX_CALL_RECORDS
     budget = max(0, max_output_tokens) * CHARS_PER_TOKEN
     if len(body) > budget:
-        body, path = _truncate(body, budget, output_dir)
+        body, path = _truncate(body, budget, output_dir, keep)
         if path is not None:
             details["fullOutputPath"] = path
     status = "Script completed" if result.ok else "Script failed"
@@ -505,6 +537,10 @@ class CodemodeTool(AgentTool):
         from scriptgate.sandbox.sandbox import Sandbox, SandboxSession
 
         self.callable_tools: tuple[AgentTool, ...] = tuple(t for t in tools if t.name != name)
+        self._outputs: dict[str, str] = {}
+        """Full texts of truncated results (``output_dir`` unset), newest last, for ``read_output``."""
+        if output_dir is None and not any(t.name == READ_OUTPUT for t in self.callable_tools):
+            self.callable_tools += (self._read_output_tool(),)
         self.limits = limits
         self.isolation: Isolation = isolation
         self.before_tool_call = before_tool_call
@@ -564,7 +600,61 @@ class CodemodeTool(AgentTool):
             if source.max_output_tokens is not None
             else self.max_output_tokens
         )
-        return format_script_result(result, max_output_tokens=budget, output_dir=self.output_dir)
+        keep = None if self.output_dir is not None else self._keeper(tool_call_id)
+        return format_script_result(
+            result, max_output_tokens=budget, output_dir=self.output_dir, keep=keep
+        )
+
+    def _keeper(self, tool_call_id: str) -> Callable[[str], str]:
+        def keep(text: str) -> str:
+            outputs = self._outputs
+            outputs.pop(tool_call_id, None)
+            outputs[tool_call_id] = text
+            while len(outputs) > MAX_KEPT_OUTPUTS:  # the oldest go
+                outputs.pop(next(iter(outputs)))
+            lines = text.count("\n") + 1
+            return (
+                f"[Full output ({lines} lines) kept as {tool_call_id!r}: read it in a script with "
+                f"{READ_OUTPUT}(id={tool_call_id!r}, offset=1, limit=200)]"
+            )
+
+        return keep
+
+    def _read_output_tool(self) -> AgentTool:
+        outputs = self._outputs
+
+        def execute(call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+            key = params.get("id")
+            text = outputs.get(key) if isinstance(key, str) else None
+            if text is None:
+                known = ", ".join(repr(k) for k in outputs) or "none"
+                raise ValueError(f"no kept output {key!r} (kept: {known})")
+            offset = max(1, int(params.get("offset") or 1))
+            limit = max(1, int(params.get("limit") or 200))
+            lines = text.split("\n")
+            chunk = "\n".join(lines[offset - 1 : offset - 1 + limit])
+            rest = len(lines) - (offset - 1 + limit)
+            if rest > 0:
+                chunk += f"\n[{rest} more lines: offset={offset + limit}]"
+            return AgentToolResult(content=(TextContent(chunk),))
+
+        return AgentTool(
+            name=READ_OUTPUT,
+            description="Read lines of an earlier script's full output that was truncated "
+            "(the note in the truncated result names its id). offset is 1-based.",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "offset": {"type": "integer", "minimum": 1, "default": 1},
+                    "limit": {"type": "integer", "minimum": 1, "default": 200},
+                },
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+            execute=execute,
+            blocking=False,
+        )
 
     async def _run(
         self, source: CodemodeSource, tool_call_id: str, signal: AbortSignal | None
@@ -632,11 +722,13 @@ class CodemodeTool(AgentTool):
             self.session.reset()
 
     async def aclose(self) -> None:
-        """Release the sandbox (process-isolation workers)."""
+        """Release the sandbox (process-isolation workers) and the kept outputs."""
+        self._outputs.clear()
         await self.sandbox.aclose()
 
     def close(self) -> None:
         """:meth:`aclose` from synchronous code."""
+        self._outputs.clear()
         self.sandbox.close()
 
     async def __aenter__(self) -> CodemodeTool:

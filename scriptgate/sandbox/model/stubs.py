@@ -562,15 +562,18 @@ class _Renderer:
             )
         )
 
-    def fields(self, schema: Mapping[str, Any], hint: str) -> list[_Field]:
-        """The properties of an object schema, sorted by name, rendered."""
+    def fields(
+        self, schema: Mapping[str, Any], hint: str, *, ordered: bool = False
+    ) -> list[_Field]:
+        """The properties of an object schema, sorted by name (``ordered``: in schema order), rendered."""
         props = schema.get("properties")
         if not isinstance(props, Mapping):
             return []
         required_raw = schema.get("required")
         required = set(required_raw) if isinstance(required_raw, list) else set()
         out: list[_Field] = []
-        for key in sorted((k for k in props if isinstance(k, str)), key=_js_sort_key):
+        keys = [k for k in props if isinstance(k, str)]
+        for key in keys if ordered else sorted(keys, key=_js_sort_key):
             prop = props[key]
             alts = self.alts(prop, hint + _camel(key))
             out.append(_Field(key, alts, key in required, self.comments(prop)))
@@ -751,6 +754,17 @@ def _input_params(
     return [([], "**kwargs: Any")]
 
 
+def _default_literal(prop: Any) -> str | None:
+    """The Python literal of a property's scalar, non-null JSON ``default`` (else ``None``)."""
+    if not isinstance(prop, Mapping) or "default" not in prop:
+        return None
+    value = prop["default"]
+    if type(value) in (bool, int, str) or (type(value) is float and math.isfinite(value)):
+        text = repr(value)
+        return text if len(text) <= 60 else None
+    return None
+
+
 def _params_from(renderer: _Renderer, schema: Any, hint: str) -> list[tuple[list[str], str]]:
     top = schema
     depth = 0
@@ -771,12 +785,16 @@ def _params_from(renderer: _Renderer, schema: Any, hint: str) -> list[tuple[list
         keys = [k for k in props if isinstance(k, str)] if isinstance(props, Mapping) else []
         if not combinators and all(_is_kwarg_name(k) for k in keys):
             params: list[tuple[list[str], str]] = []
-            fields = renderer.fields(top, hint)
+            # a function's parameters keep the schema's order (the function's own)
+            fields = renderer.fields(top, hint, ordered=True)
             if fields:
                 params.append(([], "*"))
             for f in fields:
+                default = _default_literal(props.get(f.key) if isinstance(props, Mapping) else None)
                 if f.required:
                     text = f"{f.key}: {_format_alts(f.alts)}"
+                elif default is not None:
+                    text = f"{f.key}: {_format_alts(f.alts)} = {default}"
                 elif f.alts == _ANY:
                     text = f"{f.key}: Any = None"
                 else:

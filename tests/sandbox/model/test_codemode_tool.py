@@ -366,9 +366,26 @@ def test_format_script_result_truncates_to_the_budget_and_saves_the_full_output(
         "Script completed\nWall time 1.0 seconds\nOutput:\n"
         f"Warning: truncated output (original token count: {-(-len(full) // 4)})\n"
         f"Total output lines: {full.count(chr(10)) + 1}\n\n"
-        f"{full[:20]}…{-(-removed // 4)} tokens truncated…{full[-20:]}\n"
+        f"{full[:20]}\n</console_output>…{-(-removed // 4)} tokens truncated…"
+        f"<console_output>\n{full[-20:]}\n"
         f"[Full output: {path} (read with offset/limit)]"
     )
+
+
+def test_format_script_result_truncation_never_cuts_a_console_tag(tmp_path: Path) -> None:
+    for budget_tokens in range(1, 12):
+        result = format_script_result(
+            ScriptResult(ok=True, value="v" * 30, output="x" * 300, wall_time=1),
+            max_output_tokens=budget_tokens,
+            output_dir=tmp_path,
+        )
+        body = text_of(result).split("Total output lines:", 1)[1]
+        body = body.split("[Full output:", 1)[0]
+        opened = body.count("<console_output>")
+        closed = body.count("</console_output>")
+        assert opened == closed, (budget_tokens, body)
+        for piece in ("<console_outpu…", "<console…", "…onsole_output>", "…_output>"):
+            assert piece not in body, (budget_tokens, body)
 
 
 def test_format_script_result_at_the_budget_is_not_truncated(tmp_path: Path) -> None:
@@ -472,10 +489,10 @@ def test_codemode_tool_excludes_itself_from_the_callable_tools() -> None:
     other = _read_tool()
     inner = AgentTool(name="python", description="an older python tool", execute=_execute)
     cm = codemode_tool([other, inner])
-    assert [t.name for t in cm.callable_tools] == ["read"]
+    assert [t.name for t in cm.callable_tools] == ["read", "read_output"]
     assert "an older python tool" not in cm.description
     named = codemode_tool([other, inner], name="run")
-    assert [t.name for t in named.callable_tools] == ["read", "python"]
+    assert [t.name for t in named.callable_tools] == ["read", "python", "read_output"]
 
 
 @pytest.mark.parametrize(
@@ -696,3 +713,18 @@ def test_codemode_tool_close_from_sync_code_then_calls_fail_cleanly() -> None:
     outcome = anyio.run(main)
     assert outcome.is_error is True
     assert text_of(outcome.result) == "the sandbox is closed"
+
+
+@pytest.mark.anyio
+async def test_codemode_tool_truncated_output_is_readable_by_the_next_script() -> None:
+    cm = codemode_tool([], max_output_tokens=20)
+    lines = "\n".join(f"row {n}" for n in range(1, 301))
+    first = await cm.execute("call-1", {"code": f"print({lines!r})"}, None, None)
+    text = text_of(first)
+    assert "read_output(id='call-1', offset=1, limit=200)" in text
+    assert "fullOutputPath" not in first.details  # no file anywhere
+    script = "print(read_output(id='call-1', offset=150, limit=2))"
+    second = await cm.execute("call-2", {"code": script}, None, None)
+    assert "row 149\nrow 150\n" in text_of(second)  # (line 1 is the console tag)
+    await cm.aclose()
+    assert cm._outputs == {}

@@ -502,7 +502,7 @@ def test_render_stubs_closed_empty_input_takes_nothing() -> None:
     assert render_stubs([ping]) == "def ping() -> str:\n    ..."
 
 
-def test_render_stubs_optional_parameters_default_to_none() -> None:
+def test_render_stubs_optional_parameters_default_to_none_in_schema_order() -> None:
     ls = make_tool(
         "ls",
         {
@@ -515,7 +515,7 @@ def test_render_stubs_optional_parameters_default_to_none() -> None:
         },
     )
     assert render_stubs([ls]) == (
-        "def ls(*, dir: str | None = None, extra: Any = None, limit: int | None = None) -> str:\n"
+        "def ls(*, dir: str | None = None, limit: int | None = None, extra: Any = None) -> str:\n"
         "    ..."
     )
 
@@ -545,10 +545,10 @@ def test_render_stubs_described_parameters_put_the_signature_on_several_lines() 
         "\n"
         "def read(\n"
         "    *,\n"
-        "    # @minimum 1 @default 1\n"
-        "    offset: int | None = None,\n"
         "    # Path to read\n"
         "    path: str,\n"
+        "    # @minimum 1 @default 1\n"
+        "    offset: int = 1,\n"
         ") -> ReadResult:\n"
         '    """Read a file."""'
     )
@@ -672,7 +672,7 @@ def test_render_stubs_from_decorated_python_functions() -> None:
         "    *,\n"
         "    a: int,\n"
         "    # @default 2\n"
-        "    b: int | None = None,\n"
+        "    b: int = 2,\n"
         ") -> AddResult:\n"
         '    """Add two numbers."""\n'
         "\n"
@@ -856,3 +856,15 @@ def test_render_stubs_malformed_schemas_never_raise(params: Any, output: Any) ->
         output_schema=output if isinstance(output, dict) else None,
     )
     run_text(render_stubs([t]))
+
+
+def test_render_stubs_keep_parameter_order_and_literal_defaults() -> None:
+    @tool
+    def pick(zone: str, b: int = 1, a: bool = False, note: str | None = None) -> str:
+        """Pick."""
+        return zone
+
+    stubs = render_stubs([pick])
+    assert "zone: str,\n    # @default 1\n    b: int = 1,\n" in stubs
+    assert "    a: bool = False,\n    note: str | None = None,\n" in stubs
+    run_text(stubs)
