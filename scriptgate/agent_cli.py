@@ -162,7 +162,7 @@ class _Trace:
 
 
 def _print_trace(trace: _Trace, final: AssistantMessage | None, out: TextIO) -> None:
-    from scriptgate.cli import _call_preview, _short
+    from scriptgate.cli_support import _call_preview, _short
 
     total = sum(1 + len(c.get("calls", [])) for c in trace.calls)
     out.write(f"── calls ({total})\n")
@@ -198,7 +198,7 @@ def _print_trace(trace: _Trace, final: AssistantMessage | None, out: TextIO) -> 
 
 async def cmd_agent(args: argparse.Namespace, io: Any) -> int:
     """The body of ``scriptgate agent`` (``io`` has ``stdin``/``stdout``/``stderr``)."""
-    from scriptgate import cli
+    from scriptgate import cli_support as cli
     from scriptgate.models import from_spec
 
     if args.timeout is not None and args.timeout <= 0:

@@ -60,9 +60,8 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -71,15 +70,29 @@ import anyio
 import anyio.to_thread
 
 from scriptgate import jailcmd
-from scriptgate._terminal import EscapingWriter, safe_repr
+from scriptgate._terminal import EscapingWriter
 from scriptgate.checking import name_uses
-from scriptgate.errors import ScriptgateError, ToolDefinitionError
+from scriptgate.cli_support import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SCRIPT_FAILED,
+    EXIT_USAGE,
+    CliError,
+    _call_preview,
+    _isatty,
+    _load_policy,
+    _load_tools,
+    _short,
+    _terminal_approver,
+)
+from scriptgate.errors import ScriptgateError
 from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.hooks import compose_hooks
 from scriptgate.runtime.paths import resolve_arguments
-from scriptgate.runtime.policy import ApprovalRequest, Decision, Policy
-from scriptgate.runtime.tool import AgentTool, tool
+from scriptgate.runtime.policy import Decision, Policy
+from scriptgate.runtime.tool import AgentTool
 from scriptgate.sandbox.naming import bind_identifiers
 from scriptgate.sandbox.result import Limits, ScriptResult
 
@@ -93,16 +106,6 @@ __all__ = [
     "main",
 ]
 
-EXIT_OK = 0
-"""Success."""
-EXIT_SCRIPT_FAILED = 1
-"""The script failed (``run``) or ``check`` found errors."""
-EXIT_USAGE = 2
-"""Usage error or bad input."""
-EXIT_INTERNAL = 3
-"""The sandbox or scriptgate itself failed."""
-EXIT_INTERRUPTED = 130
-"""Interrupted by Ctrl-C."""
 
 _EPILOG = """\
 exit codes:
@@ -128,10 +131,6 @@ _FALLBACK_BUILTINS = frozenset(
         "ZeroDivisionError", "AssertionError", "NotImplementedError", "StopIteration",
     }
 )  # fmt: skip
-
-
-class CliError(Exception):
-    """A bad input: printed as one line, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -298,122 +297,6 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- tools
 
 
-def _import_target(module_part: str, spec: str) -> Any:
-    looks_like_file = module_part.endswith(".py") or os.sep in module_part or "/" in module_part
-    if looks_like_file:
-        path = Path(module_part)
-        if not path.is_file():
-            raise CliError(f"--tools {spec}: no such file: {module_part}")
-        name = "scriptgate_cli_tools_" + "".join(c if c.isalnum() else "_" for c in path.stem)
-        file_spec = importlib.util.spec_from_file_location(name, path)
-        if file_spec is None or file_spec.loader is None:
-            raise CliError(f"--tools {spec}: cannot load {module_part}")
-        module = importlib.util.module_from_spec(file_spec)
-        sys.modules[name] = module
-        try:
-            file_spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(name, None)
-            raise CliError(
-                f"--tools {spec}: importing {module_part} failed: {type(exc).__name__}: {exc}"
-            ) from None
-        return module
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(module_part)
-    except ModuleNotFoundError as exc:
-        raise CliError(f"--tools {spec}: cannot import module {module_part!r}: {exc}") from None
-    except Exception as exc:
-        raise CliError(
-            f"--tools {spec}: importing module {module_part!r} failed: {type(exc).__name__}: {exc}"
-        ) from None
-
-
-def _as_tools(value: Any, spec: str) -> list[AgentTool]:
-    def one(item: Any) -> AgentTool:
-        if isinstance(item, AgentTool):
-            return item
-        if callable(item) and not isinstance(item, type):
-            try:
-                return tool(item)
-            except ToolDefinitionError as exc:
-                raise CliError(f"--tools {spec}: {exc}") from None
-        raise CliError(
-            f"--tools {spec}: {type(item).__name__} is not an AgentTool, a list of them "
-            "or a function"
-        )
-
-    if isinstance(value, list | tuple):
-        if not value:
-            raise CliError(f"--tools {spec}: the list is empty")
-        return [one(item) for item in value]
-    return [one(value)]
-
-
-def load_tool_spec(spec: str) -> list[AgentTool]:
-    """The tools named by a ``--tools`` spec (``module:attr``, ``file.py:attr`` or a module)."""
-    module_part, sep, attr = spec.rpartition(":")
-    if not sep:
-        module_part, attr = spec, ""
-    if not module_part:
-        raise CliError(f"--tools {spec}: expected module:attr or file.py:attr")
-    module = _import_target(module_part, spec)
-    if not attr:
-        found = [value for value in vars(module).values() if isinstance(value, AgentTool)]
-        if not found:
-            raise CliError(f"--tools {spec}: the module defines no AgentTool")
-        return found
-    value: Any = module
-    for part in attr.split("."):
-        try:
-            value = getattr(value, part)
-        except AttributeError:
-            raise CliError(f"--tools {spec}: {module_part!r} has no attribute {attr!r}") from None
-    return _as_tools(value, spec)
-
-
-async def _load_tools(
-    args: argparse.Namespace, stack: contextlib.AsyncExitStack, *, mcp: bool = True
-) -> list[AgentTool]:
-    from scriptgate.mcp_options import mcp_configs, wants_file_tools
-
-    tools: list[AgentTool] = []
-    if wants_file_tools(args):
-        root = Path(args.root)
-        if not await anyio.Path(root).is_dir():
-            raise CliError(f"--root: not a directory: {args.root}")
-        from scriptgate.tools.files import file_tools
-
-        audit = getattr(args, "audit", None)
-        protected = [audit] if audit not in (None, "-") else []
-        tools.extend(file_tools(root, read_only=args.read_only, protected=protected))
-    for spec in args.tools:
-        tools.extend(load_tool_spec(spec))
-    configs = mcp_configs(args) if mcp else []
-    if configs:
-        from scriptgate.tools.mcp_servers import connect_servers
-
-        connections = await stack.enter_async_context(connect_servers(configs))
-        if connections.failures:
-            raise CliError("; ".join(connections.failures))
-        first_mcp = len(tools)
-        tools.extend(connections.tools)
-        if args.mcp_root:
-            from scriptgate.tools.mcp_paths import declare_mcp_paths
-
-            declare_mcp_paths(tools[first_mcp:], args.mcp_root)
-    seen: dict[str, str] = {}
-    for item in tools:
-        if item.name in seen:
-            raise CliError(
-                f"two tools are named {item.name!r}; use --mcp-prefix, --no-files or rename one"
-            )
-        seen[item.name] = item.name
-    return tools
-
-
 # --------------------------------------------------------------------------- helpers
 
 
@@ -431,91 +314,6 @@ def _read_script(script: str, stdin: TextIO) -> tuple[str, str]:
         raise CliError(f"{script}: not UTF-8 text") from None
     except OSError as exc:
         raise CliError(f"{script}: {exc.strerror or exc}") from None
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _terminal_approver(stdin: TextIO, stderr: TextIO) -> Callable[[ApprovalRequest], Any]:
-    lock = anyio.Lock()
-
-    async def approve(request: ApprovalRequest) -> bool:
-        text = approval_prompt(request, shutil.get_terminal_size((100, 24)).columns)
-        async with lock:
-            stderr.write(text)
-            stderr.flush()
-            answer = await anyio.to_thread.run_sync(stdin.readline)
-        return answer.strip().lower() in ("y", "yes")
-
-    return approve
-
-
-def _fold(text: str, first: str, indent: str, width: int) -> list[str]:
-    """``text`` cut into lines of at most ``width`` characters (never dropped, never cut short)."""
-    lines: list[str] = []
-    prefix = first
-    while True:
-        room = max(width - len(prefix), 16)
-        lines.append(prefix + text[:room])
-        text = text[room:]
-        if not text:
-            return lines
-        prefix = indent
-
-
-def _visible(text: str) -> str:
-    """``text`` with every non-printable character (escapes, controls) shown escaped."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def approval_prompt(request: ApprovalRequest, width: int = 100) -> str:
-    """What the terminal approver shows: the tool, the reason, and every argument in full.
-
-    Values are the arguments the tool will receive (path arguments resolved), as
-    Python literals (control characters escaped), folded to ``width`` columns; the
-    tool name and the reason have their control characters escaped too.
-    """
-    name = _visible(request.tool_name)
-    lines = [f"scriptgate: {name} needs approval ({_visible(str(request.decision.reason))}):"]
-    arguments = request.arguments if isinstance(request.arguments, Mapping) else {}
-    for key, value in arguments.items():
-        head = f"    {_visible(str(key))} = "
-        lines += _fold(repr(value), head, " " * len(head), width)
-    if not arguments:
-        lines.append("    (no arguments)")
-    lines.append(f"scriptgate: allow {name}? [y/N] ")
-    return "\n".join(lines)
-
-
-def _load_policy(
-    path: str | None, approver: Callable[[ApprovalRequest], Any] | None
-) -> Policy | None:
-    if path is None:
-        return None
-    return Policy.from_toml(Path(path), ask=approver)
-
-
-def _short(value: Any, width: int) -> str:
-    text = safe_repr(value)
-    if len(text) > width:
-        text = text[: max(width - 3, 1)] + "..."
-    return text
-
-
-def _call_preview(name: str, arguments: Any, *, width: int = 60) -> str:
-    if isinstance(arguments, dict):
-        inner = ", ".join(f"{key}={_short(value, 40)}" for key, value in arguments.items())
-    else:
-        inner = _short(arguments, 40)
-    if len(inner) > width:
-        inner = inner[: width - 3] + "..."
-    return f"{name}({inner})"
 
 
 def _dump(value: Any) -> str:
@@ -1031,7 +829,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from scriptgate.interrupts import Interrupted, run_interruptible
 
     try:
-        code: int = anyio.run(run_interruptible, command, args, io)
+        # `run` turns SIGINT into an abort of the script (its output and call trace are
+        # kept: _live.sigint_aborts); the other commands are cancelled by it
+        code: int = (
+            anyio.run(command, args, io)
+            if args.command == "run"
+            else anyio.run(run_interruptible, command, args, io)
+        )
         return code
     except (KeyboardInterrupt, Interrupted):
         io.stderr.write("scriptgate: interrupted\n")

@@ -141,12 +141,13 @@ def test_mcp_cli_two_quick_sigints_stop_scriptgate_and_the_server(tmp_path: Path
         server_pid = int(pidfile.read_text())
         process.send_signal(signal.SIGINT)
         process.send_signal(signal.SIGINT)
-        _stdout, stderr = process.communicate(timeout=60)
+        stdout, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     assert process.returncode == 130, stderr
-    assert "interrupted" in stderr
+    # said once: in the run's result (stdout) or, if the second SIGINT cut the run short, on stderr
+    assert "interrupted" in (stdout + stderr).lower(), (stdout, stderr)
     assert "Traceback" not in stderr
     assert _wait_for_exit(server_pid, 30), "the MCP server outlived scriptgate"

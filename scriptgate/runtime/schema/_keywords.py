@@ -19,6 +19,7 @@ from scriptgate.runtime.schema._model import (
     _NORMAL,
     _TRUE,
     _TYPE_CHECKS,
+    _VALID_BUILDER,
     _canon,
     _false,
     _is_dict,
@@ -579,3 +580,6 @@ def _eval_props_sans_self(node: _Node, x: dict[str, Any]) -> set[str] | bool:
 
 def _eval_items_sans_self(node: _Node, x: Sequence[Any]) -> set[int] | bool:
     return _eval_items(node, x, skip_own=True)
+
+
+_VALID_BUILDER.append(_build_valid)

@@ -216,6 +216,12 @@ def _wraps_scalars(node: _Node) -> bool:
 _TRUE, _FALSE, _NORMAL = 1, 2, 0
 
 
+_VALID_BUILDER: list[Callable[[_Node, bool], Callable[[Any], bool]]] = []
+"""The validity compiler, installed by :mod:`._keywords` when it loads (the package's
+``__init__`` imports it before any node exists): the model sits below the keywords and
+does not import them."""
+
+
 class _Node:
     """One compiled schema node. Fields mirror keywords; ``None`` = keyword absent."""
 
@@ -356,9 +362,7 @@ class _Node:
         """Whether ``x`` validates (no coercion)."""
         fn = self._v
         if fn is None:
-            from scriptgate.runtime.schema._keywords import _build_valid
-
-            fn = _build_valid(self, False)
+            fn = _VALID_BUILDER[0](self, False)
         return fn(x)
 
     def rejects_null(self) -> bool:
