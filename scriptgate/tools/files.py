@@ -43,9 +43,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import anyio
-import anyio.to_thread
-
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
@@ -59,6 +56,7 @@ from scriptgate.tools._hostwork import (
     StoppedError,
     bounded_diff,
     compile_glob,
+    in_abandonable_thread,
     in_stoppable_thread,
 )
 
@@ -191,13 +189,81 @@ def _os_error(exc: OSError, path: str, verb: str) -> FileToolError:
     return FileToolError(f"Could not {verb} {path}: {reason}")
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
 def _check_abort(signal: AbortSignal | None) -> None:
     if signal is not None and signal.aborted:
         raise FileToolError("Operation aborted")
 
 
 async def _in_thread(fn: Callable[[], T]) -> T:
-    return await anyio.to_thread.run_sync(fn)
+    # abandoned at the run's deadline: a call stuck in the kernel does not hold the run
+    return await in_abandonable_thread(fn)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def _not_regular(path: str, mode: int) -> FileToolError:
+    return FileToolError(
+        f"Not a regular file: {path} is {_kind(mode)}; the file tools open only regular files"
+    )
+
+
+def _open_regular(real: str, path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
+    """Open ``real`` as a regular file and return the descriptor; refuse anything else.
+
+    FIFOs, sockets and devices are refused *before* opening (``lstat``) and again on the
+    descriptor (``fstat``): the open itself uses ``O_NONBLOCK`` (a FIFO without a peer
+    does not block it) and ``O_NOFOLLOW`` (a link swapped in is not followed), then
+    ``O_NONBLOCK`` is cleared for ordinary I/O. ``O_TRUNC`` is applied only once the
+    descriptor is known to be a regular file. Raises ``OSError`` as ``os.open`` does.
+    """
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise FileToolError(f"Path is a directory: {path}")
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+    truncate = bool(flags & os.O_TRUNC)
+    open_flags = (flags & ~os.O_TRUNC) | _NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(real, open_flags, mode)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        if truncate:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _stat_regular(real: str, path: str) -> os.stat_result:
+    """``stat`` of a path the content tools may open: a directory or non-regular file is refused."""
+    st = os.stat(real)
+    if stat.S_ISDIR(st.st_mode):
+        raise FileToolError(f"Path is a directory: {path}")
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    return st
 
 
 def _read_text_error(path: str, size: int) -> FileToolError:
@@ -850,9 +916,10 @@ def file_tools(
         if stat.S_ISDIR(st.st_mode):
             raise FileToolError(f"Path is a directory: {path}. Use ls to list its entries.")
         if not stat.S_ISREG(st.st_mode):
-            raise FileToolError(f"Not a regular file: {path}")
+            raise _not_regular(path, st.st_mode)
         try:
-            with open(real, "rb") as f:
+            with os.fdopen(_open_regular(real, path), "rb") as f:
+                st = os.fstat(f.fileno())
                 head = f.read(_SNIFF)
                 mime = _sniff_image(head)
                 if mime is not None:
@@ -971,7 +1038,12 @@ def file_tools(
         if limit is not None and limit < 1:
             raise FileToolError("limit must be at least 1")
         _check_abort(signal)
-        return await _in_thread(lambda: read_sync(path, offset, limit, signal))
+        try:
+            return await in_stoppable_thread(
+                lambda stop: read_sync(path, offset, limit, stop), signal
+            )
+        except StoppedError as exc:
+            raise FileToolError("Operation aborted") from exc
 
     # ------------------------------------------------------------------ write
 
@@ -988,8 +1060,7 @@ def file_tools(
                     f'Path "{path}" resolves through a symbolic link to a location outside the '
                     "root directory; only paths inside it are allowed"
                 )
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(real, flags, 0o666)
+            fd = _open_regular(real, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         except FileToolError:
@@ -1022,15 +1093,13 @@ def file_tools(
 
     def load_for_edit(real: str, path: str) -> str:
         try:
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
-                raise FileToolError(f"Path is a directory: {path}")
+            st = _stat_regular(real, path)
             if st.st_size > max_edit_bytes:
                 raise FileToolError(
                     f"Cannot edit {path}: {_format_size(st.st_size)} exceeds the "
                     f"{_format_size(max_edit_bytes)} edit limit. Use write to replace it."
                 )
-            with open(real, "rb") as f:
+            with os.fdopen(_open_regular(real, path), "rb") as f:
                 raw = f.read(max_edit_bytes + 1)
         except FileToolError:
             raise
@@ -1216,10 +1285,21 @@ def file_tools(
         out_lines: list[str],
         matches: list[dict[str, Any]],
         stop: AbortSignal | None = None,
+        explicit: bool = False,
     ) -> bool:
-        """Search one file; return True when the match budget ran out."""
+        """Search one file; return True when the match budget ran out.
+
+        A FIFO, socket or device is never opened: a walk skips it, a path given
+        explicitly fails the call.
+        """
         try:
-            with open(real, "rb") as f:
+            try:
+                fd = _open_regular(real, display)
+            except FileToolError:
+                if explicit:
+                    raise
+                return False
+            with os.fdopen(fd, "rb") as f:
                 if b"\x00" in f.read(_SNIFF):
                     return False
                 f.seek(0)
@@ -1286,7 +1366,8 @@ def file_tools(
         out_lines: list[str] = []
         matches: list[dict[str, Any]] = []
         truncated = False
-        if os.path.isdir(start):
+        explicit = not os.path.isdir(start)
+        if not explicit:
             candidates: Iterator[tuple[str, str, bool]] = _walk_files(
                 real_root, start, signal, admit
             )
@@ -1303,7 +1384,15 @@ def file_tools(
                 continue
             _check_abort(signal)
             if grep_file(
-                real, _display(real_root, real), search, context, limit, out_lines, matches, signal
+                real,
+                _display(real_root, real),
+                search,
+                context,
+                limit,
+                out_lines,
+                matches,
+                signal,
+                explicit,
             ):
                 truncated = True
                 break
