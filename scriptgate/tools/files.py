@@ -275,37 +275,59 @@ def _read_text_error(path: str, size: int) -> FileToolError:
 # ----------------------------------------------------------------------------- windows
 
 
-def _count_lines(f: IO[bytes], signal: AbortSignal | None = None) -> int:
-    """Lines in the file (a final line without a newline counts), bounded memory."""
+COUNT_MAX_BYTES = 64 << 20
+"""``read`` counts the lines after its window in at most this many bytes; past it the
+total is reported unknown (``total_lines`` null) instead of reading the whole file."""
+
+
+def _seek_line(f: IO[bytes], index: int, signal: AbortSignal | None = None) -> int | None:
+    """Position ``f`` at the start of the 0-based line ``index``.
+
+    Returns None when that line exists, else the number of lines in the file (then
+    ``f``'s position is undefined). Reads only up to the line, checking ``signal``.
+    """
     f.seek(0)
-    count = 0
+    if index == 0:
+        return None
+    seen = 0
+    pos = 0
     last = b""
     while chunk := f.read(_CHUNK):
         _check_abort(signal)
-        count += chunk.count(b"\n")
-        last = chunk[-1:]
-    if last and last != b"\n":
-        count += 1
-    return count
-
-
-def _seek_line(f: IO[bytes], index: int) -> None:
-    """Position ``f`` at the start of the 0-based line ``index`` (which must exist)."""
-    f.seek(0)
-    if index == 0:
-        return
-    seen = 0
-    pos = 0
-    while chunk := f.read(_CHUNK):
         found = chunk.count(b"\n")
         if seen + found >= index:
             at = -1
             for _ in range(index - seen):
                 at = chunk.index(b"\n", at + 1)
             f.seek(pos + at + 1)
-            return
+            if not f.read(1):
+                return index  # the file ends right after that newline
+            f.seek(pos + at + 1)
+            return None
         seen += found
         pos += len(chunk)
+        last = chunk[-1:]
+    return seen + (1 if last and last != b"\n" else 0)
+
+
+def _count_rest(f: IO[bytes], signal: AbortSignal | None, cap: int) -> int | None:
+    """Lines from ``f``'s position to the end, or None past ``cap`` bytes; ``f`` is put back."""
+    base = f.tell()
+    count = 0
+    read = 0
+    last = b""
+    while chunk := f.read(_CHUNK):
+        _check_abort(signal)
+        read += len(chunk)
+        if read > cap:
+            f.seek(base)
+            return None
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    if last and last != b"\n":
+        count += 1
+    f.seek(base)
+    return count
 
 
 def _iter_lines(f: IO[bytes], cap: int) -> Iterator[tuple[bytes, int]]:
@@ -447,7 +469,10 @@ _READ_OUTPUT: dict[str, Any] = {
         "content": {"type": "string", "description": "The lines read, joined with newlines"},
         "offset": {"type": "integer", "description": "Line number of the first line returned"},
         "lines": {"type": "integer", "description": "Number of lines returned"},
-        "total_lines": {"type": "integer", "description": "Number of lines in the file"},
+        "total_lines": {
+            "type": ["integer", "null"],
+            "description": "Number of lines in the file; null when the file is too big to count",
+        },
         "truncated": {
             "type": "boolean",
             "description": "True when the read window (line or byte budget) cut the output",
@@ -961,18 +986,22 @@ def file_tools(
         size: int,
         signal: AbortSignal | None,
     ) -> AgentToolResult:
-        total = _count_lines(f, signal)
         start = offset if offset is not None else 1
-        if start > max(total, 1):
-            raise FileToolError(f"Offset {start} is beyond end of file ({total} lines total)")
+        lines_in_file = _seek_line(f, start - 1, signal)
+        if lines_in_file is not None and start > max(lines_in_file, 1):
+            raise FileToolError(
+                f"Offset {start} is beyond end of file ({lines_in_file} lines total)"
+            )
+        rest = 0 if lines_in_file is not None else _count_rest(f, signal, COUNT_MAX_BYTES)
+        total = None if rest is None else start - 1 + rest
         max_lines = min(limit, max_read_lines) if limit is not None else max_read_lines
         lines: list[str] = []
         used = 0
         cut_by: str | None = None
         first_line_note: str | None = None
-        if total:
-            _seek_line(f, start - 1)
+        if total is None or total:
             for prefix, length in _iter_lines(f, max_read_bytes + 1):
+                _check_abort(signal)
                 if len(lines) >= max_lines:
                     if limit is None or limit > max_read_lines:
                         cut_by = "lines"
@@ -994,10 +1023,14 @@ def file_tools(
                 except UnicodeDecodeError as exc:
                     raise _read_text_error(path, size) from exc
                 used += extra
+            else:
+                total = start - 1 + len(lines)  # the window reached the end of the file
         end = start + len(lines) - 1
-        next_offset = end + 1 if end < total else None
+        more = total is None or end < total
+        next_offset = end + 1 if more else None
         if first_line_note is not None:
-            next_offset = start + 1 if start < total else None
+            next_offset = start + 1 if total is None or start < total else None
+        of = f" of {total}" if total is not None else ""
         text = "\n".join(lines)
         if first_line_note is not None:
             text = f"{text}\n\n{first_line_note}"
@@ -1005,16 +1038,17 @@ def file_tools(
                 text = text[:-1] + f" Use offset={next_offset} to continue.]"
         elif cut_by == "lines" and next_offset is not None:
             text += (
-                f"\n\n[Showing lines {start}-{end} of {total}. "
+                f"\n\n[Showing lines {start}-{end}{of}. "
                 f"Use offset={next_offset} to continue.]"
             )
         elif cut_by == "bytes" and next_offset is not None:
             text += (
-                f"\n\n[Showing lines {start}-{end} of {total} ({_format_size(max_read_bytes)} "
+                f"\n\n[Showing lines {start}-{end}{of} ({_format_size(max_read_bytes)} "
                 f"limit). Use offset={next_offset} to continue.]"
             )
         elif next_offset is not None:
-            text += f"\n\n[{total - end} more lines in file. Use offset={next_offset} to continue.]"
+            count = f"{total - end} more" if total is not None else "More"
+            text += f"\n\n[{count} lines in file. Use offset={next_offset} to continue.]"
         structured = {
             "path": path,
             "content": "\n".join(lines),

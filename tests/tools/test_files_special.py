@@ -158,3 +158,38 @@ def test_grep_fifo_hangs_host_cli_exits_at_timeout(root: Path, tmp_path: Path) -
     )
     assert time.monotonic() - started < 15
     assert "Not a regular file: pipe is a FIFO" in proc.stdout + proc.stderr
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("isolation", MODES)
+async def test_read_big_file_outlasts_deadline_reads_only_its_window(
+    tmp_path: Path, isolation: str
+) -> None:
+    base = tmp_path / "r"
+    base.mkdir()
+    big = base / "data.csv"
+    with big.open("wb") as f:
+        f.write(b"a,b\n" * 4096)
+        f.truncate(4 << 30)  # sparse: no disk used
+    try:
+        result = await _run(base, isolation, "read(path='data.csv', limit=1)", deadline=2.0)
+    finally:
+        big.unlink()
+    assert result.ok, result.error
+    assert result.wall_time < 2.0
+    assert result.value["content"] == "a,b"
+    assert result.value["total_lines"] is None  # too big to count: not counted
+    assert result.value["next_offset"] == 2
+
+
+@pytest.mark.anyio
+async def test_read_big_file_outlasts_deadline_small_file_total_is_exact(tmp_path: Path) -> None:
+    base = tmp_path / "r"
+    base.mkdir()
+    (base / "f.txt").write_text("1\n2\n3\n4\n5")
+    result = await _run(base, "in_process", "read(path='f.txt', offset=2, limit=2)")
+    assert result.value["total_lines"] == 5
+    assert result.value["content"] == "2\n3"
+    beyond = await _run(base, "in_process", "read(path='f.txt', offset=7)")
+    assert beyond.error is not None
+    assert beyond.error.message == "Offset 7 is beyond end of file (5 lines total)"
