@@ -1037,10 +1037,7 @@ def file_tools(
             if next_offset is not None:
                 text = text[:-1] + f" Use offset={next_offset} to continue.]"
         elif cut_by == "lines" and next_offset is not None:
-            text += (
-                f"\n\n[Showing lines {start}-{end}{of}. "
-                f"Use offset={next_offset} to continue.]"
-            )
+            text += f"\n\n[Showing lines {start}-{end}{of}. Use offset={next_offset} to continue.]"
         elif cut_by == "bytes" and next_offset is not None:
             text += (
                 f"\n\n[Showing lines {start}-{end}{of} ({_format_size(max_read_bytes)} "
