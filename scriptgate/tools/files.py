@@ -47,6 +47,7 @@ from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
 from scriptgate.runtime.paths import PathArguments, ResolvedArguments, ResolvedPath, path_admitted
+from scriptgate.runtime.spelling import stored_spelling
 from scriptgate.runtime.tool import AgentTool, OnUpdate
 from scriptgate.runtime.types import AgentToolResult, ImageContent, TextContent
 from scriptgate.tools._hostwork import (
@@ -158,7 +159,10 @@ def _resolve(real_root: str, path: str, given_root: str | None = None) -> str:
             f'Path "{path}" resolves through a symbolic link to a location outside the root '
             "directory; only paths inside it are allowed"
         )
-    return real
+    # judge (and open) the name as the file system stores it: on a case-insensitive
+    # file system ".VENV/x" is ".venv/x", and the policy's rules compare text
+    rel = os.path.relpath(real, real_root)
+    return real if rel == "." else stored_spelling(real_root, rel)
 
 
 def _display(real_root: str, real: str) -> str:
