@@ -117,6 +117,7 @@ from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
 from scriptgate.sandbox.lastvalue import render_last_value
 from scriptgate.sandbox.naming import to_identifier
+from scriptgate.sandbox.records import arguments_size, record_arguments
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.world.builtins import make_builtins
 from scriptgate.sandbox.world.holdable import register_world
@@ -205,9 +206,11 @@ def _missing_tool(names: Sequence[str]) -> Callable[[str], Exception]:
 
 
 class _Call:
-    __slots__ = ("arguments", "duration_ms", "error", "id", "scope", "status", "tool")
+    __slots__ = ("arguments", "duration_ms", "error", "id", "scope", "size", "status", "tool")
 
-    def __init__(self, call_id: str, tool: str, arguments: Any) -> None:
+    def __init__(self, call_id: str, tool: str, arguments: Any, size: int = 0) -> None:
+        self.size = size
+        """Bytes charged to the run's argument budget while the call runs (0: small, kept)."""
         self.id = call_id
         self.tool = tool
         self.arguments = arguments
@@ -221,7 +224,8 @@ class _Call:
         record: CallRecord = _new(CallRecord)
         _SET_RECORD_ID(record, self.id)
         _SET_RECORD_TOOL(record, self.tool)
-        _SET_RECORD_ARGUMENTS(record, self.arguments)
+        arguments = record_arguments(self.arguments) if self.size else self.arguments
+        _SET_RECORD_ARGUMENTS(record, arguments)
         _SET_RECORD_STATUS(record, self.status or "cancelled")
         _SET_RECORD_DURATION(record, self.duration_ms)
         _SET_RECORD_ERROR(record, self.error)
@@ -371,6 +375,9 @@ class _Run:
         self.output_chars = 0
         self.calls: list[_Call] = []
         self.max_calls = limits.max_tool_calls
+        self.argument_budget = limits.memory_bytes
+        self.argument_bytes = 0
+        """Bytes of arguments of calls still running (their records are capped when they end)."""
         self.quotas = limits.max_tool_calls_per_tool
         self.per_tool: dict[str, int] = {}
         self.unstarted: list[PendingToolCall] = []
@@ -456,10 +463,13 @@ class _Run:
             # the script's own dict: copied (exact str keys and scalar values: a
             # shallow copy is the JSON copy)
             arguments = dict(raw) if small_flat(raw) else self._copy_arguments(spec, raw)
+            flat = small_flat(raw)
         else:
             # CPython builds a new dict for ``**kwargs`` on every call: the script
             # holds no reference to it, so a flat one is already our own JSON copy
-            arguments = kwargs if small_flat(kwargs) else self._copy_arguments(spec, kwargs)
+            flat = small_flat(kwargs)
+            arguments = kwargs if flat else self._copy_arguments(spec, kwargs)
+        size = 0 if flat else arguments_size(arguments)
         calls = self.calls
         limit = self.max_calls
         if limit is not None and len(calls) >= limit:
@@ -473,11 +483,26 @@ class _Run:
                     "limit", f'Script exceeded the limit of {per_tool} calls to tool "{name}"'
                 )
             self.per_tool[name] = count + 1
-        call = _Call(f"{self.prefix}/{len(calls) + 1}", name, arguments)
+        budget = self.argument_budget
+        if size and budget is not None and self.argument_bytes + size > budget:
+            raise self.budget.trip(
+                "limit",
+                f"Tool-call arguments exceeded the run's memory budget ({budget} bytes, "
+                "Limits.memory_bytes)",
+            )
+        self.argument_bytes += size
+        call = _Call(f"{self.prefix}/{len(calls) + 1}", name, arguments, size)
         calls.append(call)
         if self.on_event is not None:
             self._emit(RunEvent("call_start", call_id=call.id, tool=name, arguments=arguments))
         return call
+
+    def _settle(self, call: _Call) -> None:
+        """A call ended: its record keeps capped arguments and its bytes are released."""
+        if call.size:
+            self.argument_bytes -= call.size
+            call.size = 0
+            call.arguments = record_arguments(call.arguments)
 
     def _copy_arguments(self, spec: ToolSpec, raw: dict[Any, Any]) -> Any:
         """The JSON copy of arguments that are not a few flat scalars (or are refused)."""
@@ -509,12 +534,7 @@ class _Run:
             raise
         except Exception as exc:  # a broken bridge: the script sees a ToolError
             reply = _bridge_failure(exc)
-        call.status = reply.status
-        call.duration_ms = reply.duration_ms
-        call.error = reply.error
-        if self.on_event is not None:
-            self._ended(call)
-        return reply
+        return self._completed(call, reply)
 
     async def _run_call(self, call: _Call, spec: ToolSpec) -> ToolReply:
         """Run one call in the background, in its own cancel scope."""
@@ -534,6 +554,7 @@ class _Run:
         return ToolReply(status="cancelled", error=f'Tool call "{spec.name}" was cancelled')
 
     def _completed(self, call: _Call, reply: ToolReply) -> ToolReply:
+        self._settle(call)
         call.status = reply.status
         call.duration_ms = reply.duration_ms
         call.error = reply.error
@@ -542,6 +563,7 @@ class _Run:
         return reply
 
     def _cancelled(self, call: _Call, started: float) -> None:
+        self._settle(call)
         call.status = "cancelled"
         call.error = "cancelled"
         if call.duration_ms is None:

@@ -24,14 +24,17 @@ Imports only ``runtime.abort`` (tools sit on runtime); it knows nothing of paths
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 import regex
 
 from scriptgate.runtime.abort import AbortController, AbortError, AbortSignal
@@ -44,6 +47,7 @@ __all__ = [
     "StoppedError",
     "bounded_diff",
     "compile_glob",
+    "in_abandonable_thread",
     "in_stoppable_thread",
 ]
 
@@ -73,16 +77,51 @@ async def in_stoppable_thread(fn: Callable[[AbortSignal], T], signal: AbortSigna
     """``fn(stop)`` in a worker thread; a cancellation abandons the thread and fires ``stop``.
 
     ``stop`` also fires when ``signal`` aborts, and when this call returns, so an
-    abandoned thread ends at its next check instead of running on.
+    abandoned thread ends at its next check instead of running on. The thread is a
+    *daemon* of its own (not one of anyio's pooled workers): one stuck in the kernel
+    (an ``open`` that never returns) neither holds a pool slot nor keeps the
+    interpreter from exiting.
     """
     controller = AbortController()
     remove = signal.add_listener(controller.abort) if signal is not None else None
     try:
-        return await anyio.to_thread.run_sync(fn, controller.signal, abandon_on_cancel=True)
+        return await _in_daemon_thread(lambda: fn(controller.signal))
     finally:
         controller.abort(AbortError("The tool call ended"))
         if remove is not None:
             remove()
+
+
+async def in_abandonable_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` in a daemon thread that a cancellation abandons at once.
+
+    For bounded blocking work (a ``stat``, a write of known size) whose only risk
+    is the kernel not returning: the caller does not wait for it past its deadline.
+    """
+    return await _in_daemon_thread(fn)
+
+
+async def _in_daemon_thread(fn: Callable[[], T]) -> T:
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    box: list[tuple[bool, object]] = []
+
+    def runner() -> None:
+        try:
+            box.append((True, fn()))
+        except BaseException as exc:  # handed to the awaiting task
+            box.append((False, exc))
+        # the event loop may be gone: then nobody is waiting any more
+        with contextlib.suppress(Exception):
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=runner, name="scriptgate host work", daemon=True).start()
+    await done.wait()
+    ok, value = box[0]
+    if ok:
+        return value  # type: ignore[return-value]
+    assert isinstance(value, BaseException)
+    raise value
 
 
 # --------------------------------------------------------------------------- grep

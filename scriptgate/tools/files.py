@@ -43,13 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import anyio
-import anyio.to_thread
-
 from scriptgate.errors import ConfigurationError
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.file_queue import with_file_mutation_queue
 from scriptgate.runtime.paths import PathArguments, ResolvedArguments, ResolvedPath, path_admitted
+from scriptgate.runtime.spelling import stored_spelling
 from scriptgate.runtime.tool import AgentTool, OnUpdate
 from scriptgate.runtime.types import AgentToolResult, ImageContent, TextContent
 from scriptgate.tools._hostwork import (
@@ -59,6 +57,7 @@ from scriptgate.tools._hostwork import (
     StoppedError,
     bounded_diff,
     compile_glob,
+    in_abandonable_thread,
     in_stoppable_thread,
 )
 
@@ -160,7 +159,10 @@ def _resolve(real_root: str, path: str, given_root: str | None = None) -> str:
             f'Path "{path}" resolves through a symbolic link to a location outside the root '
             "directory; only paths inside it are allowed"
         )
-    return real
+    # judge (and open) the name as the file system stores it: on a case-insensitive
+    # file system ".VENV/x" is ".venv/x", and the policy's rules compare text
+    rel = os.path.relpath(real, real_root)
+    return real if rel == "." else stored_spelling(real_root, rel)
 
 
 def _display(real_root: str, real: str) -> str:
@@ -191,13 +193,81 @@ def _os_error(exc: OSError, path: str, verb: str) -> FileToolError:
     return FileToolError(f"Could not {verb} {path}: {reason}")
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
 def _check_abort(signal: AbortSignal | None) -> None:
     if signal is not None and signal.aborted:
         raise FileToolError("Operation aborted")
 
 
 async def _in_thread(fn: Callable[[], T]) -> T:
-    return await anyio.to_thread.run_sync(fn)
+    # abandoned at the run's deadline: a call stuck in the kernel does not hold the run
+    return await in_abandonable_thread(fn)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def _not_regular(path: str, mode: int) -> FileToolError:
+    return FileToolError(
+        f"Not a regular file: {path} is {_kind(mode)}; the file tools open only regular files"
+    )
+
+
+def _open_regular(real: str, path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
+    """Open ``real`` as a regular file and return the descriptor; refuse anything else.
+
+    FIFOs, sockets and devices are refused *before* opening (``lstat``) and again on the
+    descriptor (``fstat``): the open itself uses ``O_NONBLOCK`` (a FIFO without a peer
+    does not block it) and ``O_NOFOLLOW`` (a link swapped in is not followed), then
+    ``O_NONBLOCK`` is cleared for ordinary I/O. ``O_TRUNC`` is applied only once the
+    descriptor is known to be a regular file. Raises ``OSError`` as ``os.open`` does.
+    """
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise FileToolError(f"Path is a directory: {path}")
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+    truncate = bool(flags & os.O_TRUNC)
+    open_flags = (flags & ~os.O_TRUNC) | _NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(real, open_flags, mode)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        if truncate:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _stat_regular(real: str, path: str) -> os.stat_result:
+    """``stat`` of a path the content tools may open: a directory or non-regular file is refused."""
+    st = os.stat(real)
+    if stat.S_ISDIR(st.st_mode):
+        raise FileToolError(f"Path is a directory: {path}")
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    return st
 
 
 def _read_text_error(path: str, size: int) -> FileToolError:
@@ -209,37 +279,59 @@ def _read_text_error(path: str, size: int) -> FileToolError:
 # ----------------------------------------------------------------------------- windows
 
 
-def _count_lines(f: IO[bytes], signal: AbortSignal | None = None) -> int:
-    """Lines in the file (a final line without a newline counts), bounded memory."""
+COUNT_MAX_BYTES = 64 << 20
+"""``read`` counts the lines after its window in at most this many bytes; past it the
+total is reported unknown (``total_lines`` null) instead of reading the whole file."""
+
+
+def _seek_line(f: IO[bytes], index: int, signal: AbortSignal | None = None) -> int | None:
+    """Position ``f`` at the start of the 0-based line ``index``.
+
+    Returns None when that line exists, else the number of lines in the file (then
+    ``f``'s position is undefined). Reads only up to the line, checking ``signal``.
+    """
     f.seek(0)
-    count = 0
+    if index == 0:
+        return None
+    seen = 0
+    pos = 0
     last = b""
     while chunk := f.read(_CHUNK):
         _check_abort(signal)
-        count += chunk.count(b"\n")
-        last = chunk[-1:]
-    if last and last != b"\n":
-        count += 1
-    return count
-
-
-def _seek_line(f: IO[bytes], index: int) -> None:
-    """Position ``f`` at the start of the 0-based line ``index`` (which must exist)."""
-    f.seek(0)
-    if index == 0:
-        return
-    seen = 0
-    pos = 0
-    while chunk := f.read(_CHUNK):
         found = chunk.count(b"\n")
         if seen + found >= index:
             at = -1
             for _ in range(index - seen):
                 at = chunk.index(b"\n", at + 1)
             f.seek(pos + at + 1)
-            return
+            if not f.read(1):
+                return index  # the file ends right after that newline
+            f.seek(pos + at + 1)
+            return None
         seen += found
         pos += len(chunk)
+        last = chunk[-1:]
+    return seen + (1 if last and last != b"\n" else 0)
+
+
+def _count_rest(f: IO[bytes], signal: AbortSignal | None, cap: int) -> int | None:
+    """Lines from ``f``'s position to the end, or None past ``cap`` bytes; ``f`` is put back."""
+    base = f.tell()
+    count = 0
+    read = 0
+    last = b""
+    while chunk := f.read(_CHUNK):
+        _check_abort(signal)
+        read += len(chunk)
+        if read > cap:
+            f.seek(base)
+            return None
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    if last and last != b"\n":
+        count += 1
+    f.seek(base)
+    return count
 
 
 def _iter_lines(f: IO[bytes], cap: int) -> Iterator[tuple[bytes, int]]:
@@ -381,7 +473,10 @@ _READ_OUTPUT: dict[str, Any] = {
         "content": {"type": "string", "description": "The lines read, joined with newlines"},
         "offset": {"type": "integer", "description": "Line number of the first line returned"},
         "lines": {"type": "integer", "description": "Number of lines returned"},
-        "total_lines": {"type": "integer", "description": "Number of lines in the file"},
+        "total_lines": {
+            "type": ["integer", "null"],
+            "description": "Number of lines in the file; null when the file is too big to count",
+        },
         "truncated": {
             "type": "boolean",
             "description": "True when the read window (line or byte budget) cut the output",
@@ -850,9 +945,10 @@ def file_tools(
         if stat.S_ISDIR(st.st_mode):
             raise FileToolError(f"Path is a directory: {path}. Use ls to list its entries.")
         if not stat.S_ISREG(st.st_mode):
-            raise FileToolError(f"Not a regular file: {path}")
+            raise _not_regular(path, st.st_mode)
         try:
-            with open(real, "rb") as f:
+            with os.fdopen(_open_regular(real, path), "rb") as f:
+                st = os.fstat(f.fileno())
                 head = f.read(_SNIFF)
                 mime = _sniff_image(head)
                 if mime is not None:
@@ -894,18 +990,22 @@ def file_tools(
         size: int,
         signal: AbortSignal | None,
     ) -> AgentToolResult:
-        total = _count_lines(f, signal)
         start = offset if offset is not None else 1
-        if start > max(total, 1):
-            raise FileToolError(f"Offset {start} is beyond end of file ({total} lines total)")
+        lines_in_file = _seek_line(f, start - 1, signal)
+        if lines_in_file is not None and start > max(lines_in_file, 1):
+            raise FileToolError(
+                f"Offset {start} is beyond end of file ({lines_in_file} lines total)"
+            )
+        rest = 0 if lines_in_file is not None else _count_rest(f, signal, COUNT_MAX_BYTES)
+        total = None if rest is None else start - 1 + rest
         max_lines = min(limit, max_read_lines) if limit is not None else max_read_lines
         lines: list[str] = []
         used = 0
         cut_by: str | None = None
         first_line_note: str | None = None
-        if total:
-            _seek_line(f, start - 1)
+        if total is None or total:
             for prefix, length in _iter_lines(f, max_read_bytes + 1):
+                _check_abort(signal)
                 if len(lines) >= max_lines:
                     if limit is None or limit > max_read_lines:
                         cut_by = "lines"
@@ -927,27 +1027,29 @@ def file_tools(
                 except UnicodeDecodeError as exc:
                     raise _read_text_error(path, size) from exc
                 used += extra
+            else:
+                total = start - 1 + len(lines)  # the window reached the end of the file
         end = start + len(lines) - 1
-        next_offset = end + 1 if end < total else None
+        more = total is None or end < total
+        next_offset = end + 1 if more else None
         if first_line_note is not None:
-            next_offset = start + 1 if start < total else None
+            next_offset = start + 1 if total is None or start < total else None
+        of = f" of {total}" if total is not None else ""
         text = "\n".join(lines)
         if first_line_note is not None:
             text = f"{text}\n\n{first_line_note}"
             if next_offset is not None:
                 text = text[:-1] + f" Use offset={next_offset} to continue.]"
         elif cut_by == "lines" and next_offset is not None:
-            text += (
-                f"\n\n[Showing lines {start}-{end} of {total}. "
-                f"Use offset={next_offset} to continue.]"
-            )
+            text += f"\n\n[Showing lines {start}-{end}{of}. Use offset={next_offset} to continue.]"
         elif cut_by == "bytes" and next_offset is not None:
             text += (
-                f"\n\n[Showing lines {start}-{end} of {total} ({_format_size(max_read_bytes)} "
+                f"\n\n[Showing lines {start}-{end}{of} ({_format_size(max_read_bytes)} "
                 f"limit). Use offset={next_offset} to continue.]"
             )
         elif next_offset is not None:
-            text += f"\n\n[{total - end} more lines in file. Use offset={next_offset} to continue.]"
+            count = f"{total - end} more" if total is not None else "More"
+            text += f"\n\n[{count} lines in file. Use offset={next_offset} to continue.]"
         structured = {
             "path": path,
             "content": "\n".join(lines),
@@ -971,7 +1073,12 @@ def file_tools(
         if limit is not None and limit < 1:
             raise FileToolError("limit must be at least 1")
         _check_abort(signal)
-        return await _in_thread(lambda: read_sync(path, offset, limit, signal))
+        try:
+            return await in_stoppable_thread(
+                lambda stop: read_sync(path, offset, limit, stop), signal
+            )
+        except StoppedError as exc:
+            raise FileToolError("Operation aborted") from exc
 
     # ------------------------------------------------------------------ write
 
@@ -988,8 +1095,7 @@ def file_tools(
                     f'Path "{path}" resolves through a symbolic link to a location outside the '
                     "root directory; only paths inside it are allowed"
                 )
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(real, flags, 0o666)
+            fd = _open_regular(real, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         except FileToolError:
@@ -1022,15 +1128,13 @@ def file_tools(
 
     def load_for_edit(real: str, path: str) -> str:
         try:
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
-                raise FileToolError(f"Path is a directory: {path}")
+            st = _stat_regular(real, path)
             if st.st_size > max_edit_bytes:
                 raise FileToolError(
                     f"Cannot edit {path}: {_format_size(st.st_size)} exceeds the "
                     f"{_format_size(max_edit_bytes)} edit limit. Use write to replace it."
                 )
-            with open(real, "rb") as f:
+            with os.fdopen(_open_regular(real, path), "rb") as f:
                 raw = f.read(max_edit_bytes + 1)
         except FileToolError:
             raise
@@ -1216,10 +1320,21 @@ def file_tools(
         out_lines: list[str],
         matches: list[dict[str, Any]],
         stop: AbortSignal | None = None,
+        explicit: bool = False,
     ) -> bool:
-        """Search one file; return True when the match budget ran out."""
+        """Search one file; return True when the match budget ran out.
+
+        A FIFO, socket or device is never opened: a walk skips it, a path given
+        explicitly fails the call.
+        """
         try:
-            with open(real, "rb") as f:
+            try:
+                fd = _open_regular(real, display)
+            except FileToolError:
+                if explicit:
+                    raise
+                return False
+            with os.fdopen(fd, "rb") as f:
                 if b"\x00" in f.read(_SNIFF):
                     return False
                 f.seek(0)
@@ -1286,7 +1401,8 @@ def file_tools(
         out_lines: list[str] = []
         matches: list[dict[str, Any]] = []
         truncated = False
-        if os.path.isdir(start):
+        explicit = not os.path.isdir(start)
+        if not explicit:
             candidates: Iterator[tuple[str, str, bool]] = _walk_files(
                 real_root, start, signal, admit
             )
@@ -1303,7 +1419,15 @@ def file_tools(
                 continue
             _check_abort(signal)
             if grep_file(
-                real, _display(real_root, real), search, context, limit, out_lines, matches, signal
+                real,
+                _display(real_root, real),
+                search,
+                context,
+                limit,
+                out_lines,
+                matches,
+                signal,
+                explicit,
             ):
                 truncated = True
                 break

@@ -128,6 +128,7 @@ from scriptgate.sandbox.isolation.framing import (
     _with_note,
 )
 from scriptgate.sandbox.isolation.jail import JailReport
+from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
     CallStatus,
@@ -585,7 +586,7 @@ class _Call:
         return CallRecord(
             id=self.id,
             tool=self.tool,
-            arguments=self.arguments,
+            arguments=record_arguments(self.arguments),
             status=self.status or "cancelled",
             duration_ms=self.duration_ms,
             error=self.error,
@@ -1213,6 +1214,7 @@ class ProcessRunner:
             status = reply.status if reply.status in _CALL_STATUSES else "error"
             duration, error = reply.duration_ms, reply.error
             call.status = status
+            call.arguments = record_arguments(call.arguments)  # the record keeps a capped copy
             call.duration_ms = duration if type(duration) is int else None
             call.error = error if error is None or type(error) is str else _as_text(error)
             if state.on_event is not None:
