@@ -218,6 +218,13 @@ _DENIED_SYSCALLS: tuple[str, ...] = (
 _AF_UNIX = 1
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
+_TIOCCONS = 0x541D
+_TIOCSCTTY = 0x540E
+_TIOCSETD = 0x5423
+# Requests that act on a terminal beyond this process: push input (TIOCSTI), the
+# console's selection/paste (TIOCLINUX), redirect the console (TIOCCONS), take a
+# controlling tty (TIOCSCTTY), switch line discipline (TIOCSETD).
+_DENIED_IOCTLS = (_TIOCSTI, _TIOCLINUX, _TIOCCONS, _TIOCSCTTY, _TIOCSETD)
 
 
 @dataclass(frozen=True)
@@ -815,8 +822,12 @@ def _build_seccomp() -> tuple[bytes, str]:
     syscall_filter.add_rule(
         module.ERRNO(errno.EAFNOSUPPORT), "socket", module.Arg(0, module.NE, _AF_UNIX)
     )
-    for request in (_TIOCSTI, _TIOCLINUX):
-        syscall_filter.add_rule(eperm, "ioctl", module.Arg(1, module.EQ, request))
+    # The kernel reads ioctl's request as 32 bits: compare only those, or
+    # ioctl(fd, 0x1_0000_5412) is TIOCSTI to the kernel and passes the rule.
+    for request in _DENIED_IOCTLS:
+        syscall_filter.add_rule(
+            eperm, "ioctl", module.Arg(1, module.MASKED_EQ, 0xFFFFFFFF, request)
+        )
     read, write = os.pipe()
     try:
         with os.fdopen(write, "wb") as sink:
@@ -970,7 +981,10 @@ def run_main(argv: Sequence[str]) -> NoReturn:
     """Launcher for ``scriptgate jail run``: ``[file, tmpdir, memory_bytes]``; runs the file jailed.
 
     The file's text is read here, before the jail closes; stdin, stdout and stderr
-    are passed through, every other descriptor is closed, the environment is empty.
+    are passed through (``scriptgate jail run`` makes them pipes it relays, so the
+    jail never holds the caller's terminal), every other descriptor is closed, the
+    environment is empty, and the worker starts a session of its own (no
+    controlling terminal).
     """
     path, tmpdir, memory = argv[0], argv[1], int(argv[2])
     with open(path, "rb") as handle:
@@ -978,7 +992,9 @@ def run_main(argv: Sequence[str]) -> NoReturn:
     _close_fds(())
     os.environ.clear()
     os.chdir(tmpdir)
-    settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=64 << 20)
+    settings = JailSettings(
+        tmpdir=tmpdir, memory_bytes=memory or None, fsize=64 << 20, new_session=True
+    )
 
     def body(report: JailReport) -> None:
         code = compile(source, path, "exec")
