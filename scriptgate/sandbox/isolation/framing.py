@@ -245,7 +245,7 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
             continue
         if answered is not None and status != "error":
             raise _ProtocolError(
-                f"a malformed result (a record claims call {call_id!r} the parent never saw)"
+                f"a malformed result (a record claims call {call_id!r} the parent never ran)"
             )
         record = _new(CallRecord)
         set_id(record, call_id)
