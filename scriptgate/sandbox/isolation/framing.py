@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import Any, NoReturn
 
 from scriptgate.errors import ConfigurationError
-from scriptgate.sandbox.bridge import ToolReply, ToolSpec, slot_setters
+from scriptgate.sandbox.bridge import ToolReply, ToolSpec, json_size, slot_setters
 from scriptgate.sandbox.result import (
     CallRecord,
     ErrorKind,
@@ -197,7 +197,8 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
     # --- hostile worker: the records are the parent's. Each call this side answered
     # appears exactly once, as this side saw it (one the worker leaves out is added
     # back); a duplicate, a renamed call or a record of a call this side never saw
-    # (but the worker's own "error" for arguments it could not send) is refused. ---
+    # (but the worker's own "error" or "cancelled" for a call it never sent: arguments
+    # it could not send, a call the script's end cut off) is refused. ---
     seen: set[str] = set()
 
     def ours(known: Any) -> CallRecord:
@@ -243,7 +244,7 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
                 raise _ProtocolError(f"a malformed result (a record renames call {call_id!r})")
             append(ours(known))
             continue
-        if answered is not None and status != "error":
+        if status == "ok" or (answered is not None and status not in ("error", "cancelled")):
             raise _ProtocolError(
                 f"a malformed result (a record claims call {call_id!r} the parent never ran)"
             )
@@ -267,4 +268,53 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
         error=error,
         calls=tuple(calls),
         wall_time=float(wall),
+    )
+
+
+def _within_limits(result: ScriptResult, limits: Limits) -> ScriptResult:
+    """``result`` held to ``max_output_chars`` and ``max_result_bytes``, as the in-process engine would.
+
+    The worker enforces both itself; a worker whose interpreter is broken may not, so the
+    parent checks again what came back: output beyond the cap is cut to it, a value over
+    the cap is dropped; either is a ``limit`` error (the in-process texts).
+    """
+    output, value, error = result.output, result.value, result.error
+    cap = limits.max_output_chars
+    over = False
+    if cap is not None and len(output) > cap:
+        output, over = output[:cap], True
+        if error is None or error.kind != "limit":
+            error = ScriptError(
+                "limit", "LimitExceeded", f"Script output exceeded the limit of {cap} characters"
+            )
+        value = None
+    byte_cap = limits.max_result_bytes
+    if (
+        byte_cap is not None
+        and value is not None
+        and type(value) not in (bool, int, float)
+        and not (type(value) is str and len(value) * 4 <= byte_cap)
+    ):
+        try:
+            size = json_size(value)
+        except ValueError:
+            size = byte_cap + 1
+        if size > byte_cap:
+            over = True
+            value = None
+            if error is None:
+                error = ScriptError(
+                    "limit",
+                    "LimitExceeded",
+                    f"The script's value is {size} bytes, more than the limit of {byte_cap} bytes",
+                )
+    if not over:
+        return result
+    return ScriptResult(
+        ok=error is None,
+        value=value,
+        output=output,
+        error=error,
+        calls=result.calls,
+        wall_time=result.wall_time,
     )

@@ -124,6 +124,7 @@ from scriptgate.sandbox.isolation.framing import (
     _seconds,
     _spec_json,
     _with_note,
+    _within_limits,
 )
 from scriptgate.sandbox.isolation.jail import JailReport
 from scriptgate.sandbox.result import (
@@ -1476,6 +1477,11 @@ class ProcessRunner:
                 state.stop = ("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
         if result is not None:
             result = self._memory_error_to_limit(result)
+            # --- hostile worker: the limits hold on what comes back, whatever the worker did
+            checked = _within_limits(result, self.limits)
+            if checked is not result:
+                state.retire = True  # an honest worker never sends that
+                result = checked
             failed = result.error is not None
             fatal = result.error is not None and result.error.kind in (
                 "limit",

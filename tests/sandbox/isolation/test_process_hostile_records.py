@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scriptgate import Sandbox, tool
+from scriptgate import Limits, Sandbox, tool
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="posix worker harness")
@@ -44,8 +44,12 @@ while True:
         "dup": ["c1", "c1", "c1"],
         "forge": [["ghost", "delete_all_backups", {"really": True}, "blocked", 0,
                    "denied by policy rule 1"]],
+        "big_value": ["c1"],
+        "big_output": ["c1"],
     }[variant]
-    send({"op": "result", "result": {"ok": True, "value": "done", "output": "",
+    value = ["V" * 100] * 100 if variant == "big_value" else "done"
+    output = "O" * 5000 if variant == "big_output" else ""
+    send({"op": "result", "result": {"ok": True, "value": value, "output": output,
           "error": None, "calls": calls, "wall_time": 0.0}, "cpu": 0.0, "retire": False})
 """
 
@@ -76,9 +80,9 @@ class _HostileRunner(ProcessRunner):
         )
 
 
-def _run(variant: str) -> Any:
+def _run(variant: str, limits: Limits | None = None) -> Any:
     EXECUTED.clear()
-    sandbox = Sandbox(tools=[transfer], isolation="process")
+    sandbox = Sandbox(tools=[transfer], isolation="process", limits=limits or Limits())
     sandbox._runner = _HostileRunner(sandbox.limits, variant)
     try:
         return sandbox.run_sync("transfer(amount=1000000)")
@@ -104,4 +108,26 @@ def test_hostile_worker_records_duplicate_or_forged_refused(variant: str) -> Non
     assert result.error is not None
     assert result.error.kind == "sandbox"
     assert "misbehaved" in result.error.message
+    assert [(c.id, c.status) for c in result.calls] == [("c1", "ok")]
+
+
+@pytest.mark.parametrize(
+    ("variant", "message"),
+    [
+        ("big_value", "The script's value is 10301 bytes, more than the limit of 1000 bytes"),
+        ("big_output", "Script output exceeded the limit of 1000 characters"),
+    ],
+)
+def test_hostile_worker_oversize_result_held_to_the_limits(variant: str, message: str) -> None:
+    """A worker's result over max_result_bytes / max_output_chars is the in-process limit error."""
+    result = _run(variant, Limits(max_result_bytes=1000, max_output_chars=1000))
+    assert not result.ok
+    assert result.value is None
+    assert len(result.output) <= 1000
+    assert result.error is not None
+    assert (result.error.kind, result.error.type, result.error.message) == (
+        "limit",
+        "LimitExceeded",
+        message,
+    )
     assert [(c.id, c.status) for c in result.calls] == [("c1", "ok")]
