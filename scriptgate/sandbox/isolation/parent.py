@@ -1,4 +1,4 @@
-"""Process isolation: scripts run in disposable, resource-limited worker processes.
+"""Process isolation: scripts run in pooled, resource-limited worker processes.
 
 The parent side of ``isolation/``: worker handles, the zygote, :class:`ProcessRunner`; the
 wire format and result checks are :mod:`.framing`. Must not import the engine (the worker

@@ -592,3 +592,27 @@ def test_jail_tiocsti_filter_high_bits_refused_by_seccomp(tmp_path: Path) -> Non
     lines = inside.stdout.split("\n")[:-1]
     assert len(lines) == 5, inside.stdout
     assert all(line.split()[1] == str(errno_module.EPERM) for line in lines), inside.stdout
+
+
+def test_jail_tmpdir_inode_growth_is_bounded(tmp_path: Path) -> None:
+    """Empty files (which RLIMIT_FSIZE does not count) stop at the temp dir's inode cap."""
+    source = """
+        import os
+        made = 0
+        try:
+            for n in range(20000):
+                os.close(os.open(f"f{n}", os.O_CREAT | os.O_WRONLY, 0o600))
+                made += 1
+            print("ESCAPED", made)
+        except OSError as exc:
+            print("REFUSED", made, exc.errno)
+        """
+    outside = _plain_run(tmp_path, source)
+    assert outside.stdout.startswith("ESCAPED 20000"), outside.stdout
+    inside = _jail_run(tmp_path, source)
+    assert inside.returncode == 0, inside.stderr
+    import errno as errno_module
+
+    verdict, made, code = inside.stdout.split()
+    assert (verdict, code) == ("REFUSED", str(errno_module.ENOSPC)), inside.stdout
+    assert int(made) < 5000
