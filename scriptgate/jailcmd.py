@@ -3,7 +3,8 @@
 This module owns the two subcommands' arguments and bodies (``cli.py`` only
 registers them). Both start a fresh launcher interpreter
 (:func:`scriptgate.sandbox.isolation.jail.launcher_command`) with an empty environment and
-no inherited descriptors but stdin/stdout/stderr, which builds the same jail a
+no inherited descriptors but stdin/stdout/stderr (for ``jail run`` pipes this
+process relays, never the caller's terminal), which builds the same jail a
 process-mode worker gets (:mod:`scriptgate.sandbox.isolation.jail`). It must not build a
 jail itself (this process is the host) nor touch the worker protocol.
 """
@@ -12,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import selectors
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -117,13 +121,81 @@ def _run(file: str, memory_mib: int, io: _HasStreams) -> int:
     io.stdout.flush()
     io.stderr.flush()
     try:
-        done = subprocess.run(
+        # Pipes, not our descriptors: the jail must never hold the caller's terminal
+        # (TIOCSTI and friends act on a tty through any fd of it). We relay.
+        process = subprocess.Popen(
             launcher_command("run", str(path.resolve()), tmpdir, str(max(0, memory_mib) << 20)),
             env={},
             close_fds=True,
-            check=False,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
+        try:
+            _relay(process, io)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            code = process.wait()
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-    code = done.returncode
     return 128 - code if code < 0 else code
+
+
+def _sink(stream: TextIO) -> Callable[[bytes], None]:
+    binary = getattr(stream, "buffer", None)
+    if binary is not None:
+
+        def write_binary(data: bytes) -> None:
+            binary.write(data)
+            binary.flush()
+
+        return write_binary
+
+    def write_text(data: bytes) -> None:
+        stream.write(data.decode("utf-8", "replace"))
+        stream.flush()
+
+    return write_text
+
+
+def _relay(process: subprocess.Popen[bytes], io: _HasStreams) -> None:
+    """Copy our stdin to the jail's and its stdout/stderr to ours until both close."""
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    selector = selectors.DefaultSelector()
+    sinks = {process.stdout.fileno(): _sink(io.stdout), process.stderr.fileno(): _sink(io.stderr)}
+    for fd in sinks:
+        selector.register(fd, selectors.EVENT_READ)
+    child_in = process.stdin.fileno()
+    try:
+        os.fstat(0)
+        selector.register(0, selectors.EVENT_READ)
+    except (OSError, ValueError, PermissionError):
+        process.stdin.close()
+    try:
+        while sinks:
+            for key, _events in selector.select():
+                fd = int(key.fd)
+                if fd == 0:
+                    data = os.read(0, 1 << 16)
+                    try:
+                        if not data:
+                            raise BrokenPipeError
+                        os.write(child_in, data)
+                    except OSError:
+                        selector.unregister(0)
+                        process.stdin.close()
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    sinks[fd](chunk)
+                else:
+                    selector.unregister(fd)
+                    del sinks[fd]
+    finally:
+        selector.close()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import Any, NoReturn
 
 from scriptgate.errors import ConfigurationError
-from scriptgate.sandbox.bridge import ToolReply, ToolSpec, slot_setters
+from scriptgate.sandbox.bridge import ToolReply, ToolSpec, json_size, slot_setters
 from scriptgate.sandbox.result import (
     CallRecord,
     ErrorKind,
@@ -194,20 +194,32 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
     append = calls.append
     record: CallRecord
     set_id, set_tool, set_arguments, set_status, set_duration, set_error = _RECORD_SETTERS
+    # --- hostile worker: the records are the parent's. Each call this side answered
+    # appears exactly once, as this side saw it (one the worker leaves out is added
+    # back); a duplicate, a renamed call or a record of a call this side never saw
+    # (but the worker's own "error" or "cancelled" for a call it never sent: arguments
+    # it could not send, a call the script's end cut off) is refused. ---
+    seen: set[str] = set()
+
+    def ours(known: Any) -> CallRecord:
+        mine = _new(CallRecord)
+        set_id(mine, known.id)
+        set_tool(mine, known.tool)
+        set_arguments(mine, known.arguments)
+        set_status(mine, known.status or "cancelled")
+        set_duration(mine, known.duration_ms)
+        set_error(mine, known.error)
+        return mine
+
     for item in raw_calls:
         if type(item) is str:
-            # a call this side answered: its record is ours
             known = answered.get(item) if answered is not None else None
             if known is None or known.status is None:
                 raise _ProtocolError("a malformed result (a call record names an unanswered call)")
-            record = _new(CallRecord)
-            set_id(record, known.id)
-            set_tool(record, known.tool)
-            set_arguments(record, known.arguments)
-            set_status(record, known.status)
-            set_duration(record, known.duration_ms)
-            set_error(record, known.error)
-            append(record)
+            if item in seen:
+                raise _ProtocolError(f"a malformed result (call {item!r} is listed twice)")
+            seen.add(item)
+            append(ours(known))
             continue
         # [id, tool, arguments, status, duration_ms, error] (decoded JSON: exact types;
         # one pass of checks per record, _check_call says what is wrong)
@@ -223,21 +235,19 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
             and (call_error is None or type(call_error) is str)
         ):
             _check_call(item)
-        # --- hostile worker: a whole record never overrides what this side ran ---
+        if call_id in seen:
+            raise _ProtocolError(f"a malformed result (call {call_id!r} is listed twice)")
+        seen.add(call_id)
         known = answered.get(call_id) if answered is not None else None
         if known is not None:
-            # a call this side ran: its tool, arguments and outcome are ours; the
-            # engine may only have cancelled it after the reply
             if tool != known.tool:
                 raise _ProtocolError(f"a malformed result (a record renames call {call_id!r})")
-            arguments = known.arguments
-            if known.status is not None and status != "cancelled":
-                status, duration, call_error = known.status, known.duration_ms, known.error
-        elif status == "ok":
+            append(ours(known))
+            continue
+        if status == "ok" or (answered is not None and status not in ("error", "cancelled")):
             raise _ProtocolError(
                 f"a malformed result (a record claims call {call_id!r} the parent never ran)"
             )
-        # --- end hostile worker ---
         record = _new(CallRecord)
         set_id(record, call_id)
         set_tool(record, tool)
@@ -246,6 +256,11 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
         set_duration(record, duration)
         set_error(record, call_error)
         append(record)
+    if answered is not None:
+        for call_id, known in answered.items():
+            if call_id not in seen:
+                append(ours(known))
+    # --- end hostile worker ---
     return ScriptResult(
         ok=bool(ok),
         value=data.get("value"),
@@ -253,4 +268,53 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
         error=error,
         calls=tuple(calls),
         wall_time=float(wall),
+    )
+
+
+def _within_limits(result: ScriptResult, limits: Limits) -> ScriptResult:
+    """``result`` held to ``max_output_chars`` and ``max_result_bytes``, as the in-process engine would.
+
+    The worker enforces both itself; a worker whose interpreter is broken may not, so the
+    parent checks again what came back: output beyond the cap is cut to it, a value over
+    the cap is dropped; either is a ``limit`` error (the in-process texts).
+    """
+    output, value, error = result.output, result.value, result.error
+    cap = limits.max_output_chars
+    over = False
+    if cap is not None and len(output) > cap:
+        output, over = output[:cap], True
+        if error is None or error.kind != "limit":
+            error = ScriptError(
+                "limit", "LimitExceeded", f"Script output exceeded the limit of {cap} characters"
+            )
+        value = None
+    byte_cap = limits.max_result_bytes
+    if (
+        byte_cap is not None
+        and value is not None
+        and type(value) not in (bool, int, float)
+        and not (type(value) is str and len(value) * 4 <= byte_cap)
+    ):
+        try:
+            size = json_size(value)
+        except ValueError:
+            size = byte_cap + 1
+        if size > byte_cap:
+            over = True
+            value = None
+            if error is None:
+                error = ScriptError(
+                    "limit",
+                    "LimitExceeded",
+                    f"The script's value is {size} bytes, more than the limit of {byte_cap} bytes",
+                )
+    if not over:
+        return result
+    return ScriptResult(
+        ok=error is None,
+        value=value,
+        output=output,
+        error=error,
+        calls=result.calls,
+        wall_time=result.wall_time,
     )

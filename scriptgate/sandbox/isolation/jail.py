@@ -218,6 +218,13 @@ _DENIED_SYSCALLS: tuple[str, ...] = (
 _AF_UNIX = 1
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
+_TIOCCONS = 0x541D
+_TIOCSCTTY = 0x540E
+_TIOCSETD = 0x5423
+# Requests that act on a terminal beyond this process: push input (TIOCSTI), the
+# console's selection/paste (TIOCLINUX), redirect the console (TIOCCONS), take a
+# controlling tty (TIOCSCTTY), switch line discipline (TIOCSETD).
+_DENIED_IOCTLS = (_TIOCSTI, _TIOCLINUX, _TIOCCONS, _TIOCSCTTY, _TIOCSETD)
 
 
 @dataclass(frozen=True)
@@ -307,6 +314,9 @@ class JailSettings:
     ``nofile`` its descriptors. ``new_session``: the worker starts a session (and
     process group) of its own, so the caller can kill it with ``killpg(worker_pid)``.
     ``extra_read_only``: more directories shown read-only (beside the runtime).
+    ``tmp_bytes`` / ``tmp_inodes``: with a mount namespace the temp dir is a fresh
+    ``tmpfs`` of at most that many bytes and entries (files, directories, links), so
+    jailed code cannot grow the host's disk or inode table through it.
     """
 
     tmpdir: str
@@ -316,6 +326,8 @@ class JailSettings:
     fsize: int = 0
     new_session: bool = False
     extra_read_only: tuple[str, ...] = ()
+    tmp_bytes: int = 16 << 20
+    tmp_inodes: int = 1024
 
 
 _LIBC: list[ctypes.CDLL] = []
@@ -384,6 +396,8 @@ class _Prepared:
         self.read_only: list[str] = []
         self.devices: list[tuple[str, bool]] = []
         self.tmpdir = ""
+        self.tmp_bytes = 16 << 20
+        self.tmp_inodes = 1024
         self.namespaces = False
         self.seccomp_bpf: bytes | None = None
         self.seccomp_detail = ""
@@ -465,7 +479,18 @@ def _build_root(prepared: _Prepared, new_root: str) -> None:
         _bind(path, new_root + path, writable=False, is_file=False)
     for path, writable in prepared.devices:
         _bind(path, new_root + path, writable=writable, is_file=True)
-    _bind(prepared.tmpdir, new_root + prepared.tmpdir, writable=True, is_file=False)
+    # The temp dir: a bounded tmpfs of its own, not a bind of the host directory
+    # (RLIMIT_FSIZE caps a file's length, not the number of entries).
+    target = new_root + prepared.tmpdir
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    owner = f",uid={NOBODY},gid={NOBODY}" if os.geteuid() == 0 else ""
+    _mount(
+        "scriptgate-tmp",
+        target,
+        "tmpfs",
+        _MS_NOSUID | _MS_NODEV,
+        f"mode=0700,size={prepared.tmp_bytes},nr_inodes={prepared.tmp_inodes}{owner}",
+    )
     number = _SYS_PIVOT_ROOT.get(platform.machine())
     if number is None:
         raise OSError(errno.ENOSYS, f"pivot_root: unknown syscall number on {platform.machine()}")
@@ -515,7 +540,7 @@ def _enter_namespaces(prepared: _Prepared, settings: JailSettings, new_root: str
     _drop_capabilities()
     return (
         "user, mount, pid, net, ipc, uts, cgroup; new root: "
-        f"{len(prepared.read_only)} read-only runtime dirs, the temp dir, "
+        f"{len(prepared.read_only)} read-only runtime dirs, the temp dir (tmpfs), "
         f"{len(prepared.devices)} devices; no /proc; no capabilities"
     )
 
@@ -543,6 +568,7 @@ def _prepare(settings: JailSettings) -> _Prepared:
     preloaded = preload()
     prepared.seccomp_bpf, prepared.seccomp_detail, prepared.seccomp_error = preloaded.seccomp
     prepared.tmpdir = os.path.realpath(settings.tmpdir)
+    prepared.tmp_bytes, prepared.tmp_inodes = settings.tmp_bytes, settings.tmp_inodes
     prepared.read_only = list(preloaded.paths) + [
         os.path.realpath(path) for path in settings.extra_read_only if os.path.isdir(path)
     ]
@@ -815,8 +841,12 @@ def _build_seccomp() -> tuple[bytes, str]:
     syscall_filter.add_rule(
         module.ERRNO(errno.EAFNOSUPPORT), "socket", module.Arg(0, module.NE, _AF_UNIX)
     )
-    for request in (_TIOCSTI, _TIOCLINUX):
-        syscall_filter.add_rule(eperm, "ioctl", module.Arg(1, module.EQ, request))
+    # The kernel reads ioctl's request as 32 bits: compare only those, or
+    # ioctl(fd, 0x1_0000_5412) is TIOCSTI to the kernel and passes the rule.
+    for request in _DENIED_IOCTLS:
+        syscall_filter.add_rule(
+            eperm, "ioctl", module.Arg(1, module.MASKED_EQ, 0xFFFFFFFF, request)
+        )
     read, write = os.pipe()
     try:
         with os.fdopen(write, "wb") as sink:
@@ -970,7 +1000,10 @@ def run_main(argv: Sequence[str]) -> NoReturn:
     """Launcher for ``scriptgate jail run``: ``[file, tmpdir, memory_bytes]``; runs the file jailed.
 
     The file's text is read here, before the jail closes; stdin, stdout and stderr
-    are passed through, every other descriptor is closed, the environment is empty.
+    are passed through (``scriptgate jail run`` makes them pipes it relays, so the
+    jail never holds the caller's terminal), every other descriptor is closed, the
+    environment is empty, and the worker starts a session of its own (no
+    controlling terminal).
     """
     path, tmpdir, memory = argv[0], argv[1], int(argv[2])
     with open(path, "rb") as handle:
@@ -978,7 +1011,14 @@ def run_main(argv: Sequence[str]) -> NoReturn:
     _close_fds(())
     os.environ.clear()
     os.chdir(tmpdir)
-    settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=64 << 20)
+    settings = JailSettings(
+        tmpdir=tmpdir,
+        memory_bytes=memory or None,
+        fsize=64 << 20,
+        new_session=True,
+        tmp_bytes=64 << 20,
+        tmp_inodes=4096,
+    )
 
     def body(report: JailReport) -> None:
         code = compile(source, path, "exec")

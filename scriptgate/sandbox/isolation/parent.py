@@ -1,4 +1,4 @@
-"""Process isolation: scripts run in disposable, resource-limited worker processes.
+"""Process isolation: scripts run in pooled, resource-limited worker processes.
 
 The parent side of ``isolation/``: worker handles, the zygote, :class:`ProcessRunner`; the
 wire format and result checks are :mod:`.framing`. Must not import the engine (the worker
@@ -126,6 +126,7 @@ from scriptgate.sandbox.isolation.framing import (
     _seconds,
     _spec_json,
     _with_note,
+    _within_limits,
 )
 from scriptgate.sandbox.isolation.jail import JailReport
 from scriptgate.sandbox.records import record_arguments
@@ -1524,6 +1525,11 @@ class ProcessRunner:
                 state.stop = ("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
         if result is not None:
             result = self._memory_error_to_limit(result)
+            # --- hostile worker: the limits hold on what comes back, whatever the worker did
+            checked = _within_limits(result, self.limits)
+            if checked is not result:
+                state.retire = True  # an honest worker never sends that
+                result = checked
             failed = result.error is not None
             fatal = result.error is not None and result.error.kind in (
                 "limit",

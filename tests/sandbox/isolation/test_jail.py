@@ -524,3 +524,95 @@ async def test_jail_parent_refuses_late_calls_and_never_reuses_that_worker(tmp_p
     # (a reused worker would have answered "run 2")
     assert results[0].output == "run 1\n"
     assert results[1].output == "run 1\n"
+
+
+def test_jail_run_tiocsti_escape_refused_in_a_real_terminal(tmp_path: Path) -> None:
+    """TIOCSTI (with and without bits above 32) from `jail run` in a pty injects nothing."""
+    import pty
+    import select
+
+    script = tmp_path / "inject.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import ctypes, os
+            libc = ctypes.CDLL(None, use_errno=True)
+            print("TTY", os.isatty(0), os.isatty(1), os.isatty(2), flush=True)
+            for request in (0x5412, 0x1_0000_5412, 0x541C, 0x1_0000_541C):
+                for fd in (0, 1, 2):
+                    c = ctypes.c_char(b"Z")
+                    ctypes.set_errno(0)
+                    r = libc.ioctl(fd, ctypes.c_ulong(request), ctypes.byref(c))
+                    print("IOCTL", hex(request), fd, r, ctypes.get_errno(), flush=True)
+            """
+        )
+    )
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child execs
+        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
+    output = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        assert ready, output
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's last user is gone
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert "TTY False False False" in text
+    lines = [line.split() for line in text.splitlines() if line.startswith("IOCTL")]
+    assert len(lines) == 12, text
+    assert all(line[3] == "-1" for line in lines), text
+    # Every request was refused and nothing came back through the terminal: no 'Z' typed.
+    assert "Z" not in text.replace("IOCTL", "")
+
+
+def test_jail_tiocsti_filter_high_bits_refused_by_seccomp(tmp_path: Path) -> None:
+    """The seccomp ioctl rules compare the low 32 bits: 0x1_0000_5412 is EPERM too."""
+    inside = _jail_run(
+        tmp_path,
+        """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        for request in (0x5412, 0x1_0000_5412, 0x541C, 0x1_0000_541C, 0xFFFF_FFFF_0000_541D):
+            ctypes.set_errno(0)
+            libc.ioctl(0, ctypes.c_ulong(request), ctypes.c_char_p(b"x"))
+            print(hex(request), ctypes.get_errno())
+        """,
+    )
+    assert inside.returncode == 0, inside.stderr
+    import errno as errno_module
+
+    lines = inside.stdout.split("\n")[:-1]
+    assert len(lines) == 5, inside.stdout
+    assert all(line.split()[1] == str(errno_module.EPERM) for line in lines), inside.stdout
+
+
+def test_jail_tmpdir_inode_growth_is_bounded(tmp_path: Path) -> None:
+    """Empty files (which RLIMIT_FSIZE does not count) stop at the temp dir's inode cap."""
+    source = """
+        import os
+        made = 0
+        try:
+            for n in range(20000):
+                os.close(os.open(f"f{n}", os.O_CREAT | os.O_WRONLY, 0o600))
+                made += 1
+            print("ESCAPED", made)
+        except OSError as exc:
+            print("REFUSED", made, exc.errno)
+        """
+    outside = _plain_run(tmp_path, source)
+    assert outside.stdout.startswith("ESCAPED 20000"), outside.stdout
+    inside = _jail_run(tmp_path, source)
+    assert inside.returncode == 0, inside.stderr
+    import errno as errno_module
+
+    verdict, made, code = inside.stdout.split()
+    assert (verdict, code) == ("REFUSED", str(errno_module.ENOSPC)), inside.stdout
+    assert int(made) < 5000
