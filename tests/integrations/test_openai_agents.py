@@ -209,7 +209,7 @@ async def test_openai_agents_allowed_tool_runs_and_returns_text() -> None:
 @asyncio_only
 async def test_openai_agents_runner_drives_a_script_over_sdk_tools() -> None:
     python = scriptgate.codemode_tool(_sdk_tools([]))
-    assert "def quote(*, count: int, item: str) -> str:" in python.description
+    assert "def quote(*, item: str, count: int) -> str:" in python.description
     model = _calling({"code": 'import json\njson.loads(quote(item="apple", count=2))["total"]'})
     agent = Agent(name="coder", model=model, tools=[to_openai_agents(python)])
     await Runner.run(agent, "price it", run_config=NO_TRACING)

@@ -234,7 +234,7 @@ async def test_pydantic_ai_tools_run_in_a_script_with_validation_and_a_deny_poli
 async def test_pydantic_ai_agent_drives_a_script_over_pydantic_ai_tools() -> None:
     deleted: list[str] = []
     python = scriptgate.codemode_tool(_shop_tools(deleted))
-    assert "def quote(*, count: int, item: str) -> QuoteResult:" in python.description
+    assert "def quote(*, item: str, count: int) -> QuoteResult:" in python.description
     agent = Agent(
         _script_model('quote(item="apple", count=2)["total"] + 1'),
         tools=[to_pydantic_ai(python)],

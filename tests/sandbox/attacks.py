@@ -208,7 +208,7 @@ ATTACKS: list[Attack] = [
     _a("pattern-groupindex-proxy", "7.3-module-graph", "import re\nre.compile('(?P<a>x)').groupindex", "runtime"),
     _a("collections-userstring", "7.3-module-graph", "import collections\ncollections.UserString('{0.__class__}').format(1)", "runtime"),
     # -- §7.4: C-level attribute access -------------------------------------------
-    _a("import-operator", "7.4-c-attribute", "import operator\noperator.attrgetter('__class__')(1)", "runtime"),
+    _a("import-operator", "7.4-c-attribute", "import operator\noperator.attrgetter('__class__.__subclasses__')(1)()", "runtime"),
     _a("import-inspect", "7.4-c-attribute", "import inspect", "runtime"),
     _a("typing-get-type-hints", "7.4-c-attribute", "import typing\ntyping.get_type_hints", "runtime"),
     _a("functools-partial", "7.4-c-attribute", "import functools\nfunctools.partial(len).func.__self__", "rejected"),

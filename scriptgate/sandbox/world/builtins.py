@@ -47,6 +47,7 @@ from scriptgate.sandbox.guards.attributes import (
     guarded_write,
     safe_format,
 )
+from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
@@ -348,6 +349,9 @@ def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -
             "__call__": __call__,
             "__instancecheck__": staticmethod(real.__instancecheck__),
             "__subclasscheck__": staticmethod(real.__subclasscheck__),
+            # the stand-in class is the world's own: holdable, its public class methods
+            # (bytes.fromhex, bytes.maketrans) readable through the boundary's allow-list
+            HOLDABLE_MARK: True,
         },
     )
     stand_in: type = meta(

@@ -81,7 +81,21 @@ FEATURES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FEATURES))
+NAMEDTUPLE_CLASS = (
+    "class P(NamedTuple) is refused by the object boundary (typing.NamedTuple is not a "
+    "class a script may subclass yet; collections.namedtuple works) — issue 14"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAMEDTUPLE_CLASS))
+        if n == "typing-members"
+        else n
+        for n in sorted(FEATURES)
+    ],
+)
 def test_stand_ins_match_plain_python(name: str) -> None:
     source = FEATURES[name]
     assert value(source) == _jsonish(plain(source))
@@ -97,14 +111,14 @@ def _jsonish(value: Any) -> Any:
 
 ATTACKS = {
     "operator-attrgetter-dunder": (
-        "import operator\noperator.attrgetter('__class__')(1)",
+        "import operator\noperator.attrgetter('__class__.__subclasses__')(1)",
         "runtime",
-        "invalid attribute name",
+        "__subclasses__",
     ),
     "operator-attrgetter-dotted": (
-        "import operator\noperator.attrgetter('real.__class__')(1)",
+        "import operator\noperator.attrgetter('real.__dict__')(1)",
         "runtime",
-        "invalid attribute name",
+        "__dict__",
     ),
     "operator-methodcaller-dunder": (
         "import operator\noperator.methodcaller('__reduce_ex__', 2)([])",
@@ -167,7 +181,7 @@ ATTACKS = {
     "typing-typevar-internals": (
         "from typing import TypeVar\ngetattr(TypeVar('T'), '__init__')",
         "runtime",
-        "invalid attribute name",
+        "__init__",
     ),
     "percent-inline-huge-width": ("'%10000000000d' % 1", "limit", "width"),
     "percent-inline-star-width": ("'%*d' % (10 ** 9, 1)", "runtime", "'*'"),
@@ -201,5 +215,6 @@ def test_stand_ins_declare_holdable_types() -> None:
 
 
 def test_stand_ins_hash_object_holds_no_host_path() -> None:
-    refused("import hashlib\nhashlib.sha256().__class__", "rejected", "_")
+    # __class__ is readable (issue 14); what lies behind the hash object's class is not
+    refused("import hashlib\nhashlib.sha256().__class__.__subclasses__()", "rejected", "_")
     assert value("import hashlib\nh = hashlib.sha256()\nh.name") == "sha256"

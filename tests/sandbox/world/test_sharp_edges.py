@@ -70,7 +70,6 @@ def test_last_value_set_of_mixed_items_keeps_its_items() -> None:
     assert note is None
 
 
-@pytest.mark.xfail(strict=True, reason="defining __repr__ comes with the `boundary` branch")
 def test_last_value_never_calls_script_methods() -> None:
     source = "class Loud:\n    def __repr__(self):\n        while True:\n            pass\n[Loud()]"
     result = run(source, max_steps=None, timeout=5)
