@@ -85,6 +85,8 @@ from scriptgate.cli_support import (
     _load_tools,
     _short,
     _terminal_approver,
+    approval_prompt,
+    load_tool_spec,
 )
 from scriptgate.errors import ScriptgateError
 from scriptgate.runtime.abort import AbortController
@@ -102,7 +104,9 @@ __all__ = [
     "EXIT_OK",
     "EXIT_SCRIPT_FAILED",
     "EXIT_USAGE",
+    "approval_prompt",
     "build_parser",
+    "load_tool_spec",
     "main",
 ]
 

@@ -117,7 +117,8 @@ def test_jupyter_magic_timeout_option_applies_to_the_cell(kernel: Any) -> None:
 def test_jupyter_interrupt_stops_the_script_and_its_tool_calls(kernel: Any) -> None:
     manager, client = kernel
     _execute(client, "calls.clear()")
-    script = '%%scriptgate sandbox\nprint("STARTED")\nwhile True:\n    count()'
+    # the marker follows the first call, so at least one call happened before the interrupt
+    script = '%%scriptgate sandbox\ncount()\nprint("STARTED")\nwhile True:\n    count()'
     outputs = _execute(client, script, until="STARTED", then=manager.interrupt_kernel)
     text = _text(outputs)
     assert "ERROR KeyboardInterrupt" in text
