@@ -1,6 +1,7 @@
-"""What every provider adapter shares: the streaming message builder, the transcript
-clean-up before conversion, request tool declarations, abort handling and one-line
-error texts. Knows no SDK; imports only :mod:`scriptgate.runtime`.
+"""What every provider adapter shares: the model class's settings and streamed call
+(:class:`ProviderModel`), the streaming message builder, the transcript clean-up before
+conversion, request tool declarations, abort handling and one-line error texts. Knows no
+SDK; imports only :mod:`scriptgate.runtime`.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.declarations import resolve_transcript_tools, to_tool_declaration
-from scriptgate.runtime.loop import ModelContext, OnAssistantEvent
+from scriptgate.runtime.loop import ModelContext, OnAssistantEvent, StreamOptions
 from scriptgate.runtime.stream import AssistantMessageEvent, parse_tool_arguments
 from scriptgate.runtime.types import (
     AssistantMessage,
@@ -30,6 +31,7 @@ from scriptgate.runtime.types import (
 __all__ = [
     "ABORTED_TEXT",
     "MessageBuilder",
+    "ProviderModel",
     "describe_error",
     "one_line",
     "prepare_transcript",
@@ -314,3 +316,103 @@ class MessageBuilder:
         if stop_reason == "stop" and self.has_tool_calls:
             stop_reason = "toolUse"
         return self.message(stop_reason, error_message, final=True)
+
+
+class ProviderModel:
+    """A provider's model, called as ``stream_fn(model, context, options)``: what the three adapters share.
+
+    Holds the settings every adapter takes, and runs one streamed request under the
+    abort signal: a failure becomes ``stop_reason="error"`` with a one-line text, an
+    abort ``"aborted"``. A subclass names its :attr:`api`, its factory and its SDK, and
+    writes :meth:`_client`, :meth:`_request`, :meth:`_create` (send it), :meth:`_event`
+    (feed the builder) and :meth:`_finish` (the stop reason the stream reported in
+    ``outcome``).
+    """
+
+    api: ClassVar[str]
+    factory: ClassVar[str]
+    """The public function that builds this class (its ``repr`` reads as a call of it)."""
+    default_provider: ClassVar[str]
+    default_max_tokens: ClassVar[int | None] = None
+    transcript_tools = "none"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        provider: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        request_options: Mapping[str, Any] | None = None,
+        **client_options: Any,
+    ) -> None:
+        self._require_sdk()
+        self.model = model
+        self.base_url = base_url
+        self.api_key = api_key
+        self.provider = provider or self.default_provider
+        self.max_tokens = max_tokens if max_tokens is not None else self.default_max_tokens
+        self.temperature = temperature
+        self.request_options = dict(request_options or {})
+        self.client_options = client_options
+
+    def __repr__(self) -> str:
+        return f"{self.factory}({self.model!r}, base_url={self.base_url!r})"
+
+    @staticmethod
+    def _require_sdk() -> Any:
+        """The provider's SDK module, or a :class:`ConfigurationError` naming its extra."""
+        raise NotImplementedError
+
+    async def __call__(
+        self, model: Any, context: ModelContext, options: StreamOptions | None = None
+    ) -> AssistantMessage:
+        """Stream one response; failures come back as ``stop_reason="error"``."""
+        options = options or StreamOptions()
+        name = model if isinstance(model, str) and model else self.model
+        builder = MessageBuilder(self.api, self.provider, name, options.on_event)
+        outcome: dict[str, Any] = {"stop": None, "error": None, "usage": {}}
+        settings = options
+
+        async def body() -> None:
+            request = self._request(name, context, settings)
+            async with self._client() as client:
+                stream = await self._create(client, request)
+                async with stream:
+                    async for event in stream:
+                        await self._event(builder, event, outcome)
+
+        try:
+            aborted = await run_cancellable(options.signal, body)
+        except Exception as exc:
+            await builder.end_all()
+            return builder.finish("error", describe_error(self.provider, exc))
+        await builder.end_all()
+        if aborted:
+            return builder.finish("aborted", ABORTED_TEXT)
+        if outcome["error"] is not None:
+            return builder.finish("error", outcome["error"])
+        return self._finish(builder, outcome)
+
+    def _client(self) -> Any:
+        """A new SDK client for one request (an async context manager)."""
+        raise NotImplementedError
+
+    def _request(self, name: str, context: ModelContext, options: StreamOptions) -> dict[str, Any]:
+        """The request body for model ``name``."""
+        raise NotImplementedError
+
+    async def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        """Send ``request``; the SDK's event stream (an async context manager and iterator)."""
+        raise NotImplementedError
+
+    async def _event(self, builder: MessageBuilder, event: Any, outcome: dict[str, Any]) -> None:
+        """Feed one streamed event to ``builder``; record the provider's stop reason in
+        ``outcome["stop"]`` and a stream error in ``outcome["error"]``."""
+        raise NotImplementedError
+
+    def _finish(self, builder: MessageBuilder, outcome: dict[str, Any]) -> AssistantMessage:
+        """The finished message once the stream ended without error or abort."""
+        raise NotImplementedError

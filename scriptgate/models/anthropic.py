@@ -9,17 +9,14 @@ events. Transcript tool support is ``"none"``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.models._common import (
-    ABORTED_TEXT,
     MessageBuilder,
-    describe_error,
+    ProviderModel,
     prepare_transcript,
     request_tools,
-    run_cancellable,
     system_text,
 )
 from scriptgate.runtime.loop import ModelContext, StreamOptions
@@ -128,7 +125,7 @@ def anthropic_messages_input(context: ModelContext) -> list[dict[str, Any]]:
     return out
 
 
-class AnthropicMessages:
+class AnthropicMessages(ProviderModel):
     """An Anthropic Messages model; call it as ``stream_fn(model, context, options)``.
 
     Built by :func:`anthropic_messages`; a new SDK client is made for each
@@ -136,32 +133,10 @@ class AnthropicMessages:
     """
 
     api = "anthropic-messages"
-    transcript_tools = "none"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        provider: str = "anthropic",
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float | None = None,
-        request_options: Mapping[str, Any] | None = None,
-        **client_options: Any,
-    ) -> None:
-        _require_sdk()
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.provider = provider
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.request_options = dict(request_options or {})
-        self.client_options = client_options
-
-    def __repr__(self) -> str:
-        return f"anthropic_messages({self.model!r}, base_url={self.base_url!r})"
+    factory = "anthropic_messages"
+    default_provider = "anthropic"
+    default_max_tokens = DEFAULT_MAX_TOKENS
+    _require_sdk = staticmethod(_require_sdk)
 
     def _request(self, name: str, context: ModelContext, options: StreamOptions) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -191,35 +166,15 @@ class AnthropicMessages:
         body.update(self.request_options)
         return body
 
-    async def __call__(
-        self, model: Any, context: ModelContext, options: StreamOptions | None = None
-    ) -> AssistantMessage:
-        """Stream one response; failures come back as ``stop_reason="error"``."""
-        options = options or StreamOptions()
-        name = model if isinstance(model, str) and model else self.model
-        builder = MessageBuilder(self.api, self.provider, name, options.on_event)
-        outcome: dict[str, Any] = {"stop": None, "error": None, "usage": {}}
+    def _client(self) -> Any:
+        return _require_sdk().AsyncAnthropic(
+            api_key=self.api_key, base_url=self.base_url, **self.client_options
+        )
 
-        async def body() -> None:
-            anthropic = _require_sdk()
-            async with anthropic.AsyncAnthropic(
-                api_key=self.api_key, base_url=self.base_url, **self.client_options
-            ) as client:
-                stream = await client.messages.create(**self._request(name, context, options))
-                async with stream:
-                    async for event in stream:
-                        await self._event(builder, event, outcome)
+    async def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return await client.messages.create(**request)
 
-        try:
-            aborted = await run_cancellable(options.signal, body)
-        except Exception as exc:
-            await builder.end_all()
-            return builder.finish("error", describe_error(self.provider, exc))
-        await builder.end_all()
-        if aborted:
-            return builder.finish("aborted", ABORTED_TEXT)
-        if outcome["error"] is not None:
-            return builder.finish("error", outcome["error"])
+    def _finish(self, builder: MessageBuilder, outcome: dict[str, Any]) -> AssistantMessage:
         reason = outcome["stop"]
         if reason == "refusal":
             return builder.finish("error", f"{self.provider}: the model refused to answer")

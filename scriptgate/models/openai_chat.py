@@ -9,18 +9,15 @@ is ``"none"``: every declared tool goes in the request's top-level ``tools`` lis
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from scriptgate.errors import ConfigurationError
 from scriptgate.models._common import (
-    ABORTED_TEXT,
     MessageBuilder,
-    describe_error,
+    ProviderModel,
     image_data_url,
     prepare_transcript,
     request_tools,
-    run_cancellable,
     text_of,
 )
 from scriptgate.runtime.loop import ModelContext, StreamOptions
@@ -143,7 +140,7 @@ def _reasoning(delta: Any) -> str | None:
     return None
 
 
-class OpenAIChat:
+class OpenAIChat(ProviderModel):
     """A Chat Completions model; call it as ``stream_fn(model, context, options)``.
 
     Built by :func:`openai_chat`. ``model`` given by the loop (a non-empty string)
@@ -152,32 +149,9 @@ class OpenAIChat:
     """
 
     api = "openai-completions"
-    transcript_tools = "none"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        provider: str = "openai",
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        request_options: Mapping[str, Any] | None = None,
-        **client_options: Any,
-    ) -> None:
-        _require_sdk()
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.provider = provider
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.request_options = dict(request_options or {})
-        self.client_options = client_options
-
-    def __repr__(self) -> str:
-        return f"openai_chat({self.model!r}, base_url={self.base_url!r})"
+    factory = "openai_chat"
+    default_provider = "openai"
+    _require_sdk = staticmethod(_require_sdk)
 
     def _client(self) -> Any:
         openai = _require_sdk()
@@ -214,34 +188,12 @@ class OpenAIChat:
         body.update(self.request_options)
         return body
 
-    async def __call__(
-        self, model: Any, context: ModelContext, options: StreamOptions | None = None
-    ) -> AssistantMessage:
-        """Stream one response; failures come back as ``stop_reason="error"``."""
-        options = options or StreamOptions()
-        name = model if isinstance(model, str) and model else self.model
-        builder = MessageBuilder(self.api, self.provider, name, options.on_event)
-        finish: list[str | None] = [None]
+    async def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return await client.chat.completions.create(**request)
 
-        async def body() -> None:
-            async with self._client() as client:
-                stream = await client.chat.completions.create(
-                    **self._request(name, context, options)
-                )
-                async with stream:
-                    async for chunk in stream:
-                        await self._chunk(builder, chunk, finish)
-
-        try:
-            aborted = await run_cancellable(options.signal, body)
-        except Exception as exc:
-            await builder.end_all()
-            return builder.finish("error", describe_error(self.provider, exc))
-        await builder.end_all()
-        if aborted:
-            return builder.finish("aborted", ABORTED_TEXT)
+    def _finish(self, builder: MessageBuilder, outcome: dict[str, Any]) -> AssistantMessage:
         self._fill_ids(builder)
-        reason = finish[0]
+        reason = outcome["stop"]
         if reason == "content_filter":
             return builder.finish(
                 "error", f"{self.provider}: the response was blocked by the content filter"
@@ -254,8 +206,7 @@ class OpenAIChat:
             if block.kind == "toolCall" and not block.id:
                 block.id = f"call_{index}"
 
-    @staticmethod
-    async def _chunk(builder: MessageBuilder, chunk: Any, finish: list[str | None]) -> None:
+    async def _event(self, builder: MessageBuilder, chunk: Any, outcome: dict[str, Any]) -> None:
         await builder.start()
         usage = getattr(chunk, "usage", None)
         if usage is not None:
@@ -279,7 +230,7 @@ class OpenAIChat:
                     if function is not None and function.arguments:
                         await builder.tool_arguments(key, function.arguments)
             if choice.finish_reason:
-                finish[0] = choice.finish_reason
+                outcome["stop"] = choice.finish_reason
 
 
 def openai_chat(

@@ -9,17 +9,14 @@ response events back to pi's assistant message and events. Requests are sent wit
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from scriptgate.models._common import (
-    ABORTED_TEXT,
     MessageBuilder,
-    describe_error,
+    ProviderModel,
     image_data_url,
     prepare_transcript,
     request_tools,
-    run_cancellable,
     text_of,
 )
 from scriptgate.models.openai_chat import _require_sdk
@@ -98,7 +95,7 @@ def _usage(data: Any) -> Usage:
     )
 
 
-class OpenAIResponses:
+class OpenAIResponses(ProviderModel):
     """A Responses API model; call it as ``stream_fn(model, context, options)``.
 
     Built by :func:`openai_responses`; same conventions as
@@ -106,32 +103,9 @@ class OpenAIResponses:
     """
 
     api = "openai-responses"
-    transcript_tools = "none"
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        provider: str = "openai",
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        request_options: Mapping[str, Any] | None = None,
-        **client_options: Any,
-    ) -> None:
-        _require_sdk()
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.provider = provider
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.request_options = dict(request_options or {})
-        self.client_options = client_options
-
-    def __repr__(self) -> str:
-        return f"openai_responses({self.model!r}, base_url={self.base_url!r})"
+    factory = "openai_responses"
+    default_provider = "openai"
+    _require_sdk = staticmethod(_require_sdk)
 
     def _request(self, name: str, context: ModelContext, options: StreamOptions) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -163,35 +137,15 @@ class OpenAIResponses:
         body.update(self.request_options)
         return body
 
-    async def __call__(
-        self, model: Any, context: ModelContext, options: StreamOptions | None = None
-    ) -> AssistantMessage:
-        """Stream one response; failures come back as ``stop_reason="error"``."""
-        options = options or StreamOptions()
-        name = model if isinstance(model, str) and model else self.model
-        builder = MessageBuilder(self.api, self.provider, name, options.on_event)
-        outcome: dict[str, Any] = {"stop": None, "error": None}
+    def _client(self) -> Any:
+        return _require_sdk().AsyncOpenAI(
+            api_key=self.api_key, base_url=self.base_url, **self.client_options
+        )
 
-        async def body() -> None:
-            openai = _require_sdk()
-            async with openai.AsyncOpenAI(
-                api_key=self.api_key, base_url=self.base_url, **self.client_options
-            ) as client:
-                stream = await client.responses.create(**self._request(name, context, options))
-                async with stream:
-                    async for event in stream:
-                        await self._event(builder, event, outcome)
+    async def _create(self, client: Any, request: dict[str, Any]) -> Any:
+        return await client.responses.create(**request)
 
-        try:
-            aborted = await run_cancellable(options.signal, body)
-        except Exception as exc:
-            await builder.end_all()
-            return builder.finish("error", describe_error(self.provider, exc))
-        await builder.end_all()
-        if aborted:
-            return builder.finish("aborted", ABORTED_TEXT)
-        if outcome["error"] is not None:
-            return builder.finish("error", outcome["error"])
+    def _finish(self, builder: MessageBuilder, outcome: dict[str, Any]) -> AssistantMessage:
         stop: StopReason = outcome["stop"] or "stop"
         return builder.finish(stop)
 
