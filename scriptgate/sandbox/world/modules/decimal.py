@@ -160,12 +160,7 @@ class Context:
         if name not in _SETTINGS:
             raise AttributeError(f"decimal contexts have no setting {name!r}")
         _bounded_setting(name, value)
-        setattr(self._real, name, value)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _SETTINGS:
-            return getattr(self._real, name)
-        raise AttributeError(f"decimal contexts have no attribute {name!r} in the sandbox")
+        setattr(object.__getattribute__(self, "_real"), name, value)
 
     def __repr__(self) -> str:
         return repr(self._real)
@@ -189,6 +184,16 @@ class Context:
         return cls(self._real.create_decimal(_checked(value)))
 
 
+def _setting(name: str) -> property:
+    return property(
+        lambda self: getattr(self._real, name),
+        lambda self, value: Context.__setattr__(self, name, value),
+        doc=f"The context's ``{name}``.",
+    )
+
+
+for _setting_name in _SETTINGS:
+    setattr(Context, _setting_name, _setting(_setting_name))
 setattr(Context, SCRIPT_CLASS_MARK, True)  # its settings are writable (bounded by __setattr__)
 
 
