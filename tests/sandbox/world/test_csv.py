@@ -47,8 +47,11 @@ def test_csv_roundtrip_matches_cpython(sandbox: Sandbox) -> None:
     w.writerow(["a", "b,c"])
     w.writerows([[1, 2], ['x"y', ""]])
     expected = [
-        list(csv.reader(io.StringIO(f.getvalue()))), [{"x": "1", "y": "2"}], [["a", "b"]],
-        f.getvalue(), csv.QUOTE_ALL,
+        list(csv.reader(io.StringIO(f.getvalue()))),
+        [{"x": "1", "y": "2"}],
+        [["a", "b"]],
+        f.getvalue(),
+        csv.QUOTE_ALL,
     ]
     assert value(sandbox, src) == expected
 

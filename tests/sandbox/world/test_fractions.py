@@ -41,8 +41,14 @@ def test_fractions_arithmetic_matches_cpython(sandbox: Sandbox) -> None:
         " Fraction(7, 2).as_integer_ratio(), round(Fraction(7, 2))]"
     )
     expected = [
-        str(Fraction(1, 3) + Fraction(1, 6)), str(Fraction("3.14159").limit_denominator(100)),
-        "8/27", "5/4", "1/2", True, [7, 2], 4,
+        str(Fraction(1, 3) + Fraction(1, 6)),
+        str(Fraction("3.14159").limit_denominator(100)),
+        "8/27",
+        "5/4",
+        "1/2",
+        True,
+        [7, 2],
+        4,
     ]
     assert value(sandbox, src) == expected
 

@@ -41,4 +41,8 @@ def test_io_stringio_bytesio_match_cpython(sandbox: Sandbox) -> None:
 
 def test_io_sizes_are_bounded(sandbox: Sandbox) -> None:
     refused(sandbox, "import io\ns = io.StringIO()\ns.seek(10**12)\ns.write('x')", "in-memory file")
-    refused(sandbox, "import io\ns = io.StringIO()\nfor i in range(100):\n    s.write('x' * 10**6)", "in-memory file")
+    refused(
+        sandbox,
+        "import io\ns = io.StringIO()\nfor i in range(100):\n    s.write('x' * 10**6)",
+        "in-memory file",
+    )

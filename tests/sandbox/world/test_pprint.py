@@ -40,8 +40,14 @@ def test_pprint_output_is_the_scripts_print(sandbox: Sandbox) -> None:
         "[pprint.pformat([1, [2, [3]]], depth=2), pprint.pformat(data, compact=True, sort_dicts=False)]"
     )
     assert result.ok, result.error
-    assert result.output == pprint.pformat(data) + "\n" + pprint.pformat(data, width=40, sort_dicts=False) + "\n"
-    assert result.value == [pprint.pformat([1, [2, [3]]], depth=2), pprint.pformat(data, compact=True, sort_dicts=False)]
+    assert (
+        result.output
+        == pprint.pformat(data) + "\n" + pprint.pformat(data, width=40, sort_dicts=False) + "\n"
+    )
+    assert result.value == [
+        pprint.pformat([1, [2, [3]]], depth=2),
+        pprint.pformat(data, compact=True, sort_dicts=False),
+    ]
 
 
 def test_pprint_cycles_and_output_limit(sandbox: Sandbox) -> None:
@@ -49,4 +55,5 @@ def test_pprint_cycles_and_output_limit(sandbox: Sandbox) -> None:
     box = Sandbox(limits=Limits(timeout=10, max_output_chars=100))
     result = box.run_sync("import pprint\npprint.pprint(list(range(1000)))")
     box.close()
-    assert result.error is not None and result.error.kind == "limit"
+    assert result.error is not None
+    assert result.error.kind == "limit"

@@ -40,7 +40,8 @@ def test_time_sleep_past_the_deadline_is_the_timeout() -> None:
         box = Sandbox(limits=Limits(timeout=0.5), isolation=mode)  # type: ignore[arg-type]
         result = box.run_sync("import time\ntime.sleep(1000)")
         box.close()
-        assert result.error is not None and result.error.kind == "limit", result.error
+        assert result.error is not None
+        assert result.error.kind == "limit", result.error
         assert "timed out" in result.error.message
 
 

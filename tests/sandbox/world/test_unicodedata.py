@@ -38,5 +38,11 @@ def test_unicodedata_matches_cpython(sandbox: Sandbox) -> None:
         " u.category('A'), u.numeric('\\u00bd'), u.name('\\x00', 'none'), u.is_normalized('NFC', 'x')]"
     )
     assert value(sandbox, src) == [
-        unicodedata.name("\xe9"), "\u2603", unicodedata.normalize("NFD", "\xe9"), "Lu", 0.5, "none", True,
+        unicodedata.name("\xe9"),
+        "\u2603",
+        unicodedata.normalize("NFD", "\xe9"),
+        "Lu",
+        0.5,
+        "none",
+        True,
     ]

@@ -39,8 +39,12 @@ def test_uuid_members_match_cpython(sandbox: Sandbox) -> None:
         " u.version, len(u.hex), uuid.UUID(str(u)) == u, uuid.UUID(int=5).hex]"
     )
     assert value(sandbox, src) == [
-        str(uuid.uuid5(uuid.NAMESPACE_DNS, "python.org")), str(uuid.uuid3(uuid.NAMESPACE_URL, "x")),
-        4, 32, True, uuid.UUID(int=5).hex,
+        str(uuid.uuid5(uuid.NAMESPACE_DNS, "python.org")),
+        str(uuid.uuid3(uuid.NAMESPACE_URL, "x")),
+        4,
+        32,
+        True,
+        uuid.UUID(int=5).hex,
     ]
 
 

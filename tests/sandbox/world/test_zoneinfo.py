@@ -42,8 +42,11 @@ def test_zoneinfo_with_datetime_matches_cpython(sandbox: Sandbox) -> None:
     )
     d = datetime(2024, 6, 1, 12, tzinfo=ZoneInfo("Europe/Paris"))
     assert value(sandbox, src) == [
-        d.isoformat(), d.astimezone(ZoneInfo("America/New_York")).isoformat(), "Europe/Paris",
-        "Europe/Paris", True,
+        d.isoformat(),
+        d.astimezone(ZoneInfo("America/New_York")).isoformat(),
+        "Europe/Paris",
+        "Europe/Paris",
+        True,
     ]
 
 

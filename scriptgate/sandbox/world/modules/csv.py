@@ -35,7 +35,9 @@ def _dialect(dialect: Any) -> Any:
     if isinstance(dialect, str):
         found = _DIALECTS.get(dialect)
         if found is None:
-            raise csv.Error(f"unknown dialect {dialect!r} (the sandbox has: {', '.join(_DIALECTS)})")
+            raise csv.Error(
+                f"unknown dialect {dialect!r} (the sandbox has: {', '.join(_DIALECTS)})"
+            )
         return found
     if type(dialect) is type(_SAMPLE.dialect):
         return dialect
@@ -72,6 +74,10 @@ def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
     table: dict[str, Any] = {name: getattr(csv, name) for name in _QUOTING}
     table.update(
-        reader=_reader, writer=_writer, DictReader=_DictReader, DictWriter=_DictWriter, Error=csv.Error
+        reader=_reader,
+        writer=_writer,
+        DictReader=_DictReader,
+        DictWriter=_DictWriter,
+        Error=csv.Error,
     )
     return table

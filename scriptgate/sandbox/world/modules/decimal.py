@@ -88,14 +88,18 @@ def _checked(value: Any) -> Any:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
     if isinstance(value, int) and value.bit_length() > MAX_DIGITS * 3.33:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
-    if isinstance(value, list | tuple) and len(value) == 3 and isinstance(value[1], list | tuple):
-        if len(value[1]) > MAX_DIGITS:
-            refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == 3
+        and isinstance(value[1], list | tuple)
+        and len(value[1]) > MAX_DIGITS
+    ):
+        refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
     if isinstance(value, float):
         return _BASE.from_float(value)
     made = value if type(value) is _BASE else _BASE(value)
     if made.is_finite():
-        sign, digits, exponent = made.as_tuple()
+        digits = made.as_tuple()[1]
         if len(digits) > MAX_DIGITS:
             refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
         if not -MAX_EXPONENT - MAX_DIGITS <= made.adjusted() <= MAX_EXPONENT:
@@ -121,14 +125,16 @@ class Context:
     """A script's decimal context: ``prec``, ``rounding``, ``Emin``, ``Emax``, ``capitals``,
     ``clamp`` (bounded), ``copy()``, ``clear_flags()``, ``create_decimal(x)``."""
 
-    __slots__ = ("_real", "_decimal")
+    __slots__ = ("_decimal", "_real")
+    _real: decimal.Context
+    _decimal: Any
 
     def __init__(
         self,
         prec: Any = None,
         rounding: Any = None,
-        Emin: Any = None,  # noqa: N803 - the real decimal.Context's names
-        Emax: Any = None,  # noqa: N803
+        Emin: Any = None,
+        Emax: Any = None,
         capitals: Any = None,
         clamp: Any = None,
         flags: Any = None,
@@ -349,7 +355,7 @@ _BoundedDecimal.imag = property(lambda self: type(self)(0))  # type: ignore[assi
 class _LocalContext:
     """``with localcontext() as ctx:``: a copy of the run's context, current inside the block."""
 
-    __slots__ = ("_state", "_context", "_saved")
+    __slots__ = ("_context", "_saved", "_state")
 
     def __init__(self, state: _RunState, context: Context) -> None:
         self._state = state

@@ -55,7 +55,7 @@ def _chars(lines: Any) -> int:
     return sum(len(line) if isinstance(line, str) else 1 for line in lines)
 
 
-class SequenceMatcher(difflib.SequenceMatcher):
+class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
     """The real ``difflib.SequenceMatcher`` with bounded inputs."""
 
     def set_seq1(self, a: Any) -> None:

@@ -72,9 +72,11 @@ class Fraction(_REAL):
         elif isinstance(numerator, decimal.Decimal) and numerator.is_finite():
             if abs(numerator.adjusted()) > MAX_EXPONENT:
                 refuse_size(f"a Fraction exponent above {MAX_EXPONENT} is refused in the sandbox")
-        elif not isinstance(numerator, int | float | numbers.Rational):
-            if denominator is None and not isinstance(numerator, decimal.Decimal):
-                raise TypeError("argument should be a string or a Rational instance")
+        elif (
+            not isinstance(numerator, int | float | numbers.Rational | decimal.Decimal)
+            and denominator is None
+        ):
+            raise TypeError("argument should be a string or a Rational instance")
         if _bits(numerator) + _bits(denominator) > 2 * MAX_BITS:
             _too_big("a Fraction")
         return _lift(_REAL(numerator, denominator))
@@ -100,15 +102,21 @@ class Fraction(_REAL):
             return NotImplemented
         if isinstance(other, int) and _bits(self) * abs(other) > MAX_BITS:
             _too_big("a power")
-        if isinstance(other, _REAL) and other.denominator == 1:
-            if _bits(self) * abs(other.numerator) > MAX_BITS:
-                _too_big("a power")
+        if (
+            isinstance(other, _REAL)
+            and other.denominator == 1
+            and _bits(self) * abs(other.numerator) > MAX_BITS
+        ):
+            _too_big("a power")
         return _lift(_REAL.__pow__(self, other))
 
     def __rpow__(self, other: Any) -> Any:
-        if isinstance(other, int) and self.denominator == 1:
-            if _bits(other) * abs(self.numerator) > MAX_BITS:
-                _too_big("a power")
+        if (
+            isinstance(other, int)
+            and self.denominator == 1
+            and _bits(other) * abs(self.numerator) > MAX_BITS
+        ):
+            _too_big("a power")
         return _lift(_REAL.__rpow__(self, other))
 
     def __round__(self, ndigits: Any = None) -> Any:

@@ -42,9 +42,9 @@ class ZoneInfo(zoneinfo.ZoneInfo):
         except (OSError, ValueError):
             raise zoneinfo.ZoneInfoNotFoundError(f"No time zone found with key {key}") from None
 
-    from_file = classmethod(_refused)  # type: ignore[assignment]
-    clear_cache = classmethod(_refused)  # type: ignore[assignment]
-    no_cache = classmethod(_refused)  # type: ignore[assignment]
+    from_file = classmethod(_refused)
+    clear_cache = classmethod(_refused)
+    no_cache = classmethod(_refused)
 
 
 HOLDABLE: tuple[type, ...] = (ZoneInfo, zoneinfo.ZoneInfoNotFoundError)
