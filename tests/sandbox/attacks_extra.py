@@ -76,7 +76,7 @@ def _a(
 
 
 _FORBIDDEN_MODULES = (
-    "importlib", "dataclasses", "threading", "io", "pathlib", "gc", "socket",
+    "importlib", "dataclasses", "threading", "pathlib", "gc", "socket",
     "signal", "marshal", "types", "copyreg", "posix", "code", "asyncio", "weakref",
     "resource", "multiprocessing", "tempfile", "codecs", "sysconfig", "site",
 )  # fmt: skip

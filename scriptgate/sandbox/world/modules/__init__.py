@@ -26,14 +26,21 @@ from scriptgate.sandbox.world.modules import (
     bisect,
     collections,
     copy,
+    csv,
     datetime,
+    decimal,
+    difflib,
+    fractions,
     functools,
     hashlib,
     heapq,
+    html,
+    io,
     itertools,
     json,
     math,
     operator,
+    pprint,
     random,
     re,
     statistics,
@@ -41,6 +48,9 @@ from scriptgate.sandbox.world.modules import (
     textwrap,
     time,
     typing,
+    unicodedata,
+    uuid,
+    zoneinfo,
 )
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -49,6 +59,7 @@ __all__ = ["HOLDABLE", "MODULE_NAMES", "make_import", "make_modules"]
 _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
+    decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 

@@ -67,3 +67,22 @@ class RunWorld:
 
         wrapper.__name__ = fn.__name__
         return wrapper
+
+
+def own_methods(cls: type, names: tuple[str, ...]) -> None:
+    """Give ``cls`` its own (sandbox-defined) function for each inherited method in ``names``.
+
+    The object boundary lets a script hold bound methods of sandbox functions only: a
+    stand-in subclass of a real pure-Python class (``difflib.SequenceMatcher``) calls
+    through to the real method from a function of this package.
+    """
+    for name in names:
+        real = getattr(cls, name)
+
+        def method(self: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            return _real(self, *args, **kwargs)
+
+        method.__name__ = name
+        method.__qualname__ = f"{cls.__name__}.{name}"
+        method.__doc__ = getattr(real, "__doc__", None)
+        setattr(cls, name, method)

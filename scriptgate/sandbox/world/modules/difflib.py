@@ -1,0 +1,116 @@
+"""The ``difflib`` stand-in: ``SequenceMatcher``, the diff generators, ``get_close_matches``.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. Matching is quadratic in the worst case, so the
+inputs are bounded: a pair of sequences whose lengths multiply past :data:`MAX_WORK`
+is refused (for ``ndiff``, whose inner character diffs are quadratic too, the total
+characters as well), and the generators tick once per line they yield.
+``SequenceMatcher`` is a subclass of the real class; its ``isjunk`` is the script's
+own function.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
+
+__all__ = ["HOLDABLE", "MAX_WORK", "MEMBERS", "NAME", "SequenceMatcher", "build"]
+
+NAME = "difflib"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = (
+    "SequenceMatcher", "unified_diff", "context_diff", "ndiff", "get_close_matches",
+    "IS_LINE_JUNK", "IS_CHARACTER_JUNK",
+)  # fmt: skip
+"""The members a script may use."""
+MAX_WORK = 25_000_000
+"""The largest product of the two sequences' lengths the matcher takes."""
+MAX_ITEMS = 1_000_000
+"""The longest sequence (lines, characters, candidates) the difflib stand-in takes."""
+
+
+def _length(seq: Any) -> int:
+    try:
+        n = len(seq)
+    except TypeError:
+        raise TypeError(f"difflib takes sequences, not {type(seq).__name__}") from None
+    if n > MAX_ITEMS:
+        refuse_size(f"difflib of more than {MAX_ITEMS} items refused in the sandbox")
+    return n
+
+
+def _pair(a: Any, b: Any) -> None:
+    if _length(a) * _length(b) > MAX_WORK:
+        refuse_size(
+            f"difflib of sequences whose lengths multiply past {MAX_WORK} refused in the "
+            "sandbox (the matching is quadratic; diff smaller pieces)"
+        )
+
+
+def _chars(lines: Any) -> int:
+    return sum(len(line) if isinstance(line, str) else 1 for line in lines)
+
+
+class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """The real ``difflib.SequenceMatcher`` with bounded inputs."""
+
+    def set_seq1(self, a: Any) -> None:
+        """Set the first sequence (bounded against the second)."""
+        _pair(a, getattr(self, "b", ()) or ())
+        super().set_seq1(a)
+
+    def set_seq2(self, b: Any) -> None:
+        """Set the second sequence (bounded against the first)."""
+        _pair(getattr(self, "a", ()) or (), b)
+        super().set_seq2(b)
+
+
+own_methods(
+    SequenceMatcher,
+    ("set_seqs", "find_longest_match", "get_matching_blocks", "get_opcodes",
+     "get_grouped_opcodes", "ratio", "quick_ratio", "real_quick_ratio"),
+)  # fmt: skip
+HOLDABLE: tuple[type, ...] = (SequenceMatcher, difflib.Match)
+"""Value types this stand-in hands to scripts (the matcher and its ``Match`` tuples)."""
+
+
+def _lines(a: Any, b: Any) -> tuple[list[Any], list[Any]]:
+    a, b = list(a)[: MAX_ITEMS + 1], list(b)[: MAX_ITEMS + 1]
+    _pair(a, b)
+    return a, b
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+
+    def generator(real: Callable[..., Iterator[str]]) -> Callable[..., Iterator[str]]:
+        def diff(a: Any, b: Any, *args: Any, **kwargs: Any) -> Iterator[str]:
+            a, b = _lines(a, b)
+            if real is difflib.ndiff and _chars(a) * _chars(b) > 100 * MAX_WORK:
+                refuse_size("ndiff of texts this long refused in the sandbox (use unified_diff)")
+            return run.ticking(real(a, b, *args, **kwargs))
+
+        diff.__name__ = real.__name__
+        return diff
+
+    def get_close_matches(word: Any, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> Any:
+        candidates = list(possibilities)[: MAX_ITEMS + 1]
+        _length(candidates)
+        _length(word)
+        if (len(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
+            refuse_size("get_close_matches of this many long words refused in the sandbox")
+        return difflib.get_close_matches(word, candidates, n, cutoff)
+
+    return {
+        "SequenceMatcher": SequenceMatcher,
+        "unified_diff": generator(difflib.unified_diff),
+        "context_diff": generator(difflib.context_diff),
+        "ndiff": generator(difflib.ndiff),
+        "get_close_matches": get_close_matches,
+        "IS_LINE_JUNK": difflib.IS_LINE_JUNK,
+        "IS_CHARACTER_JUNK": difflib.IS_CHARACTER_JUNK,
+    }

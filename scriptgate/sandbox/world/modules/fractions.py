@@ -1,0 +1,172 @@
+"""The ``fractions`` stand-in: ``Fraction`` with bounded numerators and denominators.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. ``Fraction`` is a subclass of the real class
+(``isinstance`` works) whose arithmetic refuses, before computing, a result whose
+numerator and denominator together would pass :data:`MAX_BITS` bits (``**`` with a
+large exponent, repeated squaring), whose text form (``Fraction('1e99999999')``) is at
+most :data:`MAX_TEXT` characters with an exponent of at most :data:`MAX_EXPONENT`,
+and whose every result is this class again (the real class is never handed out).
+"""
+
+from __future__ import annotations
+
+import decimal
+import fractions
+import numbers
+import re
+from typing import Any
+
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
+
+__all__ = ["HOLDABLE", "MAX_BITS", "MAX_EXPONENT", "MAX_TEXT", "MEMBERS", "NAME", "Fraction"]
+
+NAME = "fractions"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = ("Fraction",)
+"""The members a script may use."""
+MAX_BITS = 1_000_000
+"""The most bits a result's numerator and denominator may have together."""
+MAX_TEXT = 10_000
+"""The longest text ``Fraction`` parses."""
+MAX_EXPONENT = 10_000
+"""The largest exponent ``Fraction('1e…')`` takes."""
+
+_REAL = fractions.Fraction
+_EXPONENT = re.compile(r"[eE]\s*([-+]?\d+)")
+
+
+def _bits(value: Any) -> int:
+    if isinstance(value, int):
+        return value.bit_length()
+    if isinstance(value, _REAL):
+        return value.numerator.bit_length() + value.denominator.bit_length()
+    return 64
+
+
+def _too_big(what: str) -> None:
+    refuse_size(f"{what} of Fractions would be too large for the sandbox ({MAX_BITS} bits)")
+
+
+def _lift(value: Any) -> Any:
+    if type(value) is _REAL:
+        return _REAL.__new__(Fraction, value.numerator, value.denominator)
+    if type(value) is tuple:
+        return tuple(_lift(item) for item in value)
+    return value
+
+
+class Fraction(_REAL):
+    """A rational number (the real ``fractions.Fraction``, bounded)."""
+
+    __slots__ = ()
+
+    def __new__(cls, numerator: Any = 0, denominator: Any = None) -> Any:
+        if isinstance(numerator, str):
+            if len(numerator) > MAX_TEXT:
+                refuse_size(f"a Fraction text longer than {MAX_TEXT} characters is refused")
+            found = _EXPONENT.search(numerator)
+            if found is not None and abs(int(found.group(1)[:12])) > MAX_EXPONENT:
+                refuse_size(f"a Fraction exponent above {MAX_EXPONENT} is refused in the sandbox")
+        elif isinstance(numerator, decimal.Decimal) and numerator.is_finite():
+            if abs(numerator.adjusted()) > MAX_EXPONENT:
+                refuse_size(f"a Fraction exponent above {MAX_EXPONENT} is refused in the sandbox")
+        elif (
+            not isinstance(numerator, int | float | numbers.Rational | decimal.Decimal)
+            and denominator is None
+        ):
+            raise TypeError("argument should be a string or a Rational instance")
+        if _bits(numerator) + _bits(denominator) > 2 * MAX_BITS:
+            _too_big("a Fraction")
+        return _lift(_REAL(numerator, denominator))
+
+    @classmethod
+    def from_float(cls, f: Any) -> Any:
+        """The exact value of the float ``f``."""
+        return _lift(_REAL.from_float(f))
+
+    @classmethod
+    def from_decimal(cls, dec: Any) -> Any:
+        """The exact value of the Decimal ``dec``."""
+        return cls(dec)
+
+    def limit_denominator(self, max_denominator: Any = 1000000) -> Any:
+        """The closest Fraction with a denominator at most ``max_denominator``."""
+        if isinstance(max_denominator, int) and max_denominator.bit_length() > MAX_BITS:
+            _too_big("limit_denominator")
+        return _lift(_REAL.limit_denominator(self, max_denominator))
+
+    def __pow__(self, other: Any, modulo: Any = None) -> Any:
+        if modulo is not None:
+            return NotImplemented
+        if isinstance(other, int) and _bits(self) * abs(other) > MAX_BITS:
+            _too_big("a power")
+        if (
+            isinstance(other, _REAL)
+            and other.denominator == 1
+            and _bits(self) * abs(other.numerator) > MAX_BITS
+        ):
+            _too_big("a power")
+        return _lift(_REAL.__pow__(self, other))
+
+    def __rpow__(self, other: Any) -> Any:
+        if (
+            isinstance(other, int)
+            and self.denominator == 1
+            and _bits(other) * abs(self.numerator) > MAX_BITS
+        ):
+            _too_big("a power")
+        return _lift(_REAL.__rpow__(self, other))
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        if isinstance(ndigits, int) and abs(ndigits) > MAX_EXPONENT:
+            _too_big("round()")
+        return _lift(_REAL.__round__(self, ndigits))
+
+    def __reduce__(self) -> Any:
+        return (Fraction, (str(self),))
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+
+def _binary(name: str) -> Any:
+    real = getattr(_REAL, name)
+
+    def operator(self: Any, other: Any) -> Any:
+        if _bits(self) + _bits(other) > MAX_BITS:
+            _too_big("an operation")
+        return _lift(real(self, other))
+
+    operator.__name__ = name
+    return operator
+
+
+def _unary(name: str) -> Any:
+    real = getattr(_REAL, name)
+
+    def operator(self: Any) -> Any:
+        return _lift(real(self))
+
+    operator.__name__ = name
+    return operator
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod"):
+    setattr(Fraction, f"__{_op}__", _binary(f"__{_op}__"))
+    setattr(Fraction, f"__r{_op}__", _binary(f"__r{_op}__"))
+for _op in ("__neg__", "__pos__", "__abs__"):
+    setattr(Fraction, _op, _unary(_op))
+
+own_methods(Fraction, ("as_integer_ratio",))
+HOLDABLE: tuple[type, ...] = (Fraction,)
+"""Value types this stand-in hands to scripts."""
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    return {"Fraction": Fraction}

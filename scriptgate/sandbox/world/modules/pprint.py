@@ -1,0 +1,98 @@
+"""The ``pprint`` stand-in: ``pprint``, ``pformat``, ``pp`` and ``saferepr``.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. The value's rendering is measured before it is
+made (a value whose text would pass the render limit is refused, as for ``print``);
+``pprint``/``pp`` write through the script's own ``print`` (captured, counted against
+the output limit), found in the calling script frame's globals; ``stream=`` is not
+available. Cycles print as ``<Recursion on …>`` as in CPython; a script class's
+``__repr__`` runs inside the run (its ticks count, the deadline stops it).
+"""
+
+from __future__ import annotations
+
+import pprint
+import sys
+from typing import Any
+
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.sizes import check_render
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MAX_WIDTH", "MEMBERS", "NAME", "build"]
+
+NAME = "pprint"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = ("pprint", "pformat", "pp", "saferepr")
+"""The members a script may use."""
+HOLDABLE: tuple[type, ...] = ()
+"""Value types this stand-in hands to scripts (str only)."""
+MAX_WIDTH = 10_000
+"""The widest ``width`` and deepest ``indent`` the pprint stand-in takes."""
+
+
+def _options(indent: Any, width: Any, depth: Any) -> None:
+    for name, value in (("indent", indent), ("width", width)):
+        if not isinstance(value, int) or value > MAX_WIDTH:
+            raise ValueError(f"pprint {name} must be an int of at most {MAX_WIDTH}")
+    if depth is not None and not isinstance(depth, int):
+        raise TypeError("pprint depth must be an int or None")
+
+
+def _pformat(
+    obj: Any,
+    indent: int = 1,
+    width: int = 80,
+    depth: int | None = None,
+    *,
+    compact: bool = False,
+    sort_dicts: bool = True,
+    underscore_numbers: bool = False,
+) -> str:
+    _options(indent, width, depth)
+    check_render(obj, "pprint of this value")
+    return pprint.pformat(
+        obj,
+        indent=indent,
+        width=width,
+        depth=depth,
+        compact=bool(compact),
+        sort_dicts=bool(sort_dicts),
+        underscore_numbers=bool(underscore_numbers),
+    )
+
+
+def _script_print() -> Any:
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            found = frame.f_globals.get("_print_")
+            if callable(found):
+                return found
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    raise RuntimeError("pprint.pprint is only available inside a script")
+
+
+def _pprint(obj: Any, stream: Any = None, *args: Any, **kwargs: Any) -> None:
+    if stream is not None:
+        raise TypeError("pprint(stream=...) is not available in the sandbox (it prints)")
+    out = _script_print()
+    out(_pformat(obj, *args, **kwargs))
+
+
+def _pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:
+    if args and args[0] is not None:
+        raise TypeError("pp(stream=...) is not available in the sandbox (it prints)")
+    out = _script_print()
+    out(_pformat(obj, *args[1:], sort_dicts=sort_dicts, **kwargs))
+
+
+def _saferepr(obj: Any) -> str:
+    check_render(obj, "pprint of this value")
+    return pprint.saferepr(obj)
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    return {"pprint": _pprint, "pformat": _pformat, "pp": _pp, "saferepr": _saferepr}

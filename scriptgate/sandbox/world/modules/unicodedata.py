@@ -1,0 +1,68 @@
+"""The ``unicodedata`` stand-in: the Unicode database lookups.
+
+Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
+isolation or the model-facing text. Each member wraps the real C function (one
+character, or a text of at most :data:`MAX_TEXT` characters for ``normalize``).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.world.modules.common import RunWorld
+
+__all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
+
+_LOOKUPS = (
+    "name", "lookup", "category", "bidirectional", "combining", "east_asian_width",
+    "mirrored", "decomposition", "decimal", "digit", "numeric",
+)  # fmt: skip
+NAME = "unicodedata"
+"""The name a script imports."""
+MEMBERS: tuple[str, ...] = (*_LOOKUPS, "normalize", "is_normalized", "unidata_version")
+"""The members a script may use."""
+HOLDABLE: tuple[type, ...] = ()
+"""Value types this stand-in hands to scripts (str and numbers)."""
+MAX_TEXT = 10_000_000
+"""The longest text ``normalize`` takes (a form may grow it a few times)."""
+
+
+def _lookup(name: str) -> Callable[..., Any]:
+    real = getattr(unicodedata, name)
+
+    def lookup(value: Any, *default: Any) -> Any:
+        if isinstance(value, str) and len(value) > 1000:
+            raise ValueError(f"unicodedata.{name} takes one character or a short name")
+        return real(value, *default)
+
+    lookup.__name__ = name
+    return lookup
+
+
+def _checked(form: Any, text: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"normalize() argument 2 must be str, not {type(text).__name__}")
+    if len(text) > MAX_TEXT:
+        refuse_size(f"normalizing more than {MAX_TEXT} characters refused in the sandbox")
+
+
+def _normalize(form: Any, text: Any) -> str:
+    _checked(form, text)
+    return unicodedata.normalize(form, text)
+
+
+def _is_normalized(form: Any, text: Any) -> bool:
+    _checked(form, text)
+    return unicodedata.is_normalized(form, text)
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
+    table: dict[str, Any] = {name: _lookup(name) for name in _LOOKUPS}
+    table["normalize"] = _normalize
+    table["is_normalized"] = _is_normalized
+    table["unidata_version"] = unicodedata.unidata_version
+    return table

@@ -1,0 +1,259 @@
+"""Attacks on the issue-14 stand-ins (decimal, fractions, pprint, uuid, difflib, csv, io, …).
+
+Run in both modes by ``test_attack_suite.py``: reaching a host object through a returned
+value's attributes is refused, huge sizes are refused before the work, slow paths are
+bounded, callbacks that raise surface as the script's own error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["MODULE_ATTACKS"]
+
+
+def _base() -> ModuleType:
+    name = "scriptgate_tests_sandbox_attacks"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+Attack = _base().Attack
+
+
+def _a(id: str, category: str, source: str, expect: str, message: str | None = None) -> Any:
+    return Attack("m-" + id, category, source, expect, message)
+
+
+_D = "from decimal import Decimal, getcontext, localcontext, Context, setcontext\n"
+
+MODULE_ATTACKS: list[Any] = [
+    # -- host objects through returned values ------------------------------------------------
+    _a(
+        "decimal-class-module",
+        "6-policy",
+        _D + "Decimal(1).__class__.__module__",
+        "rejected",
+        "__module__",
+    ),
+    _a(
+        "decimal-class-bases",
+        "6-policy",
+        _D + "Decimal(1).__class__.__bases__",
+        "rejected",
+        "__bases__",
+    ),
+    _a("decimal-context-real", "6-policy", _D + "getcontext()._real", "rejected", "_real"),
+    _a("decimal-context-traps", "6-policy", _D + "getcontext().traps", "runtime", "traps"),
+    _a(
+        "decimal-context-new-attr",
+        "6-policy",
+        _D + "getcontext().evil = 1",
+        "runtime",
+        "no setting",
+    ),
+    _a(
+        "decimal-setcontext-foreign",
+        "6-policy",
+        _D + "class C:\n    pass\nsetcontext(C())",
+        "runtime",
+        "Context",
+    ),
+    _a("decimal-as-tuple-plain", "6-policy", _D + "type(Decimal('1.5').as_tuple()).__name__", "ok"),
+    _a("stringio-buffer", "6-policy", "import io\nio.StringIO().buffer", "runtime", "buffer"),
+    _a(
+        "bytesio-getbuffer",
+        "6-policy",
+        "import io\nio.BytesIO(b'x').getbuffer()",
+        "runtime",
+        "getbuffer",
+    ),
+    _a(
+        "csv-reader-dialect-class",
+        "6-policy",
+        "import csv\ncsv.reader([]).dialect.__class__.__subclasses__()",
+        "rejected",
+        "__subclasses__",
+    ),
+    _a(
+        "csv-dictwriter-writer",
+        "6-policy",
+        "import csv, io\ncsv.DictWriter(io.StringIO(), ['a']).writer",
+        "runtime",
+        "writer",
+    ),
+    _a(
+        "csv-register-dialect",
+        "6-policy",
+        "import csv\ncsv.register_dialect('x', delimiter=';')",
+        "runtime",
+        "register_dialect",
+    ),
+    _a(
+        "matcher-isjunk",
+        "6-policy",
+        "import difflib\ndifflib.SequenceMatcher().isjunk",
+        "runtime",
+        "isjunk",
+    ),
+    _a(
+        "matcher-method-func",
+        "6-policy",
+        "import difflib\ndifflib.SequenceMatcher().ratio.__func__",
+        "rejected",
+        "__func__",
+    ),
+    _a("uuid-is-safe-enum", "6-policy", "import uuid\nuuid.uuid4().is_safe", "runtime"),
+    _a("uuid1-mac", "6-policy", "import uuid\nuuid.uuid1()", "runtime", "uuid1"),
+    _a(
+        "zoneinfo-traversal",
+        "6-policy",
+        "from zoneinfo import ZoneInfo\nZoneInfo('../../../etc/passwd')",
+        "runtime",
+        "No time zone",
+    ),
+    _a(
+        "zoneinfo-from-file",
+        "6-policy",
+        "from zoneinfo import ZoneInfo\nimport io\nZoneInfo.from_file(io.BytesIO(b'TZif'))",
+        "runtime",
+        "not available",
+    ),
+    _a("io-open", "6-policy", "import io\nio.open('/etc/passwd')", "runtime", "open"),
+    # -- huge sizes and slow paths -----------------------------------------------------------
+    _a("decimal-int-huge-exponent", "8-cpu", _D + "int(Decimal('1e999999'))", "limit", "exponent"),
+    _a("decimal-int-large", "8-cpu", _D + "int(Decimal('1e90000'))", "limit", "int"),
+    _a("decimal-prec-huge", "8-cpu", _D + "getcontext().prec = 10**9", "limit", "precision"),
+    _a(
+        "decimal-localcontext-prec",
+        "8-cpu",
+        _D + "with localcontext(prec=10**6) as c:\n    Decimal(2).ln()",
+        "limit",
+        "precision",
+    ),
+    _a("decimal-context-ctor", "8-cpu", _D + "Context(Emax=10**9)", "limit", "Emax"),
+    _a("decimal-pow-overflow", "8-cpu", _D + "Decimal(10) ** 10**9", "runtime", "Emax"),
+    _a(
+        "decimal-format-huge", "8-cpu", _D + "format(Decimal('1e999999'), 'f')", "limit", "exponent"
+    ),
+    _a("decimal-digits", "8-cpu", _D + "Decimal('7' * 50000)", "limit", "digits"),
+    _a("decimal-tuple-digits", "8-cpu", _D + "Decimal((0, (1,) * 50000, 0))", "limit", "digits"),
+    _a("decimal-ratio-tiny", "8-cpu", _D + "Decimal('1e-99999').as_integer_ratio()", "limit"),
+    _a(
+        "decimal-floor-huge",
+        "8-cpu",
+        _D + "import math\nmath.floor(Decimal('1e99999'))",
+        "limit",
+        "int",
+    ),
+    _a(
+        "fraction-pow",
+        "8-cpu",
+        "from fractions import Fraction\nFraction(3, 7) ** 10**8",
+        "limit",
+        "too large",
+    ),
+    _a(
+        "fraction-square-loop",
+        "8-cpu",
+        "from fractions import Fraction\nf = Fraction(3, 7)\nwhile True:\n    f = f * f",
+        "limit",
+    ),
+    _a(
+        "fraction-text-exponent",
+        "8-cpu",
+        "from fractions import Fraction\nFraction('1e999999999')",
+        "limit",
+        "exponent",
+    ),
+    _a(
+        "fraction-decimal-exponent",
+        "8-cpu",
+        "from fractions import Fraction\nfrom decimal import Decimal\nFraction(Decimal('1e99999'))",
+        "limit",
+        "exponent",
+    ),
+    _a(
+        "difflib-quadratic",
+        "8-cpu",
+        "import difflib\ndifflib.SequenceMatcher(None, 'ab' * 20000, 'ba' * 20000).ratio()",
+        "limit",
+        "quadratic",
+    ),
+    _a(
+        "difflib-close-matches",
+        "8-cpu",
+        "import difflib\ndifflib.get_close_matches('x' * 5000, ['y' * 5000] * 5000)",
+        "limit",
+    ),
+    _a(
+        "io-seek-gap",
+        "7.2-memory",
+        "import io\ns = io.StringIO()\ns.seek(10**12)\ns.write('x')",
+        "limit",
+        "in-memory file",
+    ),
+    _a(
+        "io-write-flood",
+        "7.2-memory",
+        "import io\ns = io.BytesIO()\nwhile True:\n    s.write(b'x' * 10**6)",
+        "limit",
+    ),
+    _a(
+        "pprint-huge", "7.2-memory", "import pprint\npprint.pformat([[0] * 1000] * 100000)", "limit"
+    ),
+    _a(
+        "pprint-stream",
+        "6-policy",
+        "import pprint, io\npprint.pprint(1, stream=io.StringIO())",
+        "runtime",
+        "stream",
+    ),
+    _a("sleep-past-deadline", "8-cpu", "import time\ntime.sleep(10**6)", "limit", "timed out"),
+    # -- cycles and callbacks that raise ----------------------------------------------------
+    _a("pprint-cycle", "6-policy", "import pprint\na = [1]\na.append(a)\npprint.pformat(a)", "ok"),
+    _a(
+        "pprint-repr-raises",
+        "6-policy",
+        "import pprint\nclass A:\n    def __repr__(self):\n        raise ValueError('no')\npprint.pformat([A()])",
+        "runtime",
+        "no",
+    ),
+    _a(
+        "pprint-repr-loops",
+        "8-cpu",
+        "import pprint\nclass A:\n    def __repr__(self):\n        while True:\n            pass\npprint.pformat([A()])",
+        "limit",
+    ),
+    _a(
+        "matcher-isjunk-raises",
+        "6-policy",
+        "import difflib\ndifflib.SequenceMatcher(lambda c: 1 / 0, 'abc', 'abd').ratio()",
+        "runtime",
+        "division",
+    ),
+    _a(
+        "csv-writer-str-raises",
+        "6-policy",
+        "import csv, io\nclass A:\n    def __str__(self):\n        raise ValueError('bad')\ncsv.writer(io.StringIO()).writerow([A()])",
+        "runtime",
+        "bad",
+    ),
+    _a(
+        "csv-reader-endless",
+        "8-cpu",
+        "import csv\ndef lines():\n    while True:\n        yield 'a,b'\nfor row in csv.reader(lines()):\n    pass",
+        "limit",
+    ),
+]
+"""Attacks on the issue-14 stand-ins (both modes)."""

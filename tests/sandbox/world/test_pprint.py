@@ -1,0 +1,59 @@
+"""The ``pprint`` stand-in in both modes: pprint through the script's print."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Sandbox
+
+
+@pytest.fixture(scope="module", params=["in_process", "process"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    box = Sandbox(limits=Limits(timeout=10), isolation=request.param)
+    yield box
+    box.close()
+
+
+def value(box: Sandbox, source: str) -> Any:
+    result: ScriptResult = box.run_sync(source)
+    assert result.ok, result.error
+    return result.value
+
+
+def refused(box: Sandbox, source: str, words: str) -> None:
+    result = box.run_sync(source)
+    assert result.error is not None, result.value
+    assert words in result.error.message, result.error.message
+
+
+def test_pprint_output_is_the_scripts_print(sandbox: Sandbox) -> None:
+    import pprint
+
+    data = {"b": [1, 2, {"x": list(range(30))}], "a": 1}
+    result = sandbox.run_sync(
+        "import pprint\ndata = {'b': [1, 2, {'x': list(range(30))}], 'a': 1}\n"
+        "pprint.pprint(data)\npprint.pp(data, width=40)\n"
+        "[pprint.pformat([1, [2, [3]]], depth=2), pprint.pformat(data, compact=True, sort_dicts=False)]"
+    )
+    assert result.ok, result.error
+    assert (
+        result.output
+        == pprint.pformat(data) + "\n" + pprint.pformat(data, width=40, sort_dicts=False) + "\n"
+    )
+    assert result.value == [
+        pprint.pformat([1, [2, [3]]], depth=2),
+        pprint.pformat(data, compact=True, sort_dicts=False),
+    ]
+
+
+def test_pprint_cycles_and_output_limit(sandbox: Sandbox) -> None:
+    assert "Recursion" in value(sandbox, "import pprint\na = [1]\na.append(a)\npprint.pformat(a)")
+    box = Sandbox(limits=Limits(timeout=10, max_output_chars=100))
+    result = box.run_sync("import pprint\npprint.pprint(list(range(1000)))")
+    box.close()
+    assert result.error is not None
+    assert result.error.kind == "limit"
