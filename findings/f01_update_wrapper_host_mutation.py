@@ -14,10 +14,14 @@ Shown here, with two SEPARATE Sandbox objects in one host process (two tenants):
   2. run B (a fresh Sandbox) reads `type.box` -> the very list run A left: a cross-run,
      cross-sandbox shared channel, and sees ToolError renamed.
 Expected: a script cannot write to host objects; nothing survives a run. Actual: both happen.
+Process mode (`... process`): separate Sandboxes get separate workers, but within one
+Sandbox a pooled worker keeps `type.box` for a later run it serves (seen in the 2nd of 3 runs).
 Run: uv run python findings/f01_update_wrapper_host_mutation.py [process]
 """
 
 from __future__ import annotations
+
+import sys
 
 from scriptgate import Sandbox, tool
 from scriptgate.sandbox.guards.errors import ToolError
@@ -56,8 +60,6 @@ except ToolError as e:
     name = type(e).__name__
 [got, name, ToolError.__name__]
 """
-
-import sys
 
 iso = sys.argv[1] if len(sys.argv) > 1 else "in_process"
 a = Sandbox([fail], isolation=iso).run_sync(RUN_A)

@@ -15,10 +15,9 @@ Run: uv run python findings/f02_itertools_r_hang_and_memory.py   (needs ~3 GB fr
 
 from __future__ import annotations
 
-import time
-
 import subprocess
 import sys
+import time
 
 from scriptgate import Limits, Sandbox
 

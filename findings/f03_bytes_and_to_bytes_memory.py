@@ -43,9 +43,7 @@ CASES = (
 def child(expr: str) -> None:
     """Run one case in this process and print its figures."""
     before = peak_mb()
-    result = Sandbox([], limits=Limits(memory_bytes=200 * 2**20)).run_sync(
-        f"x = {expr}\nlen(x)"
-    )
+    result = Sandbox([], limits=Limits(memory_bytes=200 * 2**20)).run_sync(f"x = {expr}\nlen(x)")
     print(f"{expr}: peak RSS +{peak_mb() - before} MB, ok={result.ok} value={result.value}")
 
 
