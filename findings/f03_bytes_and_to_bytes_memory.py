@@ -3,7 +3,7 @@ and the run reports ok.
 
 Mechanism: the str width methods are wrapped (`_width_method`, `_expandtabs`, `_join` in
 guards/attributes.py apply to `str` only); on `bytes`/`bytearray`, `center`, `ljust`,
-`rjust`, `zfill`, `expandtabs` and `join` are the raw C methods, and `int.to_bytes(length)`
+`rjust`, `zfill`, `expandtabs`, `join` and `replace` are the raw C methods, and `int.to_bytes(length)`
 is not bounded at all (issue 13 lists `int.to_bytes` and `bytes.join`). One call makes
 a buffer of any size; nothing charges it.
 
@@ -37,6 +37,7 @@ CASES = (
     'b"x".zfill(300_000_000)',
     'b"\\t".expandtabs(300_000_000)',
     'b"-".join([b"a" * 1_000_000] * 300)',
+    '(b"a" * 10_000).replace(b"", b"b" * 30_000)',
 )
 
 
