@@ -13,6 +13,10 @@ with a namespace the compile policy never saw (`__index__`, `__del__`, `__getatt
 Shown: an object whose `__index__` returns 300,000,000 makes `"ab" * x` (the `_mul_` guard
 only measures real ints) allocate 600 MB in one C call against a 200 MiB budget, ok=True;
 the same with `10**10` is a 20 GB request (MemoryError under `ulimit -v`, an OOM kill without).
+Also measured with `__index__` -> 200,000,000, all ok=True: `[0] * x` (a 1.6 GB list),
+`b"y" * x`, `"x".ljust(x)`, `"1".zfill(x)`, `"1".center(x)` (the str width wrappers check
+ints only). Held: M-made instances are not writable (`d.me = d` refused), a `__del__` run after
+the run dies on the cleared globals (NameError `_tk_`), `M.mro` is refused.
 Expected: `type(bytes)` refused (README: `type` gives the type a value has, when the script may
 hold it) and size guards hold. Actual: both broken.
 Run: uv run python findings/f06_bytes_metaclass_makes_any_class.py
