@@ -89,7 +89,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any
 
 import anyio
@@ -124,6 +124,12 @@ from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 
 __all__ = ["INJECTED_NAMES", "run_script"]
+
+_SLEEPS = frozenset({"time", "sleep"})
+"""A script naming these may sleep: it runs in a greenlet, so the wait is on the loop."""
+
+SLEEP_SLICE = 0.02
+"""The longest stretch ``time.sleep`` blocks without checking the budget, where it blocks."""
 
 _PAUSE = object()
 """What a sync script's greenlet switches out with to let the event loop run."""
@@ -614,13 +620,39 @@ class _Run:
         back what the loop sends or throws, so the coroutine always runs in this
         greenlet (code in it that remembers its greenlet keeps working).
         """
-        switch = self.switch
-        if switch is None:
+        if self.switch is None:
             raise self.budget.trip("aborted", "Script stopped: no event loop to run tool calls")
+        started = time.monotonic()
+        try:
+            reply: ToolReply = self._await_in_greenlet(
+                self.bridge.call(call.id, call.tool, call.arguments),
+                lambda: self._cancelled(call, started),
+            )
+        except Exception as exc:  # a broken bridge: the script sees a ToolError
+            reply = _bridge_failure(exc)
+        call.status = reply.status
+        call.duration_ms = reply.duration_ms
+        call.error = reply.error
+        if self.on_event is not None:
+            self._ended(call)
+        return reply
+
+    def _await_in_greenlet(
+        self, coro: Coroutine[Any, Any, Any], on_cancel: Callable[[], None] | None = None
+    ) -> Any:
+        """Step ``coro`` to its end in the sync script's greenlet; its value.
+
+        The coroutine runs in the run task's contextvars context (the script keeps its
+        own, empty one). Each time it suspends, what it yields goes to the run's task
+        (:meth:`_drive`), which yields it to the event loop and switches back what the
+        loop sends or throws. An ``Exception`` it raises is raised here; a cancellation
+        (the deadline, an abort) calls ``on_cancel`` and goes to the run's task, which
+        throws the run's stop into the script.
+        """
+        switch = self.switch
+        assert switch is not None
         me = self.child
         task_context = self.task_context
-        started = time.monotonic()
-        coro = self.bridge.call(call.id, call.tool, call.arguments)
         value: Any = None
         error: BaseException | None = None
         while True:
@@ -630,26 +662,41 @@ class _Run:
                 yielded = coro.send(value) if error is None else coro.throw(error)
             except StopIteration as stop:
                 me.gr_context = own_context
-                reply: ToolReply = stop.value
-                break
-            except Exception as exc:  # a broken bridge: the script sees a ToolError
+                return stop.value
+            except Exception:
                 me.gr_context = own_context
-                reply = _bridge_failure(exc)
-                break
+                raise
             except BaseException as exc:  # a cancellation: the run's task raises it
                 me.gr_context = own_context
-                if isinstance(exc, self.cancelled_exc):
-                    self._cancelled(call, started)
+                if on_cancel is not None and isinstance(exc, self.cancelled_exc):
+                    on_cancel()
                 switch((_RAISE, exc))
                 raise  # not reached: the task throws the run's stop into the script
             me.gr_context = own_context
             value, error = switch((_SUSPEND, yielded))
-        call.status = reply.status
-        call.duration_ms = reply.duration_ms
-        call.error = reply.error
-        if self.on_event is not None:
-            self._ended(call)
-        return reply
+
+    def sleep(self, seconds: float) -> None:
+        """The script's ``time.sleep``: waits on the event loop where it can.
+
+        In a sync script's greenlet the wait is an ``anyio.sleep`` on the loop (the host's
+        loop keeps running; the deadline or an abort cancels it like a tool call). An async
+        script's ``time.sleep`` blocks its loop, as in CPython (``await`` a tool instead),
+        in slices of :data:`SLEEP_SLICE` seconds with the budget checked before each, so
+        it still ends at the deadline or an abort.
+        """
+        budget = self.budget
+        budget.spend(0)
+        end = time.monotonic() + seconds
+        if self.switch is not None and greenlet.getcurrent() is self.child:
+            self._await_in_greenlet(anyio.sleep(seconds))
+            budget.spend(0)
+            return
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                return
+            time.sleep(min(SLEEP_SLICE, end - now))
+            budget.spend(0)
 
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
@@ -772,7 +819,7 @@ class _Run:
         def modules(name: str) -> OpaqueNamespace | None:
             # the stand-in modules are built on the run's first import
             if not built:
-                built.append(make_modules(charge, tick))
+                built.append(make_modules(charge, tick, self.sleep))
             return built[0](name)
 
         builtins = make_builtins(
@@ -957,7 +1004,10 @@ async def run_script(
         is_async=compiled.is_async,
         on_event=on_event,
         inline=(
-            state is None and not compiled.is_async and not (compiled.names & _tool_names(tools))
+            state is None
+            and not compiled.is_async
+            and not (compiled.names & _tool_names(tools))
+            and not (compiled.names & _SLEEPS)
         ),
     )
     try:

@@ -79,10 +79,12 @@ _EMPTY = OpaqueNamespace("internal", {})
 
 
 def make_modules(
-    charge: Callable[[Any], Any], tick: Callable[[], None]
+    charge: Callable[[Any], Any],
+    tick: Callable[[], None],
+    sleep: Callable[[float], None],
 ) -> Callable[[str], OpaqueNamespace | None]:
     """The stand-in modules of one run, built on first import (fresh per run: no shared state)."""
-    run = RunWorld(charge, tick)
+    run = RunWorld(charge, tick, sleep)
     built: dict[str, OpaqueNamespace] = {}
 
     def get(name: str) -> OpaqueNamespace | None:

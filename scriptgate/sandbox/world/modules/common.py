@@ -20,10 +20,12 @@ __all__ = ["RunWorld"]
 
 @dataclass(frozen=True)
 class RunWorld:
-    """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step."""
+    """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step,
+    ``sleep`` (the run's bounded wait, given by the engine)."""
 
     charge: Callable[[Any], Any]
     tick: Callable[[], None]
+    sleep: Callable[[float], None]
 
     def ticking(self, it: Iterator[Any]) -> Iterator[Any]:
         """``it``, ticking once per item (a limit can stop an endless iterator)."""
