@@ -106,6 +106,8 @@ from scriptgate.runtime.policy.matching import (
     match_text_glob,
     tool_identifier,
 )
+from scriptgate.runtime.policy.matching import Pattern as Pattern
+from scriptgate.runtime.policy.matching import effective_annotations as effective_annotations
 from scriptgate.runtime.policy.rules import (
     ApprovalCallback,
     ApprovalRequest,
@@ -114,6 +116,7 @@ from scriptgate.runtime.policy.rules import (
     PolicyVerdict,
     Rule,
 )
+from scriptgate.runtime.policy.rules import Paths as Paths
 
 __all__ = [
     "ANNOTATION_DEFAULTS",

@@ -43,6 +43,7 @@ Nothing here imports :mod:`scriptgate.sandbox` or the CLI.
 
 from __future__ import annotations
 
+from scriptgate.tools.files.read import COUNT_MAX_BYTES as COUNT_MAX_BYTES
 from scriptgate.tools.files.read import DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_READ_LINES
 from scriptgate.tools.files.root import FileToolError, resolve_inside
 from scriptgate.tools.files.toolset import file_tools
