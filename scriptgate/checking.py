@@ -2,7 +2,7 @@
 
 This module owns the static scope analysis only (on :mod:`symtable`, the
 compiler's own analysis, and :mod:`ast`); it runs nothing and decides nothing
-about policies (``scriptgate.cli`` does that with the answers).
+about policies (``scriptgate.cli_check`` does that with the answers).
 
 The rule it keeps: **never hide a reachable tool call**. A script's tools are
 module-level names, so a call of a tool's name reaches the tool unless the name

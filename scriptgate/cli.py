@@ -48,30 +48,36 @@ Exit codes
 Approvals: a policy rule with ``action = "ask"`` prompts on the terminal when
 standard input is interactive (and the script is not read from it); otherwise the
 call is denied with a reason saying approval was unavailable.
+
+Layout
+------
+This module is the parser, the registration of the subcommands and the dispatch
+(:func:`main`: exit codes, one-line errors, interrupts). The bodies live in their own
+modules: ``run`` in :mod:`scriptgate.cli_run`, ``check`` and ``stubs`` in
+:mod:`scriptgate.cli_check`, ``agent`` in :mod:`scriptgate.agent_cli`, ``jail`` in
+:mod:`scriptgate.jailcmd`, ``serve`` in :mod:`scriptgate.serve`; what they share in
+:mod:`scriptgate.cli_support`. ``check_script`` and the helpers in ``__all__`` stay
+importable from here.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import contextlib
-import importlib
-import importlib.util
-import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import anyio
 import anyio.to_thread
 
 from scriptgate import jailcmd
-from scriptgate._terminal import EscapingWriter
-from scriptgate.checking import name_uses
+from scriptgate.cli_check import CheckedCall as CheckedCall
+from scriptgate.cli_check import CheckReport as CheckReport
+from scriptgate.cli_check import check_script as check_script
+from scriptgate.cli_check import cmd_check, cmd_stubs
+from scriptgate.cli_run import cmd_run
 from scriptgate.cli_support import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -79,24 +85,12 @@ from scriptgate.cli_support import (
     EXIT_SCRIPT_FAILED,
     EXIT_USAGE,
     CliError,
-    _call_preview,
-    _isatty,
-    _load_policy,
     _load_tools,
-    _short,
-    _terminal_approver,
+    _one_line,
     approval_prompt,
     load_tool_spec,
 )
 from scriptgate.errors import ScriptgateError
-from scriptgate.runtime.abort import AbortController
-from scriptgate.runtime.audit import AuditLog
-from scriptgate.runtime.hooks import compose_hooks
-from scriptgate.runtime.paths import resolve_arguments
-from scriptgate.runtime.policy import Decision, Policy
-from scriptgate.runtime.tool import AgentTool
-from scriptgate.sandbox.naming import bind_identifiers
-from scriptgate.sandbox.result import Limits, ScriptResult
 
 __all__ = [
     "EXIT_INTERNAL",
@@ -120,21 +114,6 @@ exit codes:
   3    the sandbox or scriptgate itself failed
   130  interrupted
 """
-
-# Names a script may call besides tools (the sandbox binds them); used by ``check``
-# when scriptgate.sandbox.world.builtins is not importable.
-_SCRIPT_GLOBALS = frozenset({"tools", "gather", "ToolError", "ToolDenied"})
-_FALLBACK_BUILTINS = frozenset(
-    {
-        "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "dict",
-        "divmod", "enumerate", "filter", "float", "format", "frozenset", "hash", "hex", "int",
-        "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next", "oct",
-        "ord", "pow", "print", "range", "repr", "reversed", "round", "set", "slice", "sorted",
-        "str", "sum", "tuple", "zip", "Exception", "ValueError", "TypeError", "KeyError",
-        "IndexError", "RuntimeError", "PermissionError", "ArithmeticError", "LookupError",
-        "ZeroDivisionError", "AssertionError", "NotImplementedError", "StopIteration",
-    }
-)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -298,481 +277,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# --------------------------------------------------------------------------- tools
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _read_script(script: str, stdin: TextIO) -> tuple[str, str]:
-    if script == "-":
-        return stdin.read(), "<stdin>"
-    path = Path(script)
-    try:
-        return path.read_text(encoding="utf-8"), script
-    except FileNotFoundError:
-        raise CliError(f"{script}: no such file") from None
-    except IsADirectoryError:
-        raise CliError(f"{script}: is a directory") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{script}: not UTF-8 text") from None
-    except OSError as exc:
-        raise CliError(f"{script}: {exc.strerror or exc}") from None
-
-
-def _dump(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except ValueError:  # an int too long for str(), NaN in a strict dump...
-        from scriptgate.runtime.strict_json import bounded
-
-        return json.dumps(bounded(value, max_chars=1 << 62)[0], ensure_ascii=False, indent=2)
-
-
-def _print_result(result: ScriptResult, out: TextIO, *, streamed: bool = False) -> None:
-    if streamed:  # already shown as it was printed
-        if result.output and not result.output.endswith("\n"):
-            out.write("\n")
-    elif result.output:
-        out.write(result.output if result.output.endswith("\n") else result.output + "\n")
-    if result.ok and result.value is not None:
-        out.write("── value\n")
-        out.write((result.value if isinstance(result.value, str) else _dump(result.value)) + "\n")
-    out.write(f"── calls ({len(result.calls)})\n")
-    for record in result.calls:
-        line = f"  {record.id}  {_call_preview(record.tool, record.arguments)}  {record.status}"
-        if record.duration_ms is not None:
-            line += f"  {record.duration_ms} ms"
-        if record.error:
-            first = record.error.splitlines()[0] if record.error.splitlines() else ""
-            line += f"  {_short(first, 100)[1:-1]}"
-        out.write(line + "\n")
-    if result.ok:
-        out.write(f"── ok in {result.wall_time:.2f} s\n")
-    else:
-        error = result.error
-        if error is None:
-            out.write(f"── failed in {result.wall_time:.2f} s\n")
-        else:
-            where = f" (line {error.line})" if error.line is not None else ""
-            out.write(
-                f"── failed ({error.kind}) in {result.wall_time:.2f} s: "
-                f"{error.type}: {error.message}{where}\n"
-            )
-
-
-# --------------------------------------------------------------------------- commands
-
-
-def _refuse_audit_under_root(args: argparse.Namespace) -> None:
-    """The audit log must be out of the file tools' reach: refuse a path under ``--root``."""
-    if args.audit == "-" or args.no_files:
-        return
-    try:
-        root = os.path.realpath(args.root)
-        target = Path(args.audit)
-        real = os.path.join(os.path.realpath(target.parent), target.name)
-        real = os.path.realpath(real)
-    except (OSError, ValueError):
-        return
-    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-        raise CliError(
-            f"--audit {args.audit} is inside --root {args.root}: the file tools could read or "
-            "replace the log; write it outside the root (or use --audit -)"
-        )
-
-
-async def _cmd_run(args: argparse.Namespace, io: _IO) -> int:
-    if args.timeout is not None and args.timeout <= 0:
-        raise CliError("--timeout must be positive")
-    for flag, value in (
-        ("--max-tool-calls", args.max_tool_calls),
-        ("--max-output", args.max_output),
-    ):
-        if value is not None and value < 0:
-            raise CliError(f"{flag} must not be negative")
-    defaults = Limits()
-    limits = Limits(
-        timeout=args.timeout,
-        max_tool_calls=defaults.max_tool_calls
-        if args.max_tool_calls is None
-        else args.max_tool_calls,
-        max_output_chars=defaults.max_output_chars if args.max_output is None else args.max_output,
-        memory_bytes=defaults.memory_bytes if args.memory is None else args.memory,
-    )
-    source, _label = _read_script(args.script, io.stdin)
-    interactive = args.script != "-" and _isatty(io.stdin)
-    approver = _terminal_approver(io.stdin, io.stderr) if interactive else None
-    policy = _load_policy(args.policy, approver)
-    audit: AuditLog | None = None
-    if args.audit is not None:
-        _refuse_audit_under_root(args)
-        try:
-            audit = AuditLog(io.stderr if args.audit == "-" else Path(args.audit))
-        except OSError as exc:
-            raise CliError(f"--audit {args.audit}: {exc.strerror or exc}") from None
-    raw = args.raw and not _isatty(io.stdout)
-    out: Any = io.stdout if raw else EscapingWriter(io.stdout)
-    from scriptgate._live import LiveView, sigint_aborts
-
-    live = None if args.json else LiveView(out, io.stderr, progress=_isatty(io.stderr))
-    controller = AbortController()
-    try:
-        async with contextlib.AsyncExitStack() as stack:
-            tools = await _load_tools(args, stack)
-            if policy is not None:
-                # Errors (a rule that can never match as written) refuse the run, exit 2.
-                for problem in policy.bind(tools):
-                    io.stderr.write(f"scriptgate: warning: policy {problem}\n")
-            hooks = compose_hooks(policy, audit)
-            from scriptgate.sandbox.sandbox import Sandbox
-
-            sandbox = Sandbox(
-                tools,
-                before_tool_call=hooks.before_tool_call,
-                after_tool_call=hooks.after_tool_call,
-                limits=limits,
-                isolation=args.isolation,
-            )
-            try:
-                with sigint_aborts(controller) as interrupts:
-                    result = await sandbox.run(source, signal=controller.signal, on_event=live)
-            finally:
-                await sandbox.aclose()
-    finally:
-        if audit is not None:
-            audit.close()
-    if args.json:
-        out.write(_dump(result.to_json()) + "\n")
-    else:
-        _print_result(result, out, streamed=live is not None and live.streamed)
-    if interrupts.count and result.error is not None and result.error.kind == "aborted":
-        return EXIT_INTERRUPTED
-    if result.ok:
-        return EXIT_OK
-    if result.error is not None and result.error.kind == "sandbox":
-        return EXIT_INTERNAL
-    return EXIT_SCRIPT_FAILED
-
-
-async def _cmd_stubs(args: argparse.Namespace, io: _IO) -> int:
-    async with contextlib.AsyncExitStack() as stack:
-        tools = await _load_tools(args, stack)
-    from scriptgate.sandbox.model.stubs import render_stubs
-
-    text = render_stubs(tools, style=args.style)
-    io.stdout.write(text if text.endswith("\n") else text + "\n")
-    return EXIT_OK
-
-
-async def _cmd_check(args: argparse.Namespace, io: _IO) -> int:
-    source, label = _read_script(args.script, io.stdin)
-    policy = _load_policy(args.policy, None)
-    async with contextlib.AsyncExitStack() as stack:
-        tools = await _load_tools(args, stack)
-    report = check_script(source, tools, policy)
-    out = io.stdout
-    if report.error is not None:
-        # every rejected construct, one line each (RestrictedPython reports them all)
-        for number, text in enumerate(report.error.splitlines()):
-            line = report.error_line or 1
-            found = re.search(r": Line (\d+): ", text)
-            if found is not None and (number or report.error_line is None):
-                line = int(found.group(1))
-            out.write(f"{label}:{line}: {text}\n")
-        return EXIT_SCRIPT_FAILED
-    kind = "async (uses await)" if report.is_async else "sync"
-    out.write(f"{label}: compiles ({kind} script)\n")
-    out.write(f"tools available ({len(tools)}): {', '.join(t.name for t in tools) or '-'}\n")
-    called = sorted({c.tool for c in report.calls})
-    out.write(f"tools called ({len(called)}): {', '.join(called) or '-'}\n")
-    if report.calls:
-        out.write("calls:\n")
-    for call in report.calls:
-        out.write(f"  line {call.line}: {call.preview}  → {call.verdict}\n")
-    for warning in report.warnings:
-        out.write(f"warning: {warning}\n")
-    for problem in report.problems:
-        out.write(f"{label}:{problem}\n" if problem[:1].isdigit() else f"error: {problem}\n")
-    if report.problems:
-        return EXIT_SCRIPT_FAILED
-    return EXIT_OK
-
-
-# --------------------------------------------------------------------------- check
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedCall:
-    """One tool call found by ``check``: where, how it reads, and the policy verdict."""
-
-    line: int
-    tool: str
-    preview: str
-    verdict: str
-    decision: Decision | None
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReport:
-    """What ``scriptgate check`` found in a script."""
-
-    error: str | None
-    error_line: int | None
-    is_async: bool
-    calls: tuple[CheckedCall, ...]
-    problems: tuple[str, ...]
-    warnings: tuple[str, ...]
-
-
-_UNKNOWN = object()
-
-
-def _literal(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _UNKNOWN
-
-
-def _defined_names(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
-    return names
-
-
-def _builtin_names() -> frozenset[str]:
-    try:
-        sandbox_builtins = importlib.import_module("scriptgate.sandbox.world.builtins")
-    except ImportError:
-        return _FALLBACK_BUILTINS
-    names = getattr(sandbox_builtins, "SAFE_BUILTIN_NAMES", None)
-    return frozenset(names) if names else _FALLBACK_BUILTINS
-
-
-def _module_names() -> dict[str, tuple[str, ...]] | None:
-    try:
-        modules = importlib.import_module("scriptgate.sandbox.world.modules")
-    except ImportError:
-        return None
-    names = getattr(modules, "MODULE_NAMES", None)
-    return dict(names) if isinstance(names, dict) else None
-
-
-def _import_problems(tree: ast.AST) -> list[str]:
-    allowed = _module_names()
-    if allowed is None:
-        return []
-    problems: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name not in allowed:
-                    problems.append(f"{node.lineno}: import of {alias.name!r} is not allowed")
-        elif isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            if node.level or module not in allowed:
-                problems.append(f"{node.lineno}: import from {module!r} is not allowed")
-                continue
-            for alias in node.names:
-                if alias.name not in allowed[module]:
-                    problems.append(
-                        f"{node.lineno}: {module}.{alias.name} is not available in scripts"
-                    )
-    return problems
-
-
-def _compile_check(source: str) -> tuple[str | None, int | None, bool | None]:
-    """(error, line, is_async) from the sandbox's own compiler when available."""
-    try:
-        from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
-    except ImportError:
-        return None, None, None
-    compiled = compile_script(source, max_source_bytes=Limits().max_source_bytes)
-    if isinstance(compiled, CompileFailure):
-        what = "syntax error" if compiled.kind == "syntax" else "rejected"
-        lines = compiled.message.splitlines() if compiled.message else [compiled.type]
-        if compiled.kind == "syntax":
-            lines = lines[:1]
-        return (
-            f"{what}: {lines[0]}" + "".join(f"\n{what}: {x}" for x in lines[1:]),
-            compiled.line,
-            None,
-        )
-    return None, None, bool(compiled.is_async)
-
-
-def check_script(source: str, tools: Sequence[AgentTool], policy: Policy | None) -> CheckReport:
-    """Statically check a script: compile it, find tool calls, preview the policy.
-
-    Tool calls are calls of a tool's identifier (``read(...)``), of
-    ``tools.<identifier>(...)``, awaited or not. For keyword arguments with
-    literal values (or one literal dict) the policy decision is shown; arguments
-    known only at run time make it "depends on arguments" when a rule looks at
-    them. The validator's coercion is not applied to the literals.
-    """
-    error, error_line, is_async = _compile_check(source)
-    try:
-        tree = ast.parse(source, "<script>", "exec")
-    except SyntaxError as exc:
-        return CheckReport(
-            error or f"syntax error: {exc.msg}", error_line or exc.lineno, False, (), (), ()
-        )
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return CheckReport(f"rejected: {exc}", None, False, (), (), ())
-    if error is not None:
-        return CheckReport(error, error_line, False, (), (), ())
-    if is_async is None:
-        is_async = any(
-            isinstance(n, ast.Await | ast.AsyncFor | ast.AsyncWith) for n in ast.walk(tree)
-        )
-    bound = bind_identifiers((t.name, t) for t in tools)
-    defined = _defined_names(tree)
-    uses = name_uses(source, tree)
-    # Whether a loaded name can reach a module-level binding (a tool): by scope, never by
-    # "bound somewhere" (scriptgate.checking); without a symbol table every name may.
-    reaches = {id(u.node): u.global_lookup for u in uses} if uses is not None else {}
-    rebound = {u.node.id for u in uses if u.rebound} if uses is not None else defined
-    known_names = rebound | _builtin_names() | _SCRIPT_GLOBALS | set(bound)
-    rule_args = {name for rule in (policy.rules if policy else ()) for name in rule.arguments}
-
-    calls: list[CheckedCall] = []
-    problems: list[str] = []
-    notes: list[tuple[int, str]] = []
-    direct: set[int] = set()  # Name nodes that are the callee of a tool call
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name):
-            direct.add(id(func))
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            direct.add(id(func.value))
-        target: AgentTool | None = None
-        callee = func if isinstance(func, ast.Name) else None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            callee = func.value
-        if callee is None or not reaches.get(id(callee), True):
-            continue  # not a name, or a function's own local: provably not a tool
-        if isinstance(func, ast.Name):
-            if func.id in bound:
-                target = bound[func.id]
-            elif func.id not in known_names:
-                problems.append(f"{node.lineno}: unknown tool or name {func.id!r}")
-                continue
-        elif isinstance(func, ast.Attribute) and func.value.id == "tools":  # type: ignore[attr-defined]
-            if func.attr not in bound:
-                problems.append(f"{node.lineno}: unknown tool 'tools.{func.attr}'")
-                continue
-            target = bound[func.attr]
-        if target is None:
-            continue
-        if callee.id in rebound:
-            notes.append(
-                (
-                    node.lineno,
-                    f"line {node.lineno}: {callee.id!r} is also bound by the script; the call is "
-                    "listed because it may still reach the tool",
-                )
-            )
-        calls.append(_check_call(node, target, policy, rule_args))
-    problems.extend(_import_problems(tree))
-    calls.sort(key=lambda c: c.line)
-    problems.sort(key=lambda p: int(p.split(":", 1)[0]))
-
-    dynamic = sorted(
-        (node.lineno, node.id)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name)
-        and isinstance(node.ctx, ast.Load)
-        and reaches.get(id(node), True)
-        and (node.id in bound or node.id == "tools")
-        and id(node) not in direct
-    )
-    warnings = [
-        f"line {line}: {name!r} is used other than by a direct call; "
-        "calls made through it are not previewed"
-        for line, name in dynamic
-    ]
-    warnings += [text for _line, text in sorted(notes)]
-    if policy is not None:
-        for problem in policy.bind(tools, strict=False):
-            if problem.level == "error":
-                problems.append(f"policy {problem}")
-            else:
-                warnings.append(f"policy {problem}")
-    return CheckReport(None, None, is_async, tuple(calls), tuple(problems), tuple(warnings))
-
-
-def _check_call(
-    node: ast.Call, target: AgentTool, policy: Policy | None, rule_args: set[str]
-) -> CheckedCall:
-    known: dict[str, Any] = {}
-    unknown: set[str] = set()
-    shown: list[str] = []
-    opaque = False
-    if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
-        value = _literal(node.args[0])
-        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-            known.update(value)
-            shown.extend(f"{k}={_short(v, 40)}" for k, v in value.items())
-        else:
-            opaque = True
-            shown.append("<expr>")
-    elif node.args:
-        opaque = True
-        shown.append("<positional>")
-    for keyword in node.keywords:
-        if keyword.arg is None:
-            opaque = True
-            shown.append("**<expr>")
-            continue
-        value = _literal(keyword.value)
-        if value is _UNKNOWN:
-            unknown.add(keyword.arg)
-            shown.append(f"{keyword.arg}=<expr>")
-        else:
-            known[keyword.arg] = value
-            shown.append(f"{keyword.arg}={_short(value, 40)}")
-    preview = f"{target.name}({', '.join(shown)})"
-    if policy is None:
-        return CheckedCall(node.lineno, target.name, preview, "allow (no policy)", None)
-    if opaque:
-        unknown |= rule_args - set(known)
-    judged: Any = known
-    if target.paths is not None:
-        # Literal paths are judged as the run would judge them: resolved by the tool.
-        try:
-            judged = resolve_arguments(target.paths, known)
-        except Exception as exc:
-            reason = _one_line(str(exc)) or type(exc).__name__
-            return CheckedCall(node.lineno, target.name, preview, f"error ({reason})", None)
-        for name in unknown:
-            judged.pop(name, None)
-            judged.paths.pop(name, None)
-    decision = policy.preview(target.name, judged, unknown)
-    if decision is None:
-        return CheckedCall(node.lineno, target.name, preview, "depends on arguments", None)
-    if decision.rule is None and "default" in (decision.reason or ""):
-        verdict = f"{decision.action} ({decision.reason})"  # "allow (allowed by default)"
-    else:
-        where = f"rules[{decision.rule}]" if decision.rule is not None else "default"
-        verdict = f"{decision.action} ({where}: {decision.reason})"
-    return CheckedCall(node.lineno, target.name, preview, verdict, decision)
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -790,9 +294,9 @@ async def _cmd_agent(args: argparse.Namespace, io: _IO) -> int:
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, _IO], Any]] = {
-    "run": _cmd_run,
-    "check": _cmd_check,
-    "stubs": _cmd_stubs,
+    "run": cmd_run,
+    "check": cmd_check,
+    "stubs": cmd_stubs,
     "agent": _cmd_agent,
     "jail": jailcmd.command,
     "serve": lambda args, io: _cmd_serve(args, io),
@@ -811,11 +315,6 @@ def _leaf_errors(exc: BaseException) -> Iterable[BaseException]:
             yield from _leaf_errors(inner)
     else:
         yield exc
-
-
-def _one_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
-    return " ".join(lines) if lines else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

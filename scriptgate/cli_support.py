@@ -2,9 +2,11 @@
 tools (``--root``, ``--tools``, ``--mcp``) and policies, the terminal approver for ``ask``
 rules, and call previews.
 
-:mod:`scriptgate.cli` (the parser and ``run``/``check``/``stubs``) and the subcommand
-modules (:mod:`scriptgate.agent_cli`, :mod:`scriptgate.jailcmd`, :mod:`scriptgate.serve`)
-import from here; this module imports none of them.
+:mod:`scriptgate.cli` (the parser and the dispatch) and the subcommand modules
+(:mod:`scriptgate.cli_run`, :mod:`scriptgate.cli_check`, :mod:`scriptgate.agent_cli`,
+:mod:`scriptgate.jailcmd`, :mod:`scriptgate.serve`) import from here; this module
+imports none of them. It also reads a script argument (:func:`_read_script`) and names
+the streams a subcommand gets (:class:`Streams`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
 import anyio.to_thread
@@ -50,6 +52,38 @@ EXIT_INTERRUPTED = 130
 
 class CliError(Exception):
     """A bad input: printed as one line, exit code 2."""
+
+
+class Streams(Protocol):
+    """What a subcommand reads and writes: the command's ``stdin``, ``stdout`` and ``stderr``."""
+
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+
+
+def _one_line(text: str) -> str:
+    """``text`` folded onto one line (the form every error of the command takes)."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return " ".join(lines) if lines else ""
+
+
+def _read_script(script: str, stdin: TextIO) -> tuple[str, str]:
+    """``(source, label)`` of a script argument (``-`` reads ``stdin``); a bad file is a
+    :class:`CliError`."""
+    if script == "-":
+        return stdin.read(), "<stdin>"
+    path = Path(script)
+    try:
+        return path.read_text(encoding="utf-8"), script
+    except FileNotFoundError:
+        raise CliError(f"{script}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{script}: is a directory") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{script}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"{script}: {exc.strerror or exc}") from None
 
 
 def _import_target(module_part: str, spec: str) -> Any:

@@ -237,3 +237,63 @@ def test_layers_checker_catches_a_forbidden_import(tmp_path: Path, statement: st
     assert _violations(import_graph(package), "pkg.guards", ("pkg.engine",)) == [
         "pkg.guards.m imports pkg.engine"
     ]
+
+
+# --------------------------------------------------------------- the split packages and the CLI
+
+COMMANDS = (
+    "scriptgate.cli",
+    "scriptgate.cli_run",
+    "scriptgate.cli_check",
+    "scriptgate.cli_support",
+    "scriptgate.agent_cli",
+    "scriptgate.jailcmd",
+    "scriptgate.serve",
+)
+FILES = "scriptgate.tools.files"
+POLICY = "scriptgate.runtime.policy"
+
+
+@pytest.mark.parametrize("source", ["scriptgate.runtime", "scriptgate.tools"])
+def test_layers_runtime_and_tools_import_no_command_module(source: str) -> None:
+    assert _violations(GRAPH, source, COMMANDS) == []
+
+
+def test_layers_file_tools_import_no_mcp_module() -> None:
+    mcp = ("scriptgate.tools.mcp", "scriptgate.tools.mcp_paths", "scriptgate.tools.mcp_servers")
+    assert _violations(GRAPH, FILES, mcp) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "forbidden"),
+    [
+        (f"{FILES}._hostwork", ("root", "read", "write", "search", "toolset")),
+        (f"{FILES}.root", ("read", "write", "search", "toolset")),
+        (f"{FILES}.read", ("write", "search", "toolset")),
+        (f"{FILES}.write", ("read", "search", "toolset")),
+        (f"{FILES}.search", ("write", "toolset")),
+    ],
+)
+def test_layers_file_tools_modules_point_down(source: str, forbidden: tuple[str, ...]) -> None:
+    assert source in GRAPH  # a renamed module must not make the rule vacuous
+    assert _violations(GRAPH, source, tuple(f"{FILES}.{f}" for f in forbidden)) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "forbidden"),
+    [
+        (f"{POLICY}.matching", ("rules", "hook", "loading", "checking")),
+        (f"{POLICY}.rules", ("hook", "loading", "checking")),
+        (f"{POLICY}.loading", ("hook", "checking")),
+        (f"{POLICY}.checking", ("hook", "loading")),
+    ],
+)
+def test_layers_policy_modules_point_down(source: str, forbidden: tuple[str, ...]) -> None:
+    assert source in GRAPH
+    assert _violations(GRAPH, source, tuple(f"{POLICY}.{f}" for f in forbidden)) == []
+
+
+@pytest.mark.parametrize("source", [m for m in COMMANDS if m != "scriptgate.cli"])
+def test_layers_subcommand_modules_do_not_import_the_dispatcher(source: str) -> None:
+    assert source in GRAPH
+    assert _violations(GRAPH, source, ("scriptgate.cli",)) == []

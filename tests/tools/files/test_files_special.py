@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 import scriptgate
-from scriptgate.tools import files
 from scriptgate.tools.files import file_tools
+from scriptgate.tools.files import read as read_module
+from scriptgate.tools.files import write as write_module
 
 MODES = ["in_process", "process"]
 
@@ -119,7 +120,9 @@ async def test_grep_fifo_hangs_host_stuck_open_is_abandoned_at_deadline(
         release.wait()
         raise OSError("released")
 
-    monkeypatch.setattr(files, "_open_regular", stuck)
+    # read and write open through the same helper, each from its own module
+    monkeypatch.setattr(read_module, "_open_regular", stuck)
+    monkeypatch.setattr(write_module, "_open_regular", stuck)
     try:
         for code in ("read(path='a.txt')", "write(path='a.txt', content='x')"):
             entered.clear()

@@ -18,8 +18,7 @@ from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.audit import AuditLog
 from scriptgate.runtime.pipeline import run_tool_call
 from scriptgate.runtime.types import ToolCall
-from scriptgate.tools import _hostwork
-from scriptgate.tools.files import file_tools
+from scriptgate.tools.files import _hostwork, file_tools
 
 CATASTROPHIC = "(a|aa)+$"  # exponential on the regex engine too
 NESTED = "(a+)+$"  # exponential on `re`, linear on `regex`

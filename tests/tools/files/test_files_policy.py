@@ -15,7 +15,7 @@ from scriptgate.runtime.policy import Policy
 from scriptgate.runtime.types import ToolCall
 from scriptgate.tools.files import file_tools
 
-EXAMPLE_POLICY = Path(__file__).parents[2] / "examples" / "policy.toml"
+EXAMPLE_POLICY = Path(__file__).parents[3] / "examples" / "policy.toml"
 
 PUBLIC_ONLY = """
 default = "deny"
