@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from scriptgate.runtime.abort import AbortController
@@ -66,7 +67,7 @@ async def test_time_sleep_lets_the_host_loop_run() -> None:
         nonlocal turns
         while not finished.is_set():
             turns += 1
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(host_task)
