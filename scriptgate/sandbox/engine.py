@@ -323,19 +323,22 @@ class PendingGather:
     (test_boundary_gather_send_reaches_no_event_loop).
     """
 
-    __slots__ = ("_awaited", "_coro")
+    __slots__ = ("_awaited", "_coro", "_what")
 
-    def __init__(self, coro: Any) -> None:
+    def __init__(self, coro: Any, what: str = "gather(...)") -> None:
         self._coro = coro
         self._awaited = False
+        self._what = what
 
     def __await__(self) -> Generator[Any, None, Any]:
         if self._awaited:
-            raise RuntimeError("this gather(...) was awaited already")
+            raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
         return self._coro.__await__()  # type: ignore[no-any-return]
 
     def _hint(self) -> str:
+        if self._what != "gather(...)":
+            return f"{self._what} must be awaited: await {self._what}"
         return "gather(...) must be awaited: results = await gather(a(), b())"
 
     def __getattr__(self, name: str) -> Any:
@@ -346,7 +349,7 @@ class PendingGather:
             self._coro.close()  # never awaited: no "never awaited" warning from the host
 
     def __repr__(self) -> str:
-        return "<pending gather>"
+        return "<pending gather>" if self._what == "gather(...)" else f"<pending {self._what}>"
 
 
 register_opaque((PendingToolCall, PendingGather))
@@ -698,6 +701,18 @@ class _Run:
             time.sleep(min(SLEEP_SLICE, end - now))
             budget.spend(0)
 
+    def async_sleep(self, seconds: float, result: Any = None) -> PendingGather:
+        """The script's ``asyncio.sleep``: an opaque awaitable that waits on the loop."""
+        if self.finished:
+            raise ToolError(_ENDED.format(name="asyncio.sleep"))
+        return PendingGather(self._sleep_on_loop(seconds, result), "asyncio.sleep(...)")
+
+    async def _sleep_on_loop(self, seconds: float, result: Any) -> Any:
+        self.budget.spend(0)
+        await anyio.sleep(seconds)
+        self.budget.spend(0)
+        return result
+
     async def _drive(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
         """Run the sync script ``fn`` in a greenlet on this (the loop's) thread.
 
@@ -819,7 +834,8 @@ class _Run:
         def modules(name: str) -> OpaqueNamespace | None:
             # the stand-in modules are built on the run's first import
             if not built:
-                built.append(make_modules(charge, tick, self.sleep))
+                gather = self._gather_opaque if self.is_async else self._sync_gather
+                built.append(make_modules(charge, tick, self.sleep, self.async_sleep, gather))
             return built[0](name)
 
         builtins = make_builtins(

@@ -77,7 +77,7 @@ def _a(
 
 _FORBIDDEN_MODULES = (
     "importlib", "dataclasses", "threading", "pathlib", "gc", "socket",
-    "signal", "marshal", "types", "copyreg", "posix", "code", "asyncio", "weakref",
+    "signal", "marshal", "types", "copyreg", "posix", "code", "weakref",
     "resource", "multiprocessing", "tempfile", "codecs", "sysconfig", "site",
 )  # fmt: skip
 

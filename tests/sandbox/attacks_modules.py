@@ -255,5 +255,63 @@ MODULE_ATTACKS: list[Any] = [
         "import csv\ndef lines():\n    while True:\n        yield 'a,b'\nfor row in csv.reader(lines()):\n    pass",
         "limit",
     ),
+    # -- asyncio: the run's own loop only ----------------------------------------------------
+    _a(
+        "asyncio-sleep-send",
+        "7.1-host-loop",
+        "import asyncio\nasyncio.sleep(1).send(None)",
+        "runtime",
+        "must be awaited",
+    ),
+    _a(
+        "asyncio-sleep-await-attr",
+        "7.1-host-loop",
+        "import asyncio\nasyncio.sleep(1).__await__()",
+        "rejected",
+        "__await__",
+    ),
+    _a(
+        "asyncio-sleep-coro",
+        "7.1-host-loop",
+        "import asyncio\nasyncio.sleep(1)._coro",
+        "rejected",
+        "_coro",
+    ),
+    _a(
+        "asyncio-get-event-loop",
+        "7.1-host-loop",
+        "import asyncio\nasyncio.get_event_loop()",
+        "runtime",
+        "get_event_loop",
+    ),
+    _a(
+        "asyncio-from-import-loop",
+        "7.1-host-loop",
+        "from asyncio import get_running_loop",
+        "runtime",
+        "get_running_loop",
+    ),
+    _a(
+        "asyncio-run-in-function",
+        "7.1-host-loop",
+        "import asyncio\nasync def g():\n    return 1\ndef f():\n    return asyncio.run(g())\nf()",
+        "runtime",
+        "await main()",
+    ),
+    _a(
+        "asyncio-sleep-past-deadline",
+        "8-cpu",
+        "import asyncio\nawait asyncio.sleep(10 ** 9)",
+        "limit",
+        "timed out",
+    ),
+    _a("asyncio-sleep-huge", "8-cpu", "import asyncio\nawait asyncio.sleep(10 ** 400)", "runtime"),
+    _a(
+        "asyncio-run-module-attrs",
+        "7.3-module-graph",
+        "import asyncio\nasyncio.run.__globals__",
+        "rejected",
+        "__globals__",
+    ),
 ]
 """Attacks on the issue-14 stand-ins (both modes)."""

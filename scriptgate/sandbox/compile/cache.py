@@ -73,6 +73,50 @@ def _uses_await(tree: ast.AST) -> bool:
     return False
 
 
+class _AsyncioRun(ast.NodeTransformer):
+    """In the module's own scope: ``asyncio.run(main())`` → ``await main()``.
+
+    The idiom models end async code with; a script may await at its top level, so the
+    call becomes that await and the script an async one. Only the module's own
+    statements are rewritten (not function or class bodies), and only where ``asyncio``
+    (or ``run``) was imported from the ``asyncio`` stand-in; elsewhere ``asyncio.run``
+    raises an error that says to ``await`` instead.
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.modules: set[str] = set()
+        self.functions: set[str] = set()
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.name == "asyncio":
+                        self.modules.add(alias.asname or "asyncio")
+            elif isinstance(stmt, ast.ImportFrom) and stmt.module == "asyncio":
+                for alias in stmt.names:
+                    if alias.name == "run":
+                        self.functions.add(alias.asname or "run")
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        named = (
+            isinstance(func, ast.Attribute)
+            and func.attr == "run"
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.modules
+        ) or (isinstance(func, ast.Name) and func.id in self.functions)
+        if not named or len(node.args) != 1 or any(k.arg != "debug" for k in node.keywords):
+            return node
+        new = ast.Await(value=node.args[0])
+        copy_locations(new, node)
+        return new
+
+
 class _TopLevel(ast.NodeVisitor):
     """Names bound by the module's own scope, and misplaced ``yield``."""
 
@@ -252,6 +296,9 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
         scan.visit(stmt)
     if scan.yield_line is not None:
         return CompileFailure("syntax", "SyntaxError", "'yield' outside function", scan.yield_line)
+    runs = _AsyncioRun(tree)
+    if runs.modules or runs.functions:
+        tree = runs.visit(tree)
     is_async = _uses_await(tree)
     errors: list[str] = []
     warn: list[str] = []

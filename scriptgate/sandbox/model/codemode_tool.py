@@ -467,7 +467,8 @@ def codemode_description(
         "`try: ... except ToolError as err: ...`. Calls that already ran are not undone.\n"
         "- Without `await`, each call blocks and returns its value. To run calls "
         'concurrently, await them: `a, b = await gather(read(path="a"), read(path="b"))`. '
-        "In a script that uses `await`, every tool call must be awaited.\n"
+        "In a script that uses `await`, every tool call must be awaited "
+        "(`asyncio.run(main())` at the top level runs as `await main()`).\n"
         "- The value of the last expression (or of a top-level `return`) is the result; "
         "`print()` output is shown too. Return or print only what you need. A value that "
         "is not JSON comes back rendered: sets and tuples as lists, dates as ISO text, other "

@@ -22,6 +22,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import OpaqueNamespace
 from scriptgate.sandbox.world.modules import (
+    asyncio,
     base64,
     bisect,
     collections,
@@ -60,6 +61,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
+    asyncio,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
@@ -82,9 +84,11 @@ def make_modules(
     charge: Callable[[Any], Any],
     tick: Callable[[], None],
     sleep: Callable[[float], None],
+    async_sleep: Callable[[float, Any], Any],
+    gather: Callable[..., Any],
 ) -> Callable[[str], OpaqueNamespace | None]:
     """The stand-in modules of one run, built on first import (fresh per run: no shared state)."""
-    run = RunWorld(charge, tick, sleep)
+    run = RunWorld(charge, tick, sleep, async_sleep, gather)
     built: dict[str, OpaqueNamespace] = {}
 
     def get(name: str) -> OpaqueNamespace | None:

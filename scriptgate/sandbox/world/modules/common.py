@@ -20,12 +20,15 @@ __all__ = ["RunWorld"]
 
 @dataclass(frozen=True)
 class RunWorld:
-    """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step,
-    ``sleep`` (the run's bounded wait, given by the engine)."""
+    """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step; and
+    from the engine: ``sleep`` (the run's bounded wait), ``async_sleep`` (its awaitable
+    form, ``(seconds, result)``) and ``gather`` (the run's own)."""
 
     charge: Callable[[Any], Any]
     tick: Callable[[], None]
     sleep: Callable[[float], None]
+    async_sleep: Callable[[float, Any], Any]
+    gather: Callable[..., Any]
 
     def ticking(self, it: Iterator[Any]) -> Iterator[Any]:
         """``it``, ticking once per item (a limit can stop an endless iterator)."""

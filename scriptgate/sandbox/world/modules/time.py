@@ -15,7 +15,7 @@ from typing import Any
 
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build", "seconds_of"]
 
 NAME = "time"
 """The name a script imports."""
@@ -25,13 +25,19 @@ HOLDABLE: tuple[type, ...] = ()
 """Value types this stand-in hands to scripts (beyond numbers)."""
 
 
-def _sleep(run: RunWorld, seconds: Any) -> None:
+def seconds_of(seconds: Any) -> float:
+    """A sleep length as a float (a ``TypeError``/``ValueError`` as CPython words it)."""
     if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as a number")
     if math.isnan(seconds) or seconds < 0:
         raise ValueError("sleep length must be non-negative")
+    return float(seconds)
+
+
+def _sleep(run: RunWorld, seconds: Any) -> None:
+    length = seconds_of(seconds)
     run.tick()
-    run.sleep(float(seconds))
+    run.sleep(length)
 
 
 def build(run: RunWorld) -> dict[str, Any]:
