@@ -31,7 +31,7 @@ import contextlib
 import contextvars
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -191,8 +191,7 @@ async def _elicit_approval(request: ApprovalRequest) -> bool:
     ctx = _CURRENT_REQUEST.get(None)
     if ctx is None:
         return False
-    capabilities = getattr(ctx.session, "client_params", None)
-    caps = getattr(capabilities, "capabilities", None)
+    caps = ctx.client_capabilities
     if caps is None or getattr(caps, "elicitation", None) is None:
         return False
     from pydantic import BaseModel
@@ -214,7 +213,14 @@ def _build_server(gateway: Gateway, *, expose_direct: Sequence[AgentTool] = ()) 
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("scriptgate")
+    taken = {"python", "search_tools", "describe_tool"}
+    direct: list[Any] = []
+    for upstream in expose_direct:
+        if upstream.name in taken:
+            continue
+        taken.add(upstream.name)
+        direct.append(_direct_tool(upstream, _direct_call(gateway, upstream, ToolError)))
+    server = MCPServer("scriptgate", tools=direct)
 
     async def python(code: str, ctx: Context) -> str:
         text, failed = await gateway.python(code, str(ctx.request_id), ctx)
@@ -242,57 +248,61 @@ def _build_server(gateway: Gateway, *, expose_direct: Sequence[AgentTool] = ()) 
     def describe_tool(name: str) -> str:
         return gateway.describe(name)
 
-    taken = {"python", "search_tools", "describe_tool"}
-    for upstream in expose_direct:
-        if upstream.name in taken:
-            continue
-        taken.add(upstream.name)
-        _add_direct(server, gateway, upstream, Context, ToolError)
     return server
 
 
-def _add_direct(
-    server: Any, gateway: Gateway, upstream: AgentTool, context: Any, error: Any
-) -> None:
-    async def call(ctx: Any, **arguments: Any) -> str:
+def _direct_call(gateway: Gateway, upstream: AgentTool, error: Any) -> Callable[..., Any]:
+    async def call(arguments: dict[str, Any], ctx: Any) -> str:
         text, failed = await gateway.direct(upstream, arguments, str(ctx.request_id), ctx)
         if failed:
             raise error(text)
         return text
 
-    async def handler(ctx: Any) -> str:
-        raise error("unreachable")  # pragma: no cover - replaced below
+    return call
 
-    handler.__annotations__ = {"ctx": context, "return": str}
 
-    server.add_tool(
-        handler, name=upstream.name, description=upstream.description, structured_output=False
+def _direct_tool(upstream: AgentTool, call: Callable[..., Any]) -> Any:
+    """The SDK registration of one ``--expose-direct`` tool.
+
+    It lists the upstream tool's own input schema (and MCP annotations) and
+    hands ``call(arguments, ctx)`` the client's arguments untouched: scriptgate's
+    validator checks them in the pipeline, as for a script's call. ``MCPServer``
+    builds a registration from a function signature only, so this one is made
+    from the SDK's public pieces by hand: ``MCPServer(tools=[Tool(...)])``, with a
+    ``FuncMetadata`` whose argument model (an ``ArgModelBase``) keeps every
+    argument. This is the one place that depends on their shape;
+    ``tests/test_serve_direct.py`` fails loudly if the SDK changes it.
+    """
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.types import ToolAnnotations
+    from pydantic import ConfigDict
+
+    class AnyArguments(ArgModelBase):
+        """Every argument the client sent, as it sent it."""
+
+        model_config = ConfigDict(extra="allow")
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            """All arguments, under the handler's one parameter ``arguments``."""
+            return {"arguments": dict(self.model_extra or {})}
+
+    raw_annotations = getattr(upstream, "annotations", None)
+    annotations = None
+    if isinstance(raw_annotations, Mapping) and raw_annotations:
+        with contextlib.suppress(ValueError):
+            annotations = ToolAnnotations.model_validate(dict(raw_annotations))
+    return Tool(
+        fn=call,
+        name=upstream.name,
+        title=upstream.label if upstream.label != upstream.name else None,
+        description=upstream.description or "",
+        parameters=dict(upstream.parameters_schema),
+        fn_metadata=FuncMetadata(arg_model=AnyArguments),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=annotations,
     )
-    registered = server._tool_manager.get_tool(upstream.name)
-    registered.parameters = dict(upstream.parameters_schema)
-    registered.fn = call
-    registered.fn_metadata = _PassThrough(registered.fn_metadata, "ctx")
-
-
-class _PassThrough:
-    """Function metadata that hands the raw arguments through (our validator checks them)."""
-
-    def __init__(self, inner: Any, context_kwarg: str) -> None:
-        self._inner = inner
-        self.context_kwarg = context_kwarg
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The arguments as they came; scriptgate's validator checks them in the pipeline."""
-        return dict(arguments)
-
-    async def call_fn(
-        self, fn: Any, fn_is_async: bool, validated: dict[str, Any], pass_directly: dict[str, Any]
-    ) -> Any:
-        """Call ``fn(ctx, **arguments)``."""
-        return await fn(pass_directly.get(self.context_kwarg), **validated)
 
 
 # --------------------------------------------------------------------------- command
