@@ -16,7 +16,10 @@ Owns the ``serve`` subcommand (``cli`` only registers it). Built on the public
 
 Upstreams come from ``--mcp``/``--mcp-config`` (connected concurrently; a server
 that fails is reported on stderr and the others are served) and ``--tools``.
-Every nested call goes through ``--policy`` and ``--audit``; an audit line's
+Every nested call goes through ``--policy`` (bound to the upstream tools, so
+annotation rules see their MCP annotations; a rule that matches no tool is a
+start-up warning) and ``--audit``; ``--mcp-root`` declares the upstreams' path
+arguments, as for ``run``. An audit line's
 ``run_id`` is ``<outer MCP request id>/<script run id>``. ``ask`` rules ask the
 user through MCP elicitation when the client supports it (otherwise the call
 is denied, saying approval was unavailable). ``--expose-direct`` also offers
@@ -341,6 +344,10 @@ def register(
     )
 
 
+def _same_tools(a: Sequence[AgentTool], b: Sequence[AgentTool]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def _host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -351,6 +358,7 @@ def _host_port(value: str) -> tuple[str, int]:
 async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[..., Any]) -> int:
     """Run ``scriptgate serve`` until the client goes away (stdio) or SIGINT (HTTP)."""
     from scriptgate.mcp_options import mcp_configs
+    from scriptgate.tools.mcp_paths import declare_mcp_paths
     from scriptgate.tools.mcp_servers import connect_servers
 
     try:
@@ -378,8 +386,26 @@ async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[
             io.stderr.write(f"scriptgate: warning: {failure}\n")
         io.stderr.flush()
 
+        roots = list(getattr(args, "mcp_root", None) or [])
+        bound: list[AgentTool] = []
+
         def tools() -> list[AgentTool]:
-            return [*local, *connections.tools]
+            # Upstream tools change (tools/list_changed, a reconnect): each new list gets
+            # its path arguments declared and the policy learns its annotations.
+            upstream = connections.tools
+            if roots:
+                declare_mcp_paths(upstream, roots)
+            current = [*local, *upstream]
+            if policy is not None and not _same_tools(current, bound):
+                policy.bind(current, strict=False)
+                bound[:] = current
+            return current
+
+        if policy is not None:
+            # an error (a rule that can never match as written) refuses to start, exit 2
+            for problem in policy.bind(tools()):
+                io.stderr.write(f"scriptgate: warning: policy {problem}\n")
+            io.stderr.flush()
 
         gateway = Gateway(
             tools,

@@ -265,3 +265,50 @@ async def test_serve_expose_direct_gates_upstream_tools(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in audit.read_text().splitlines()]
     statuses = [(x["tool"], x["status"]) for x in lines if x["event"] == "outcome"]
     assert statuses == [("one_print", "ok"), ("one_delete", "blocked")]
+
+
+@pytest.mark.anyio
+async def test_serve_policy_knows_upstream_annotations_and_mcp_roots(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "secret").mkdir(parents=True)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        'default = "allow"\n'
+        "[[rules]]\n"
+        'tool = "one_peek"\naction = "deny"\nreason = "secrets"\n'
+        '[rules.arguments]\npath = "secret/**"\n'
+        "[[rules]]\n"
+        'tool = "*"\naction = "deny"\nreason = "destructive"\n'
+        "[rules.annotations]\ndestructiveHint = true\n"
+        "[[rules]]\n"
+        'tool = "nothing_like_this"\naction = "deny"\n'
+    )
+    script = (
+        "out = []\n"
+        "for path in ['a.txt', 'secret/../a.txt', f'{root}/secret/k', 'x/../secret/k']:\n"
+        "    try:\n"
+        "        out.append(one_peek(path=path))\n"
+        "    except ToolDenied as e:\n"
+        "        out.append(str(e))\n"
+        "try:\n"
+        "    one_delete(path='a.txt')\n"
+        "except ToolDenied as e:\n"
+        "    out.append(str(e))\n"
+        "out"
+    ).replace("{root}", str(root))
+    argv = [*_upstream("one"), "--policy", str(policy), "--mcp-root", str(root)]
+    async with serve_stdio(*argv, cwd=tmp_path) as session:
+        result = await session.call_tool("python", {"code": script})
+    text = _text(result)
+    assert not result.is_error, text
+    value = json.loads(text.splitlines()[-1])
+    # the read-only tool is not "destructive" (its annotations were learnt), and its path
+    # argument is judged where it lands under the root, whatever its spelling
+    assert value[0] == f"peeked {root}/a.txt"
+    assert value[1] == f"peeked {root}/a.txt"
+    assert "Denied by policy: secrets" in value[2]
+    assert "Denied by policy: secrets" in value[3]
+    assert "Denied by policy: destructive" in value[4]
+    # a rule that matches no tool is reported at start-up
+    stderr = (tmp_path / "serve.stderr").read_text()
+    assert "'nothing_like_this' matches no available tool" in stderr

@@ -99,6 +99,16 @@ def delete(path: str) -> str:
     return f"deleted {path}"
 
 
+@server.tool(
+    name="peek",
+    structured_output=False,
+    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
+)
+def peek(path: str) -> str:
+    """Pretends to read a path (read-only, not destructive)."""
+    return f"peeked {path}"
+
+
 @server.tool(name="mixed", structured_output=False)
 def mixed() -> list[Any]:
     """Text, an image and more text."""
