@@ -266,3 +266,53 @@ async def test_mcp_http_serve_client_disconnect_cancels_the_upstream_call(tmp_pa
     lines = [json.loads(x) for x in audit.read_text().splitlines()]
     waits = [(x["event"], x.get("status")) for x in lines if x["tool"] == "one_wait"]
     assert waits == [("intent", None), ("outcome", "cancelled")]
+
+
+@pytest.mark.anyio
+async def test_mcp_http_serve_two_upstreams_policy_audit_and_a_crash(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('default = "allow"\n[[rules]]\ntool = "two_delete"\naction = "deny"\n')
+    audit = tmp_path / "audit.jsonl"
+    argv = [
+        *("--mcp", f"{PY} {EDGE} --name one", "--mcp-prefix", "one_"),
+        *("--mcp", f"{PY} {EDGE} --name two", "--mcp-prefix", "two_"),
+        *("--policy", str(policy), "--audit", str(audit)),
+    ]
+    script = (
+        "a, b = await gather(one_whoami(), two_whoami())\n"
+        "try:\n"
+        "    await two_delete(path='/x')\n"
+        "    denied = 'not denied'\n"
+        "except ToolDenied as e:\n"
+        "    denied = str(e)\n"
+        "try:\n"
+        "    await one_crash()\n"
+        "    crashed = 'no error'\n"
+        "except ToolError:\n"
+        "    crashed = 'crashed'\n"
+        "[a.split()[0], b.split()[0], denied, crashed, (await one_whoami()).split()[0]]"
+    )
+    async with serve_http(*argv, cwd=tmp_path) as (url, _process), http_client(url) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+        result = await session.call_tool("python", {"code": script})
+    assert names == {"python", "search_tools", "describe_tool"}
+    assert not result.is_error, _text(result)
+    value = json.loads(_text(result).splitlines()[-1])
+    assert value[:2] == ["one", "two"]
+    assert value[2].startswith("Denied by policy")
+    # the upstream that crashed mid-run is reconnected for the script's next call
+    assert value[3:] == ["crashed", "one"]
+    lines = [json.loads(x) for x in audit.read_text().splitlines()]
+    outcomes = sorted((x["tool"], x["status"]) for x in lines if x["event"] == "outcome")
+    assert outcomes == [
+        ("one_crash", "error"),
+        ("one_whoami", "ok"),
+        ("one_whoami", "ok"),
+        ("two_delete", "blocked"),
+        ("two_whoami", "ok"),
+    ]
+    run_ids = {x["run_id"] for x in lines}
+    assert len(run_ids) == 1  # one script run, named with the outer MCP request
+    request_id, _, run = run_ids.pop().partition("/")
+    assert request_id
+    assert run
