@@ -401,6 +401,13 @@ async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[
                 bound[:] = current
             return current
 
+        names: set[str] = set()
+        for item in tools():
+            if item.name in names:  # as in `run`: a shadowed tool would be unreachable
+                raise ConfigurationError(
+                    f"two tools are named {item.name!r}; use --mcp-prefix or rename one"
+                )
+            names.add(item.name)
         if policy is not None:
             # an error (a rule that can never match as written) refuses to start, exit 2
             for problem in policy.bind(tools()):

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -312,3 +313,20 @@ async def test_serve_policy_knows_upstream_annotations_and_mcp_roots(tmp_path: P
     # a rule that matches no tool is reported at start-up
     stderr = (tmp_path / "serve.stderr").read_text()
     assert "'nothing_like_this' matches no available tool" in stderr
+
+
+def test_serve_two_upstreams_with_the_same_tool_names_refuse_to_start(tmp_path: Path) -> None:
+    argv = ["--mcp", f"{PY} {EDGE} --name a", "--mcp", f"{PY} {EDGE} --name b"]
+    done = subprocess.run(
+        [PY, "-m", "scriptgate", "serve", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "scriptgate: error: two tools are named 'whoami'; use --mcp-prefix or rename one"
+    ]
