@@ -22,7 +22,7 @@ start-up warning) and ``--audit``; ``--mcp-root`` declares the upstreams' path
 arguments, as for ``run``. An audit line's
 ``run_id`` is ``<outer MCP request id>/<script run id>``. ``ask`` rules ask the
 user through MCP elicitation when the client supports it (otherwise the call
-is denied, saying approval was unavailable). ``--expose-direct`` also offers
+is denied, saying the client cannot ask). ``--expose-direct`` also offers
 every upstream tool under its own name, gated by the same hooks. A client that
 disconnects mid-script cancels the script and its calls.
 """
@@ -50,7 +50,7 @@ from scriptgate.runtime.types import ToolCall
 from scriptgate.sandbox import Limits, codemode_tool, render_stubs
 from scriptgate.sandbox.naming import assign_identifiers
 
-__all__ = ["PYTHON_DESCRIPTION", "Gateway", "register", "serve_command"]
+__all__ = ["PYTHON_DESCRIPTION", "ElicitationUnavailable", "Gateway", "register", "serve_command"]
 
 PYTHON_DESCRIPTION = """\
 Run a Python script that calls tools as functions, and get its printed output and \
@@ -189,14 +189,20 @@ class Gateway:
         return render_stubs([stand_in])
 
 
+class ElicitationUnavailable(Exception):
+    """The MCP client cannot ask its user (it declared no elicitation support)."""
+
+
 async def _elicit_approval(request: ApprovalRequest) -> bool:
-    """An ``ask`` rule's approval through MCP elicitation, when the client supports it."""
+    """An ``ask`` rule's approval through MCP elicitation, when the client supports it.
+
+    Without it the call is denied saying so ("approval failed:
+    ElicitationUnavailable: ..."), not as if the user had said no.
+    """
     ctx = _CURRENT_REQUEST.get(None)
-    if ctx is None:
-        return False
-    caps = ctx.client_capabilities
+    caps = ctx.client_capabilities if ctx is not None else None
     if caps is None or getattr(caps, "elicitation", None) is None:
-        return False
+        raise ElicitationUnavailable("the MCP client cannot ask the user (no elicitation)")
     from pydantic import BaseModel
 
     class Approve(BaseModel):

@@ -330,3 +330,21 @@ def test_serve_two_upstreams_with_the_same_tool_names_refuse_to_start(tmp_path: 
     assert done.stderr.strip().splitlines() == [
         "scriptgate: error: two tools are named 'whoami'; use --mcp-prefix or rename one"
     ]
+
+
+@pytest.mark.anyio
+async def test_serve_ask_rule_without_elicitation_is_denied_saying_so(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('default = "allow"\n[[rules]]\ntool = "one_delete"\naction = "ask"\n')
+    script = (
+        "try:\n    one_delete(path='/x')\n    r = 'ran'\nexcept ToolDenied as e:\n    r = str(e)\nr"
+    )
+    argv = [*_upstream("one"), "--policy", str(policy)]
+    async with serve_stdio(*argv, cwd=tmp_path) as session:  # a client without elicitation
+        result = await session.call_tool("python", {"code": script})
+    text = _text(result)
+    assert not result.is_error, text
+    assert text.splitlines()[-1] == (
+        'Denied by policy: rules[0] (ask) matched tool "one_delete", but approval failed: '
+        "ElicitationUnavailable: the MCP client cannot ask the user (no elicitation)"
+    )
