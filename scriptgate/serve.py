@@ -16,10 +16,13 @@ Owns the ``serve`` subcommand (``cli`` only registers it). Built on the public
 
 Upstreams come from ``--mcp``/``--mcp-config`` (connected concurrently; a server
 that fails is reported on stderr and the others are served) and ``--tools``.
-Every nested call goes through ``--policy`` and ``--audit``; an audit line's
+Every nested call goes through ``--policy`` (bound to the upstream tools, so
+annotation rules see their MCP annotations; a rule that matches no tool is a
+start-up warning) and ``--audit``; ``--mcp-root`` declares the upstreams' path
+arguments, as for ``run``. An audit line's
 ``run_id`` is ``<outer MCP request id>/<script run id>``. ``ask`` rules ask the
 user through MCP elicitation when the client supports it (otherwise the call
-is denied, saying approval was unavailable). ``--expose-direct`` also offers
+is denied, saying the client cannot ask). ``--expose-direct`` also offers
 every upstream tool under its own name, gated by the same hooks. A client that
 disconnects mid-script cancels the script and its calls.
 """
@@ -31,7 +34,7 @@ import contextlib
 import contextvars
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,7 +50,7 @@ from scriptgate.runtime.types import ToolCall
 from scriptgate.sandbox import Limits, codemode_tool, render_stubs
 from scriptgate.sandbox.naming import assign_identifiers
 
-__all__ = ["PYTHON_DESCRIPTION", "Gateway", "register", "serve_command"]
+__all__ = ["PYTHON_DESCRIPTION", "ElicitationUnavailable", "Gateway", "register", "serve_command"]
 
 PYTHON_DESCRIPTION = """\
 Run a Python script that calls tools as functions, and get its printed output and \
@@ -186,15 +189,20 @@ class Gateway:
         return render_stubs([stand_in])
 
 
+class ElicitationUnavailable(Exception):
+    """The MCP client cannot ask its user (it declared no elicitation support)."""
+
+
 async def _elicit_approval(request: ApprovalRequest) -> bool:
-    """An ``ask`` rule's approval through MCP elicitation, when the client supports it."""
+    """An ``ask`` rule's approval through MCP elicitation, when the client supports it.
+
+    Without it the call is denied saying so ("approval failed:
+    ElicitationUnavailable: ..."), not as if the user had said no.
+    """
     ctx = _CURRENT_REQUEST.get(None)
-    if ctx is None:
-        return False
-    capabilities = getattr(ctx.session, "client_params", None)
-    caps = getattr(capabilities, "capabilities", None)
+    caps = ctx.client_capabilities if ctx is not None else None
     if caps is None or getattr(caps, "elicitation", None) is None:
-        return False
+        raise ElicitationUnavailable("the MCP client cannot ask the user (no elicitation)")
     from pydantic import BaseModel
 
     class Approve(BaseModel):
@@ -214,7 +222,14 @@ def _build_server(gateway: Gateway, *, expose_direct: Sequence[AgentTool] = ()) 
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("scriptgate")
+    taken = {"python", "search_tools", "describe_tool"}
+    direct: list[Any] = []
+    for upstream in expose_direct:
+        if upstream.name in taken:
+            continue
+        taken.add(upstream.name)
+        direct.append(_direct_tool(upstream, _direct_call(gateway, upstream, ToolError)))
+    server = MCPServer("scriptgate", tools=direct)
 
     async def python(code: str, ctx: Context) -> str:
         text, failed = await gateway.python(code, str(ctx.request_id), ctx)
@@ -242,57 +257,61 @@ def _build_server(gateway: Gateway, *, expose_direct: Sequence[AgentTool] = ()) 
     def describe_tool(name: str) -> str:
         return gateway.describe(name)
 
-    taken = {"python", "search_tools", "describe_tool"}
-    for upstream in expose_direct:
-        if upstream.name in taken:
-            continue
-        taken.add(upstream.name)
-        _add_direct(server, gateway, upstream, Context, ToolError)
     return server
 
 
-def _add_direct(
-    server: Any, gateway: Gateway, upstream: AgentTool, context: Any, error: Any
-) -> None:
-    async def call(ctx: Any, **arguments: Any) -> str:
+def _direct_call(gateway: Gateway, upstream: AgentTool, error: Any) -> Callable[..., Any]:
+    async def call(arguments: dict[str, Any], ctx: Any) -> str:
         text, failed = await gateway.direct(upstream, arguments, str(ctx.request_id), ctx)
         if failed:
             raise error(text)
         return text
 
-    async def handler(ctx: Any) -> str:
-        raise error("unreachable")  # pragma: no cover - replaced below
+    return call
 
-    handler.__annotations__ = {"ctx": context, "return": str}
 
-    server.add_tool(
-        handler, name=upstream.name, description=upstream.description, structured_output=False
+def _direct_tool(upstream: AgentTool, call: Callable[..., Any]) -> Any:
+    """The SDK registration of one ``--expose-direct`` tool.
+
+    It lists the upstream tool's own input schema (and MCP annotations) and
+    hands ``call(arguments, ctx)`` the client's arguments untouched: scriptgate's
+    validator checks them in the pipeline, as for a script's call. ``MCPServer``
+    builds a registration from a function signature only, so this one is made
+    from the SDK's public pieces by hand: ``MCPServer(tools=[Tool(...)])``, with a
+    ``FuncMetadata`` whose argument model (an ``ArgModelBase``) keeps every
+    argument. This is the one place that depends on their shape;
+    ``tests/test_serve_direct.py`` fails loudly if the SDK changes it.
+    """
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.types import ToolAnnotations
+    from pydantic import ConfigDict
+
+    class AnyArguments(ArgModelBase):
+        """Every argument the client sent, as it sent it."""
+
+        model_config = ConfigDict(extra="allow")
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            """All arguments, under the handler's one parameter ``arguments``."""
+            return {"arguments": dict(self.model_extra or {})}
+
+    raw_annotations = getattr(upstream, "annotations", None)
+    annotations = None
+    if isinstance(raw_annotations, Mapping) and raw_annotations:
+        with contextlib.suppress(ValueError):
+            annotations = ToolAnnotations.model_validate(dict(raw_annotations))
+    return Tool(
+        fn=call,
+        name=upstream.name,
+        title=upstream.label if upstream.label != upstream.name else None,
+        description=upstream.description or "",
+        parameters=dict(upstream.parameters_schema),
+        fn_metadata=FuncMetadata(arg_model=AnyArguments),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=annotations,
     )
-    registered = server._tool_manager.get_tool(upstream.name)
-    registered.parameters = dict(upstream.parameters_schema)
-    registered.fn = call
-    registered.fn_metadata = _PassThrough(registered.fn_metadata, "ctx")
-
-
-class _PassThrough:
-    """Function metadata that hands the raw arguments through (our validator checks them)."""
-
-    def __init__(self, inner: Any, context_kwarg: str) -> None:
-        self._inner = inner
-        self.context_kwarg = context_kwarg
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The arguments as they came; scriptgate's validator checks them in the pipeline."""
-        return dict(arguments)
-
-    async def call_fn(
-        self, fn: Any, fn_is_async: bool, validated: dict[str, Any], pass_directly: dict[str, Any]
-    ) -> Any:
-        """Call ``fn(ctx, **arguments)``."""
-        return await fn(pass_directly.get(self.context_kwarg), **validated)
 
 
 # --------------------------------------------------------------------------- command
@@ -331,6 +350,10 @@ def register(
     )
 
 
+def _same_tools(a: Sequence[AgentTool], b: Sequence[AgentTool]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def _host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -341,6 +364,7 @@ def _host_port(value: str) -> tuple[str, int]:
 async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[..., Any]) -> int:
     """Run ``scriptgate serve`` until the client goes away (stdio) or SIGINT (HTTP)."""
     from scriptgate.mcp_options import mcp_configs
+    from scriptgate.tools.mcp_paths import declare_mcp_paths
     from scriptgate.tools.mcp_servers import connect_servers
 
     try:
@@ -368,8 +392,33 @@ async def serve_command(args: argparse.Namespace, io: Any, load_tools: Callable[
             io.stderr.write(f"scriptgate: warning: {failure}\n")
         io.stderr.flush()
 
+        roots = list(getattr(args, "mcp_root", None) or [])
+        bound: list[AgentTool] = []
+
         def tools() -> list[AgentTool]:
-            return [*local, *connections.tools]
+            # Upstream tools change (tools/list_changed, a reconnect): each new list gets
+            # its path arguments declared and the policy learns its annotations.
+            upstream = connections.tools
+            if roots:
+                declare_mcp_paths(upstream, roots)
+            current = [*local, *upstream]
+            if policy is not None and not _same_tools(current, bound):
+                policy.bind(current, strict=False)
+                bound[:] = current
+            return current
+
+        names: set[str] = set()
+        for item in tools():
+            if item.name in names:  # as in `run`: a shadowed tool would be unreachable
+                raise ConfigurationError(
+                    f"two tools are named {item.name!r}; use --mcp-prefix or rename one"
+                )
+            names.add(item.name)
+        if policy is not None:
+            # an error (a rule that can never match as written) refuses to start, exit 2
+            for problem in policy.bind(tools()):
+                io.stderr.write(f"scriptgate: warning: policy {problem}\n")
+            io.stderr.flush()
 
         gateway = Gateway(
             tools,

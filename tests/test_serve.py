@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -265,3 +266,85 @@ async def test_serve_expose_direct_gates_upstream_tools(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in audit.read_text().splitlines()]
     statuses = [(x["tool"], x["status"]) for x in lines if x["event"] == "outcome"]
     assert statuses == [("one_print", "ok"), ("one_delete", "blocked")]
+
+
+@pytest.mark.anyio
+async def test_serve_policy_knows_upstream_annotations_and_mcp_roots(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "secret").mkdir(parents=True)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        'default = "allow"\n'
+        "[[rules]]\n"
+        'tool = "one_peek"\naction = "deny"\nreason = "secrets"\n'
+        '[rules.arguments]\npath = "secret/**"\n'
+        "[[rules]]\n"
+        'tool = "*"\naction = "deny"\nreason = "destructive"\n'
+        "[rules.annotations]\ndestructiveHint = true\n"
+        "[[rules]]\n"
+        'tool = "nothing_like_this"\naction = "deny"\n'
+    )
+    script = (
+        "out = []\n"
+        "for path in ['a.txt', 'secret/../a.txt', f'{root}/secret/k', 'x/../secret/k']:\n"
+        "    try:\n"
+        "        out.append(one_peek(path=path))\n"
+        "    except ToolDenied as e:\n"
+        "        out.append(str(e))\n"
+        "try:\n"
+        "    one_delete(path='a.txt')\n"
+        "except ToolDenied as e:\n"
+        "    out.append(str(e))\n"
+        "out"
+    ).replace("{root}", str(root))
+    argv = [*_upstream("one"), "--policy", str(policy), "--mcp-root", str(root)]
+    async with serve_stdio(*argv, cwd=tmp_path) as session:
+        result = await session.call_tool("python", {"code": script})
+    text = _text(result)
+    assert not result.is_error, text
+    value = json.loads(text.splitlines()[-1])
+    # the read-only tool is not "destructive" (its annotations were learnt), and its path
+    # argument is judged where it lands under the root, whatever its spelling
+    assert value[0] == f"peeked {root}/a.txt"
+    assert value[1] == f"peeked {root}/a.txt"
+    assert "Denied by policy: secrets" in value[2]
+    assert "Denied by policy: secrets" in value[3]
+    assert "Denied by policy: destructive" in value[4]
+    # a rule that matches no tool is reported at start-up
+    stderr = (tmp_path / "serve.stderr").read_text()
+    assert "'nothing_like_this' matches no available tool" in stderr
+
+
+def test_serve_two_upstreams_with_the_same_tool_names_refuse_to_start(tmp_path: Path) -> None:
+    argv = ["--mcp", f"{PY} {EDGE} --name a", "--mcp", f"{PY} {EDGE} --name b"]
+    done = subprocess.run(
+        [PY, "-m", "scriptgate", "serve", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "scriptgate: error: two tools are named 'whoami'; use --mcp-prefix or rename one"
+    ]
+
+
+@pytest.mark.anyio
+async def test_serve_ask_rule_without_elicitation_is_denied_saying_so(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('default = "allow"\n[[rules]]\ntool = "one_delete"\naction = "ask"\n')
+    script = (
+        "try:\n    one_delete(path='/x')\n    r = 'ran'\nexcept ToolDenied as e:\n    r = str(e)\nr"
+    )
+    argv = [*_upstream("one"), "--policy", str(policy)]
+    async with serve_stdio(*argv, cwd=tmp_path) as session:  # a client without elicitation
+        result = await session.call_tool("python", {"code": script})
+    text = _text(result)
+    assert not result.is_error, text
+    assert text.splitlines()[-1] == (
+        'Denied by policy: rules[0] (ask) matched tool "one_delete", but approval failed: '
+        "ElicitationUnavailable: the MCP client cannot ask the user (no elicitation)"
+    )

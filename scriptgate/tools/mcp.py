@@ -40,6 +40,7 @@ import json
 import logging
 import os
 import tempfile
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -70,6 +71,13 @@ MCP_EXTRA_MESSAGE = "MCP support needs the optional extra: pip install 'scriptga
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds allowed for starting a server and completing ``initialize`` + ``tools/list``."""
+
+
+HTTP_TIMEOUT = 30.0
+"""Seconds for connecting to / writing to a streamable-HTTP server (the SDK's default)."""
+
+HTTP_READ_TIMEOUT = 300.0
+"""Seconds a streamable-HTTP response stream may stay silent (the SDK's default)."""
 
 
 class McpToolError(Exception):
@@ -216,12 +224,7 @@ def _make_tool(
             current: Any = None
             try:
                 current = await _current(session)
-                if progress is None:
-                    result = await current.call_tool(remote_name, arguments)
-                else:
-                    result = await current.call_tool(
-                        remote_name, arguments, progress_callback=progress
-                    )
+                result = await _call_tool(current, remote_name, arguments, progress)
             except Exception as exc:
                 lost = getattr(session, "lost", None)
                 if current is not None and lost is not None:
@@ -249,7 +252,32 @@ def _make_tool(
     return made
 
 
-async def _list_page(session: Any, mcp: Any, cursor: str | None) -> dict[str, Any]:
+_RAW_CHANNELS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""The JSON-RPC dispatcher under each session this module built (see :func:`_client_session`)."""
+
+_RAW_LISTED: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Sessions whose ``tools/list`` answer had to be read raw (see :func:`_call_tool`)."""
+
+
+def _client_session(mcp: Any, streams: Sequence[Any], message_handler: Any) -> Any:
+    """An ``mcp.ClientSession`` over a transport's streams, on a dispatcher we hold.
+
+    ``ClientSession(dispatcher=...)`` and ``JSONRPCDispatcher.send_raw_request``
+    are public SDK API; holding the dispatcher lets :func:`_list_page` re-read a
+    ``tools/list`` answer the SDK's models refuse without touching the session's
+    private attributes.
+    """
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    dispatcher = JSONRPCDispatcher(streams[0], streams[1])
+    session = mcp.ClientSession(message_handler=message_handler, dispatcher=dispatcher)
+    _RAW_CHANNELS[session] = dispatcher
+    return session
+
+
+async def _list_page(
+    session: Any, mcp: Any, cursor: str | None, dispatcher: Any = None
+) -> dict[str, Any]:
     """One ``tools/list`` page as JSON; a page the SDK refuses to parse is read raw."""
     params = mcp.types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
     try:
@@ -261,26 +289,48 @@ async def _list_page(session: Any, mcp: Any, cursor: str | None) -> dict[str, An
 
         if not isinstance(exc, ValidationError):
             raise
-        dispatcher = getattr(session, "_dispatcher", None)
-        if dispatcher is None:  # pragma: no cover - another SDK layout
-            raise
-        raw = await dispatcher.send_raw_request(
+        raw_channel = dispatcher if dispatcher is not None else _RAW_CHANNELS.get(session)
+        if raw_channel is None:
+            raise McpToolError(
+                "the server's tools/list answer does not parse "
+                f"({_error_text(exc)}); pass the session's dispatcher to mcp_tools() "
+                "to read it as it is"
+            ) from None
+        raw = await raw_channel.send_raw_request(
             "tools/list", {"cursor": cursor} if cursor is not None else None, {}
         )
-        data = dict(raw) if isinstance(raw, Mapping) else {}
-        # The SDK re-lists a tool it has not seen before validating a result of it;
-        # record the raw listing's output schemas so that it does not (and fail again).
-        schemas = getattr(session, "_tool_output_schemas", None)
-        if isinstance(schemas, dict):
-            for item in data.get("tools", []):
-                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-                    out = item.get("outputSchema")
-                    schemas[item["name"]] = dict(out) if isinstance(out, Mapping) else None
-        return data
+        # The SDK's call_tool re-lists a tool it has not seen listed before checking
+        # its result, and would fail on this listing again: calls go round it.
+        _RAW_LISTED.add(session)
+        return dict(raw) if isinstance(raw, Mapping) else {}
+
+
+async def _call_tool(session: Any, name: str, arguments: dict[str, Any], progress: Any) -> Any:
+    """``tools/call`` on ``session``; the SDK's ``call_tool`` unless its listing was read raw.
+
+    After a raw listing, the request goes through the public ``send_request``
+    with ``CallToolResult`` as the result type: the same request, without the
+    SDK's re-listing (which cannot parse that server's tools).
+    """
+    if session not in _RAW_LISTED:
+        if progress is None:
+            return await session.call_tool(name, arguments)
+        return await session.call_tool(name, arguments, progress_callback=progress)
+    import mcp.types as types
+
+    request = types.CallToolRequest(
+        params=types.CallToolRequestParams(name=name, arguments=arguments)
+    )
+    return await session.send_request(request, types.CallToolResult, progress_callback=progress)
 
 
 async def mcp_tools(
-    session: SessionSource, *, prefix: str = "", server: str = "", link: SessionSource = None
+    session: SessionSource,
+    *,
+    prefix: str = "",
+    server: str = "",
+    link: SessionSource = None,
+    dispatcher: Any = None,
 ) -> list[McpTool]:
     """The tools of an initialised ``mcp.ClientSession`` as :class:`AgentTool` objects.
 
@@ -289,6 +339,11 @@ async def mcp_tools(
     with the original name. Calls run on ``session``, which must stay open
     while the tools are used, or on ``link`` (see :data:`SessionSource`) when
     given; ``server`` is recorded on each tool.
+
+    A listing the SDK's models refuse (a tool without ``inputSchema``, say) is
+    read raw through the session's JSON-RPC dispatcher: the one under sessions
+    that :func:`connect_stdio`/:func:`connect_http` open, or ``dispatcher`` (the
+    ``JSONRPCDispatcher`` a caller built its ``ClientSession(dispatcher=...)`` on).
     """
     mcp = _require_mcp()
     specs: list[dict[str, Any]] = []
@@ -296,7 +351,7 @@ async def mcp_tools(
     seen: set[str] = set()
     current = await _current(session)
     while True:
-        data = await _list_page(current, mcp, cursor)
+        data = await _list_page(current, mcp, cursor, dispatcher)
         specs.extend(
             t
             for t in data.get("tools", [])
@@ -460,7 +515,7 @@ async def open_stdio_session(
             # groups must not be nested inside a scope that closes before them.
             streams = await stack.enter_async_context(stdio_client(params, errlog=log))
             session = await stack.enter_async_context(
-                mcp.ClientSession(streams[0], streams[1], message_handler=message_handler)
+                _client_session(mcp, streams, message_handler)
             )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()
@@ -545,10 +600,14 @@ async def open_http_session(
             if hasattr(transport, "streamable_http_client"):
                 http_client = None
                 if headers:
-                    from mcp.shared._httpx_utils import create_mcp_http_client
+                    # the transport's documented way to send headers: a client of our own
+                    import httpx2
 
                     http_client = await stack.enter_async_context(
-                        create_mcp_http_client(headers=dict(headers))
+                        httpx2.AsyncClient(
+                            headers=dict(headers),
+                            timeout=httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT),
+                        )
                     )
                 streams = await stack.enter_async_context(
                     transport.streamable_http_client(url, http_client=http_client)
@@ -557,7 +616,7 @@ async def open_http_session(
                 legacy: Any = getattr(transport, "streamablehttp_client")  # noqa: B009 - typed for 2.x
                 streams = await stack.enter_async_context(legacy(url, headers=dict(headers or {})))
             session = await stack.enter_async_context(
-                mcp.ClientSession(streams[0], streams[1], message_handler=message_handler)
+                _client_session(mcp, streams, message_handler)
             )
             with anyio.fail_after(connect_timeout):
                 await session.initialize()

@@ -44,6 +44,15 @@ def whoami() -> str:
     return f"{options.name} {os.getcwd()} {os.environ.get('EDGE_VAR', '')}"
 
 
+@server.tool(name="header", structured_output=False)
+def header(name: str, ctx: Context) -> str:
+    """The value of the HTTP request header `name` (streamable HTTP only), or "(none)"."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    value = headers.get(name) if headers is not None else None
+    return value if value is not None else "(none)"
+
+
 @server.tool(name="a-b", structured_output=False)
 def a_dash_b() -> str:
     """Named with a dash."""
@@ -88,6 +97,16 @@ def find(key: str) -> dict[str, Any]:
 def delete(path: str) -> str:
     """Pretends to delete a path."""
     return f"deleted {path}"
+
+
+@server.tool(
+    name="peek",
+    structured_output=False,
+    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False),
+)
+def peek(path: str) -> str:
+    """Pretends to read a path (read-only, not destructive)."""
+    return f"peeked {path}"
 
 
 @server.tool(name="mixed", structured_output=False)

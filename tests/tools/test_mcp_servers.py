@@ -83,6 +83,32 @@ async def test_mcp_tool_without_input_schema_keeps_the_connection() -> None:
 
 
 @pytest.mark.anyio
+async def test_mcp_tools_of_a_callers_session_read_a_refused_listing_via_its_dispatcher() -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    from scriptgate.tools.mcp import McpToolError, mcp_tools
+
+    params = StdioServerParameters(command=sys.executable, args=[RAW])
+    async with stdio_client(params) as (read, write):
+        dispatcher = JSONRPCDispatcher(read, write)
+        async with ClientSession(dispatcher=dispatcher) as session:
+            await session.initialize()
+            tools = await mcp_tools(session, dispatcher=dispatcher)
+            result = await Sandbox(tools).run("[bare(), echo(x='2')]")
+    assert result.error is None, result.error
+    assert result.value == ["bare {}", 'echo {"x": "2"}']
+    # a session built without a dispatcher at hand: one clear line, no traceback text
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as plain:
+        await plain.initialize()
+        with pytest.raises(McpToolError) as info:
+            await mcp_tools(plain)
+    assert str(info.value).startswith("the server's tools/list answer does not parse (")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.anyio
 async def test_mcp_tools_expose_annotations() -> None:
     async with connect_stdio(sys.executable, [EDGE]) as tools:
         delete = next(t for t in tools if t.name == "delete")
