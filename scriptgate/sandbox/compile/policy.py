@@ -1246,8 +1246,33 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> Any:
-        """Allow ``case`` clauses."""
-        return self.node_contents_visit(node)
+        """Allow ``case`` clauses; ``case K.x:`` / ``case K.x | K.y:`` compare in a guard.
+
+        A named value pattern at the top of a case (an enum member, a constant of a
+        class) becomes a capture and a guarded comparison: ``case K.x if G`` runs as
+        ``case v if (v == K.x) and G`` with the attribute read and the ``==`` checked
+        as anywhere else. Named values nested inside other patterns stay refused.
+        """
+        values = _named_alternatives(node.pattern)
+        if values is None:
+            return self.node_contents_visit(node)
+        capture = self._temp(node)
+        tests: list[ast.expr] = []
+        for value in values:
+            compare = ast.Compare(
+                left=_name(capture, value), ops=[ast.Eq()], comparators=[self.visit(value)]
+            )
+            copy_locations(compare, value)
+            tests.append(self._lambda_compare(compare))
+        test: ast.expr = tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), tests)
+        if node.guard is not None:
+            test = ast.BoolOp(ast.And(), [test, self.visit(node.guard)])
+        copy_locations(test, node.pattern)
+        pattern = ast.MatchAs(pattern=None, name=capture)
+        copy_locations(pattern, node.pattern)
+        body = [self.visit(stmt) for stmt in node.body]
+        new = ast.match_case(pattern=pattern, guard=test, body=body)
+        return ast.fix_missing_locations(new)
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         """Value patterns must be literals (``case 1``, ``case 'a'``, ``case -2.5``).
@@ -1311,6 +1336,17 @@ _PATTERN_KEY_MESSAGE = (
     "Mapping pattern keys must be literals in the sandbox (case {'k': v}): a named key "
     "(case {K.x: v}) cannot be checked before it is hashed."
 )
+
+
+def _named_alternatives(pattern: ast.pattern) -> list[ast.expr] | None:
+    """The values of ``case K.x`` / ``case K.x | 1 | K.y`` (a top-level named value), else None."""
+    alternatives = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
+    if not all(isinstance(alt, ast.MatchValue) for alt in alternatives):
+        return None
+    values = [alt.value for alt in alternatives if isinstance(alt, ast.MatchValue)]
+    if all(_literal_pattern(value) for value in values):
+        return None
+    return values
 
 
 def _literal_pattern(node: ast.expr) -> bool:

@@ -26,7 +26,9 @@ from scriptgate.sandbox.world.modules import (
     bisect,
     collections,
     copy,
+    dataclasses,
     datetime,
+    enum,
     functools,
     hashlib,
     heapq,
@@ -49,6 +51,7 @@ __all__ = ["HOLDABLE", "MODULE_NAMES", "make_import", "make_modules"]
 _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
+    dataclasses, enum,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
