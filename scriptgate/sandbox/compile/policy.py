@@ -1239,6 +1239,21 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 self.error(node, "Unpacking in the target of async with is not supported.")
         return self.node_contents_visit(node)
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        """Class statements; a class keyword (``metaclass=``, ``total=``) is refused with a hint.
+
+        Every script class is made by the run's script metaclass (it records the class
+        as the script's own); a metaclass of the script's would run around it, and the
+        other keywords would be dropped silently.
+        """
+        for keyword in node.keywords:
+            if keyword.arg == "metaclass":
+                self.error(node, _METACLASS_MESSAGE)
+                return node
+            self.error(node, _CLASS_KEYWORD_MESSAGE.format(keyword.arg))
+            return node
+        return super().visit_ClassDef(node)
+
     # -- match ------------------------------------------------------------------
 
     def visit_Match(self, node: ast.Match) -> Any:
@@ -1331,6 +1346,14 @@ _PATTERN_VALUE_MESSAGE = (
     "Value patterns must be literals in the sandbox (case 1, case 'a'): a named value "
     "(case K.x) cannot be checked; capture and compare in a guard instead "
     "(case v if v == K.x)."
+)
+_METACLASS_MESSAGE = (
+    "metaclass= is not available in the sandbox: use a class decorator, a base class "
+    "(Enum, NamedTuple, TypedDict) or a classmethod factory instead."
+)
+_CLASS_KEYWORD_MESSAGE = (
+    "class keyword arguments ({}=...) are not available in the sandbox: remove the keyword "
+    "(a TypedDict's fields are all required; use a dict for optional keys)."
 )
 _PATTERN_KEY_MESSAGE = (
     "Mapping pattern keys must be literals in the sandbox (case {'k': v}): a named key "

@@ -37,7 +37,7 @@ from scriptgate.sandbox.guards.attributes import check_value, fed, hash_bounded
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import compare_ok
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
-from scriptgate.sandbox.guards.sizes import safe_repr
+from scriptgate.sandbox.guards.sizes import MAX_RENDER, safe_repr, too_large_render
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "Field", "InitVar", "build"]
@@ -357,7 +357,10 @@ def _make_methods(cls: type, fields: dict[str, Field], opts: _Options, tick: Any
         tick()
         own(self, "__repr__")
         inner = ", ".join(f"{f.name}={safe_repr(getattr(self, f.name))}" for f in repr_fields)
-        return f"{type(self).__qualname__}({inner})"
+        text = f"{type(self).__qualname__}({inner})"
+        if len(text) > MAX_RENDER:
+            too_large_render("repr() of this dataclass", len(text))
+        return text
 
     compared = [f for f in real if f.compare]
 
@@ -536,7 +539,7 @@ def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
         key = id(obj)
         if key in on_path:
             raise ValueError("the value contains itself (a cycle): it has no dict/tuple form")
-        run.tick()
+        run.charge(_ONE_STEP)
         on_path.add(key)
         try:
             found = None if isinstance(obj, type) else _class_fields(kind)
@@ -569,9 +572,18 @@ def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
     return lambda obj: inner(obj, 0)
 
 
+_ONE_STEP = (None,)
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
-    tick = run.tick
+    charge = run.charge
+
+    def tick() -> None:
+        # one step, checked at once (steps, deadline, stop flag): a generated method may
+        # run many times inside one C call (a list of instances compared) with no script
+        # line in between to see a tripped budget
+        charge(_ONE_STEP)
 
     def dataclass(
         cls: Any = None,
