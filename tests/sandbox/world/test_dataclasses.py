@@ -19,8 +19,6 @@ from scriptgate.sandbox.world.modules import dataclasses as stand_in
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 
-
-
 def _support() -> ModuleType:
     name = "scriptgate_tests_classes_support"
     if name not in sys.modules:
@@ -60,18 +58,21 @@ FEATURES = {
     "asdict-astuple": HEAD + "@dataclass\nclass In:\n    n: int\n@dataclass\nclass Out:\n"
     "    name: str\n    inner: In\n    rows: list\n    tags: dict\n"
     "o = Out('o', In(1), [In(2), (3, In(4))], {'k': In(5)})\n[asdict(o), astuple(o)]",
-    "replace-fields": HEAD + "@dataclass\nclass C:\n    a: int\n    b: list = field(default_factory=list, repr=False, compare=False)\n"
+    "replace-fields": HEAD
+    + "@dataclass\nclass C:\n    a: int\n    b: list = field(default_factory=list, repr=False, compare=False)\n"
     "c = C(1, [2])\nd = replace(c, a=9)\n[repr(d), d.b is c.b, [(f.name, f.repr, f.compare) for f in fields(C)],"
     " fields(c)[0].type is int, C(1, [1]) == C(1, [2])]",
     "inheritance": HEAD + "@dataclass\nclass Base:\n    x: int\n    y: int = 1\n"
     "@dataclass\nclass Child(Base):\n    z: int = 2\n"
     "[repr(Child(0)), [f.name for f in fields(Child)], Child(0) == Child(0), Child(0) == Base(0)]",
-    "kw-only-slots-match": HEAD + "@dataclass(kw_only=True)\nclass Opt:\n    a: int\n    b: int = 2\n"
+    "kw-only-slots-match": HEAD
+    + "@dataclass(kw_only=True)\nclass Opt:\n    a: int\n    b: int = 2\n"
     "@dataclass(slots=True)\nclass S:\n    x: int\n    y: int\n"
     "def where(p):\n    match p:\n        case S(0, y):\n            return f'y={y}'\n        case S(x=x, y=0):\n"
     "            return f'x={x}'\n    return 'else'\n"
     "[repr(Opt(a=1)), where(S(0, 4)), where(S(3, 0)), where(S(1, 1))]",
-    "eq-false-classvar-initvar": HEAD + "from dataclasses import InitVar\nfrom typing import ClassVar\n"
+    "eq-false-classvar-initvar": HEAD
+    + "from dataclasses import InitVar\nfrom typing import ClassVar\n"
     "@dataclass(eq=False)\nclass E:\n    x: int\n    kind: ClassVar[str] = 'e'\n"
     "    scale: InitVar[int] = 1\n    def __post_init__(self, scale):\n        self.x = self.x * scale\n"
     "e = E(2, 3)\n[e.x, e == E(6), e == e, E.kind, [f.name for f in fields(E)], repr(E(1))]",
@@ -106,7 +107,10 @@ ERRORS = {
         HEAD + "@dataclass\nclass A:\n    x: int\n@dataclass(frozen=True)\nclass B(A):\n    y: int",
         "cannot inherit frozen dataclass from a non-frozen one",
     ),
-    "asdict-of-class": (HEAD + "@dataclass\nclass P:\n    x: int\nasdict(P)", "dataclass instances"),
+    "asdict-of-class": (
+        HEAD + "@dataclass\nclass P:\n    x: int\nasdict(P)",
+        "dataclass instances",
+    ),
     "fields-of-plain": (HEAD + "fields(1)", "dataclass type or instance"),
 }
 

@@ -54,6 +54,7 @@ class ScriptEnumType(_enum.EnumType):
     ) -> Any:
         if type(namespace) is dict:  # a script's class body: replay it into an _EnumDict
             prepared = mcls.__prepare__(name, bases, **kwargs)
+            prepared[SCRIPT_CLASS_MARK] = True  # members' __init__ writes `self.x` already
             for key, value in namespace.items():
                 if not key.startswith("_"):
                     hash_bounded(value)
