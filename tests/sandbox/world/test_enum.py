@@ -21,7 +21,8 @@ def _support() -> ModuleType:
     if name not in sys.modules:
         path = Path(__file__).with_name("classes_support.py")
         spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
+        assert spec.loader is not None
         sys.modules[name] = module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return sys.modules[name]
