@@ -157,3 +157,20 @@ def test_dataclasses_decorator_refuses_host_classes() -> None:
 def test_dataclasses_asdict_refuses_a_cycle_in_one_line(sandbox: Sandbox) -> None:
     source = HEAD + "@dataclass\nclass P:\n    x: list\np = P([1])\np.x.append(p)\nasdict(p)"
     refused(sandbox, source, "runtime", "contains itself")
+
+
+def test_dataclasses_session_class_charges_the_run_that_calls_it() -> None:
+    # a class outlives the run that made it: its generated methods must charge the
+    # current run, not the first one (whose budget tripped and stays tripped)
+    from scriptgate.sandbox import SandboxSession
+    from scriptgate.sandbox.result import Limits
+
+    session = SandboxSession(Sandbox(limits=Limits(timeout=10, max_steps=50_000)))
+    first = session.run_sync(
+        HEAD + "@dataclass\nclass P:\n    x: int\nn = 0\nwhile True:\n    n += 1"
+    )
+    assert first.error is not None
+    assert first.error.kind == "limit"
+    second = session.run_sync("[repr(P(1)), P(2) == P(2), asdict(P(3))]")
+    assert second.ok, second.error
+    assert second.value == ["P(x=1)", True, {"x": 3}]

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import dataclasses as _real
 import reprlib
+import sys
+import types
 import typing
 from collections.abc import Callable
 from typing import Any, cast
@@ -36,7 +38,7 @@ from typing import Any, cast
 from scriptgate.sandbox.guards.attributes import check_value, fed, hash_bounded
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import compare_ok
-from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
+from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.sizes import MAX_RENDER, safe_repr, too_large_render
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -527,8 +529,10 @@ _SCALARS = frozenset({str, int, float, bool, type(None), bytes, complex})
 
 
 def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
-    """The bounded walk of ``asdict`` (``as_dict``) or ``astuple``."""
+    """The bounded walk of ``asdict`` (``as_dict``) or ``astuple`` (charging the calling run)."""
     on_path: set[int] = set()
+    scope = _script_globals()
+    charge = run.charge if scope is None else scope.get("__charge__", run.charge)
 
     def inner(obj: Any, depth: int) -> Any:
         kind = type(obj)
@@ -539,7 +543,7 @@ def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
         key = id(obj)
         if key in on_path:
             raise ValueError("the value contains itself (a cycle): it has no dict/tuple form")
-        run.charge(_ONE_STEP)
+        charge(_ONE_STEP)
         on_path.add(key)
         try:
             found = None if isinstance(obj, type) else _class_fields(kind)
@@ -553,17 +557,17 @@ def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
                     return factory(fed(parts, "dict") if factory is dict else parts)
                 return factory([value for _, value in parts])
             if isinstance(obj, tuple) and getattr(kind, HOLDABLE_MARK, False):
-                run.charge(obj)
+                charge(obj)
                 return kind(*[inner(v, depth + 1) for v in obj])  # a namedtuple
             if kind in (list, tuple):
-                run.charge(obj)
+                charge(obj)
                 return kind(inner(v, depth + 1) for v in obj)
             if kind is dict:
-                run.charge(obj)
+                charge(obj)
                 pairs = [(inner(k, depth + 1), inner(v, depth + 1)) for k, v in obj.items()]
                 return dict(fed(pairs, "dict"))
             if kind in (set, frozenset):
-                run.charge(obj)
+                charge(obj)
                 return kind(fed([inner(v, depth + 1) for v in obj], "set"))
             return check_value(obj)  # kept as it is (not deep-copied: see the docstring)
         finally:
@@ -575,15 +579,39 @@ def _walker(run: RunWorld, as_dict: bool, factory: Any) -> Callable[[Any], Any]:
 _ONE_STEP = (None,)
 
 
-def build(run: RunWorld) -> dict[str, Any]:
-    """The members of one run."""
-    charge = run.charge
+def _script_globals() -> dict[str, Any] | None:
+    """The globals of the innermost script frame (where the current run's hooks live)."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            return frame.f_globals
+        frame = frame.f_back
+    return None
+
+
+def _ticker(run: RunWorld) -> Callable[[], None]:
+    """One step of the *current* run, checked at once (steps, deadline, stop flag).
+
+    A generated method may run many times inside one C call (a list of instances
+    compared) with no script line in between to see a tripped budget, so each call
+    charges and checks. The run is found through the script's globals at decoration
+    time: in a session a class outlives the run that made it, and its methods must
+    charge the run that calls them (the globals get each run's hooks).
+    """
+    scope = _script_globals()
+    fallback = run.charge
+    if scope is None:
+        return lambda: fallback(_ONE_STEP) and None
+    get = scope.get
 
     def tick() -> None:
-        # one step, checked at once (steps, deadline, stop flag): a generated method may
-        # run many times inside one C call (a list of instances compared) with no script
-        # line in between to see a tripped budget
-        charge(_ONE_STEP)
+        get("__charge__", fallback)(_ONE_STEP)
+
+    return tick
+
+
+def build(run: RunWorld) -> dict[str, Any]:
+    """The members of one run."""
 
     def dataclass(
         cls: Any = None,
@@ -605,8 +633,8 @@ def build(run: RunWorld) -> dict[str, Any]:
             "frozen": frozen, "kw_only": kw_only, "slots": slots,
         }  # fmt: skip
         if cls is None:
-            return lambda target: _decorate(target, tick, options)
-        return _decorate(cls, tick, options)
+            return lambda target: _decorate(target, _ticker(run), options)
+        return _decorate(cls, _ticker(run), options)
 
     def asdict(obj: Any, *, dict_factory: Any = dict) -> Any:
         """``asdict(obj)``: the instance as nested dicts (bounded, cycles refused)."""
