@@ -311,15 +311,29 @@ def _make_methods(cls: type, fields: dict[str, Field], opts: _Options, tick: Any
             return f.default
         return check_value(f.default_factory())
 
+    write = object.__setattr__ if frozen else setattr
+    has_post = hasattr(cls, "__post_init__")
+    names = tuple(f.name for f in positional)
+    # the common call: every field given by position, nothing computed afterwards
+    plain_call = len(positional) == len(init_fields) and not late and not initvars
+    count = len(positional)
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         tick()
-        own(self, "__init__")
-        if len(args) > len(positional):
+        if not issubclass(type(self), cls):
+            own(self, "__init__")
+        if plain_call and not kwargs and len(args) == count:
+            for name, arg in zip(names, args, strict=True):
+                write(self, name, arg)
+            if has_post:
+                self.__post_init__()
+            return
+        if len(args) > count:
             raise TypeError(
-                f"{qualname}.__init__() takes {len(positional) + 1} positional arguments "
+                f"{qualname}.__init__() takes {count + 1} positional arguments "
                 f"but {len(args) + 1} were given"
             )
-        values = {f.name: arg for f, arg in zip(positional, args, strict=False)}
+        values = dict(zip(names, args, strict=False))
         for key, arg in kwargs.items():
             if key not in by_name:
                 raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {key!r}")
@@ -339,14 +353,12 @@ def _make_methods(cls: type, fields: dict[str, Field], opts: _Options, tick: Any
                 f"{qualname}.__init__() missing {len(missing)} required argument{s}: "
                 + ", ".join(missing)
             )
-        write = object.__setattr__ if frozen else setattr
         for f in init_fields:
             if f.kind == _FIELD:
                 write(self, f.name, values[f.name])
         for f in late:
             write(self, f.name, value_of(f))
-        post = getattr(type(self), "__post_init__", None)
-        if post is not None:
+        if has_post:
             self.__post_init__(*(values[name] for name in initvars))
 
     def astuple_of(self: Any, which: list[Field]) -> tuple[Any, ...]:
@@ -590,22 +602,23 @@ def _script_globals() -> dict[str, Any] | None:
 
 
 def _ticker(run: RunWorld) -> Callable[[], None]:
-    """One step of the *current* run, checked at once (steps, deadline, stop flag).
+    """One step of the *current* run's ticker (steps, deadline, stop flag every few hundred).
 
     A generated method may run many times inside one C call (a list of instances
-    compared) with no script line in between to see a tripped budget, so each call
-    charges and checks. The run is found through the script's globals at decoration
+    compared) with no script line in between, so each call ticks. The run is found through the script's globals at decoration
     time: in a session a class outlives the run that made it, and its methods must
     charge the run that calls them (the globals get each run's hooks).
     """
     scope = _script_globals()
-    fallback = run.charge
+    fallback = run.tick
     if scope is None:
-        return lambda: fallback(_ONE_STEP) and None
+        return fallback
     get = scope.get
 
     def tick() -> None:
-        get("__charge__", fallback)(_ONE_STEP)
+        # the globals' `_tick_` is the run's ticker, replaced by one that raises at once
+        # when the budget trips (so a tripped run is seen at the very next call)
+        get("_tick_", fallback)()
 
     return tick
 
