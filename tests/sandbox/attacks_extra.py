@@ -445,7 +445,8 @@ EXTRA_ATTACKS += [
     _a("dag-match-literal-patterns", "8-cpu", _DAG + "match a:\n    case [0, 1]:\n        r = 1\n    case {'k': 0}:\n        r = 2\n    case 'a' | 1:\n        r = 3\n    case _:\n        r = 4\nr", "ok", value=4),
     # a named value pattern compares with no place for a guard (and reads around the attribute
     # guard): value patterns and mapping-pattern keys must be literals
-    _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "rejected", "literals"),
+    _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "limit", "would take too long"),
+    _a("dag-match-value-nested", "8-cpu", _DAG + "class K:\n    v = b\nmatch [a]:\n    case [K.v]:\n        pass", "rejected", "literals"),
     _a("dag-match-mapping-key", "8-cpu", _PAIR + "class K:\n    v = t\nmatch {}:\n    case {K.v: 1}:\n        pass", "rejected", "literals"),
     # equal frozensets built from each other hash cheaply but compare in 2**60 steps when a
     # lookup's hash matches: the compiled key checks measure them as comparison operands too
