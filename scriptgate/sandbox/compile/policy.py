@@ -59,7 +59,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   and a key through ``_hkey_``. ``is`` never recurses. Value patterns and
   mapping-pattern keys of ``match`` must be literals (a named value would compare
   or hash with no place for a check); literals compare in time bounded by their
-  own size. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
+  own size. A named value at the top of a case (``case Color.RED:``, alternatives
+  of them) becomes a capture and a guarded ``==`` in the case's guard. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
   the guarded builtins and methods, not here;
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
