@@ -76,7 +76,7 @@ def _a(
 
 
 _FORBIDDEN_MODULES = (
-    "importlib", "dataclasses", "threading", "pathlib", "gc", "socket",
+    "importlib", "threading", "pathlib", "gc", "socket",
     "signal", "marshal", "types", "copyreg", "posix", "code", "weakref",
     "resource", "multiprocessing", "tempfile", "codecs", "sysconfig", "site",
 )  # fmt: skip
@@ -445,7 +445,8 @@ EXTRA_ATTACKS += [
     _a("dag-match-literal-patterns", "8-cpu", _DAG + "match a:\n    case [0, 1]:\n        r = 1\n    case {'k': 0}:\n        r = 2\n    case 'a' | 1:\n        r = 3\n    case _:\n        r = 4\nr", "ok", value=4),
     # a named value pattern compares with no place for a guard (and reads around the attribute
     # guard): value patterns and mapping-pattern keys must be literals
-    _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "rejected", "literals"),
+    _a("dag-match-value", "8-cpu", _DAG + "class K:\n    v = b\nmatch a:\n    case K.v:\n        pass", "limit", "would take too long"),
+    _a("dag-match-value-nested", "8-cpu", _DAG + "class K:\n    v = b\nmatch [a]:\n    case [K.v]:\n        pass", "rejected", "literals"),
     _a("dag-match-mapping-key", "8-cpu", _PAIR + "class K:\n    v = t\nmatch {}:\n    case {K.v: 1}:\n        pass", "rejected", "literals"),
     # equal frozensets built from each other hash cheaply but compare in 2**60 steps when a
     # lookup's hash matches: the compiled key checks measure them as comparison operands too
@@ -519,6 +520,74 @@ EXTRA_ATTACKS += [
     _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
     # the same calls on ordinary values keep their results
     _a("dag-calls-ok", "8-cpu", "from collections import Counter, deque\nimport functools, itertools, statistics\nrows = [[i % 3, i] for i in range(50)]\nd = {(1, 2): 'x'}\ns = {(1, 2)}\ns.add((3, 4))\n@functools.cache\ndef f(p):\n    return p[0]\n[sorted(rows)[:2], max(rows, key=lambda r: r[0]), min([[2], [1]]), rows.index([2, 2]), rows.count([0, 0]), d.get((1, 2)), d.pop((9,), 0), (3, 4) in s, len(set([(1, 2)] * 300)), Counter([(1,), (1,)]).most_common(), deque([[1]]).count([1]), f((5, 6)), [k for k, _ in itertools.groupby([[1], [1], [2]])], statistics.median([[1], [3], [2]])]", "ok", value=[[[0, 0], [0, 3]], [2, 2], [1], 2, 1, "x", 0, True, 1, [[[1], 2]], 1, 5, [[1], [2]], [2]]),
+]  # fmt: skip
+
+# -- issue 14: the class-making stand-ins (dataclasses, enum, typing.NamedTuple/TypedDict) -----
+_DC = "from dataclasses import dataclass, field, asdict, astuple, fields\n"
+_EN = "from enum import Enum, Flag, auto, unique\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+_NT = "from typing import NamedTuple, TypedDict\nclass P(NamedTuple):\n    x: int\nclass M(TypedDict):\n    a: int\n"
+_DC_NODES = "@dataclass\nclass N:\n    kids: list\nn = N([])\nm = N([])\nfor i in range(40):\n    n = N([n, n])\n    m = N([m, m])\n"
+_TOO_LONG = "would take too long"
+
+EXTRA_ATTACKS += [
+    # the enum metaclass, its member mapping and internals stay out of reach
+    _a("enum-metaclass-type", "6-policy", _EN + "type(Color)", "runtime", "ScriptEnumType"),
+    _a("enum-metaclass-class", "6-policy", _EN + "getattr(Color, '__class__')", "runtime", "__class__"),
+    _a("enum-members-mapping", "6-policy", _EN + "Color.__members__", "rejected", "__members__"),
+    _a("enum-members-getattr", "6-policy", _EN + "getattr(Color, '__members__')['RED']", "runtime", "__members__"),
+    _a("enum-member-map", "6-policy", _EN + "Color._member_map_['X'] = 1", "rejected", "_member_map_"),
+    _a("enum-member-reassign", "6-policy", _EN + "Color.RED = 5", "runtime", "cannot reassign member"),
+    _a("enum-member-delete", "6-policy", _EN + "del Color.RED", "runtime", "cannot delete member"),
+    _a("enum-mro", "6-policy", _EN + "Color.RED.__class__.__mro__", "rejected", "__mro__"),
+    _a("enum-class-mro-method", "6-policy", _EN + "Color.mro()", "runtime", "mro"),
+    _a("enum-functional-api", "6-policy", "from enum import Enum\nEnum('Color', 'RED GREEN')", "runtime", "write a class"),
+    _a("enum-unique-host-class", "6-policy", "from enum import unique\nunique(int)", "runtime", "script defines"),
+    # member values and lookups hash a shared-reference DAG only through the guard
+    _a("enum-dag-member-value", "8-cpu", _DAG_TUPLE + "from enum import Enum\nclass E(Enum):\n    A = t", "limit", _TOO_LONG),
+    _a("enum-dag-call", "8-cpu", _DAG_TUPLE + _EN + "Color(t)", "limit", _TOO_LONG),
+    _a("enum-dag-getitem", "8-cpu", _DAG_TUPLE + _EN + "Color[t]", "limit", _TOO_LONG),
+    # @dataclass only on the script's own classes; fields hold what the script held
+    _a("dc-host-class", "6-policy", _DC + "dataclass(int)", "runtime", "a class the script defines"),
+    _a("dc-host-counter", "6-policy", _DC + "from collections import Counter\ndataclass(Counter)", "runtime", "a class the script defines"),
+    _a("dc-fields-type-walk", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\nfields(P)[0].type.__subclasses__()", "rejected", "__subclasses__"),
+    _a("dc-field-class-walk", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\ntype(fields(P)[0]).__mro__", "rejected", "__mro__"),
+    _a("dc-fields-type-getattr", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\ngetattr(fields(P)[0].type, '__subclasses__')", "runtime", "__subclasses__"),
+    _a("dc-factory-not-callable", "6-policy", _DC + "@dataclass\nclass P:\n    x: list = field(default_factory=1)", "runtime", "must be callable"),
+    _a("dc-factory-host-builtin", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = field(default_factory=getattr)\nP()", "runtime", "getattr"),
+    _a("dc-default-host-namespace", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = tools\nP().x.__dict__", "rejected", "__dict__"),
+    _a("dc-frozen-object-setattr", "6-policy", _DC + "@dataclass(frozen=True)\nclass P:\n    x: int\nobject.__setattr__(P(1), 'x', 2)", "rejected", "__setattr__"),
+    _a("dc-frozen-setattr-builtin", "6-policy", _DC + "@dataclass(frozen=True)\nclass P:\n    x: int\nsetattr(P(1), 'x', 2)", "runtime", "cannot assign to field"),
+    _a("dc-init-foreign-self", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\nclass Q:\n    pass\nq = Q()\nP.__init__(q, 1)", "runtime", "takes an instance of P"),
+    # asdict/astuple: cycles refused in one line, DAGs and deep values bounded
+    _a("dc-asdict-cycle", "8-cpu", _DC + "@dataclass\nclass P:\n    x: list\np = P([])\np.x.append(p)\nasdict(p)", "runtime", "contains itself"),
+    _a("dc-astuple-cycle", "8-cpu", _DC + "@dataclass\nclass P:\n    x: dict\np = P({})\np.x['me'] = p\nastuple(p)", "runtime", "contains itself"),
+    _a("dc-asdict-dag", "8-cpu", _DAG + _DC + "@dataclass\nclass P:\n    x: list\nasdict(P(a))", "limit"),
+    _a("dc-asdict-deep", "8-cpu", _DC + "@dataclass\nclass P:\n    x: list\nv = []\nfor i in range(5000):\n    v = [v]\nasdict(P(v))", "runtime", "recursion"),
+    # generated __eq__/__hash__/__lt__ compare and hash through the DAG guard
+    _a("dc-eq-dag", "8-cpu", _DAG + _DC + "@dataclass\nclass P:\n    x: list\nP(a) == P(b)", "limit", _TOO_LONG),
+    _a("dc-order-dag", "8-cpu", _DAG + _DC + "@dataclass(order=True)\nclass P:\n    x: list\nP(a) < P(b)", "limit", _TOO_LONG),
+    _a("dc-hash-dag", "8-cpu", _DAG_TUPLE + _DC + "@dataclass(frozen=True)\nclass P:\n    x: tuple\n{P(t)}", "limit", _TOO_LONG),
+    # a field whose own __eq__/__hash__ is slow is script code: the budget stops it
+    _a("dc-slow-field-eq", "8-cpu", _DC + "class Slow:\n    def __eq__(self, other):\n        while True:\n            pass\n@dataclass\nclass P:\n    x: object\nP(Slow()) == P(Slow())", "limit"),
+    _a("dc-slow-field-hash", "8-cpu", _DC + "class Slow:\n    def __hash__(self):\n        while True:\n            pass\n@dataclass(frozen=True)\nclass P:\n    x: object\n{P(Slow())}", "limit"),
+    # typing.NamedTuple / TypedDict: their metaclasses and host bases stay out of reach
+    _a("nt-metaclass", "6-policy", _NT + "type(NamedTuple)", "runtime", "_NamedTupleMeta"),
+    _a("td-metaclass", "6-policy", _NT + "type(M)", "runtime", "_TypedDictMeta"),
+    _a("nt-mro", "6-policy", _NT + "P.__mro__", "rejected", "__mro__"),
+    _a("nt-host-base", "6-policy", "from typing import NamedTuple\nclass P(NamedTuple, int):\n    x: int", "runtime", "only inherit from NamedTuple"),
+    _a("td-host-base", "6-policy", "from typing import TypedDict\nclass M(TypedDict, int):\n    a: int", "runtime", "non-TypedDict base"),
+    _a("td-dag-pairs", "8-cpu", _DAG_TUPLE + _NT + "M([(t, 1)])", "limit", _TOO_LONG),
+    _a("class-metaclass-keyword-hint", "6-policy", "class A(metaclass=type):\n    pass", "rejected", "use a class decorator"),
+    # case K.x compares in a guard: the attribute read and the == are checked
+    _a("match-named-value-dag", "8-cpu", _DAG + "class K:\n    pass\nK.v = b\nmatch a:\n    case K.v:\n        1", "limit", _TOO_LONG),
+    _a("match-named-value-dunder", "6-policy", "class K:\n    pass\nmatch 1:\n    case K.__class__:\n        1", "runtime", "__class__"),
+    _a("match-named-value-ok", "6-policy", _EN + "def f(c):\n    match c:\n        case Color.RED | Color.GREEN if c.value > 1:\n            return 'g'\n        case Color.RED:\n            return 'r'\n    return 'o'\n[f(Color.RED), f(Color.GREEN), f(3)]", "ok", value=["r", "g", "o"]),
+]  # fmt: skip
+
+DEADLINE_ATTACKS += [
+    # a DAG of dataclass instances: every generated __eq__/__repr__ call checks the budget
+    _a("dc-eq-instance-dag", "8-cpu", _DC + _DC_NODES + "n == m", "limit"),
+    _a("dc-repr-instance-dag", "8-cpu", _DC + _DC_NODES + "repr(n)", "limit"),
 ]  # fmt: skip
 
 PROCESS_ONLY_ATTACKS: list[Any] = [

@@ -59,7 +59,8 @@ with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
   and a key through ``_hkey_``. ``is`` never recurses. Value patterns and
   mapping-pattern keys of ``match`` must be literals (a named value would compare
   or hash with no place for a check); literals compare in time bounded by their
-  own size. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
+  own size. A named value at the top of a case (``case Color.RED:``, alternatives
+  of them) becomes a capture and a guarded ``==`` in the case's guard. Calls that compare or hash (``sorted``, ``set.add``…) are bounded by
   the guarded builtins and methods, not here;
 - supports what RestrictedPython refuses but models write: ``d[k] += 1`` and
   ``obj.attr += 1`` (through the item/attribute guards), ``nonlocal``, ``match``
@@ -1239,6 +1240,21 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 self.error(node, "Unpacking in the target of async with is not supported.")
         return self.node_contents_visit(node)
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        """Class statements; a class keyword (``metaclass=``, ``total=``) is refused with a hint.
+
+        Every script class is made by the run's script metaclass (it records the class
+        as the script's own); a metaclass of the script's would run around it, and the
+        other keywords would be dropped silently.
+        """
+        for keyword in node.keywords:
+            if keyword.arg == "metaclass":
+                self.error(node, _METACLASS_MESSAGE)
+                return node
+            self.error(node, _CLASS_KEYWORD_MESSAGE.format(keyword.arg))
+            return node
+        return super().visit_ClassDef(node)
+
     # -- match ------------------------------------------------------------------
 
     def visit_Match(self, node: ast.Match) -> Any:
@@ -1246,8 +1262,33 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> Any:
-        """Allow ``case`` clauses."""
-        return self.node_contents_visit(node)
+        """Allow ``case`` clauses; ``case K.x:`` / ``case K.x | K.y:`` compare in a guard.
+
+        A named value pattern at the top of a case (an enum member, a constant of a
+        class) becomes a capture and a guarded comparison: ``case K.x if G`` runs as
+        ``case v if (v == K.x) and G`` with the attribute read and the ``==`` checked
+        as anywhere else. Named values nested inside other patterns stay refused.
+        """
+        values = _named_alternatives(node.pattern)
+        if values is None:
+            return self.node_contents_visit(node)
+        capture = self._temp(node)
+        tests: list[ast.expr] = []
+        for value in values:
+            compare = ast.Compare(
+                left=_name(capture, value), ops=[ast.Eq()], comparators=[self.visit(value)]
+            )
+            copy_locations(compare, value)
+            tests.append(self._lambda_compare(compare))
+        test: ast.expr = tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), tests)
+        if node.guard is not None:
+            test = ast.BoolOp(ast.And(), [test, self.visit(node.guard)])
+        copy_locations(test, node.pattern)
+        pattern = ast.MatchAs(pattern=None, name=capture)
+        copy_locations(pattern, node.pattern)
+        body = [self.visit(stmt) for stmt in node.body]
+        new = ast.match_case(pattern=pattern, guard=test, body=body)
+        return ast.fix_missing_locations(new)
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         """Value patterns must be literals (``case 1``, ``case 'a'``, ``case -2.5``).
@@ -1307,10 +1348,29 @@ _PATTERN_VALUE_MESSAGE = (
     "(case K.x) cannot be checked; capture and compare in a guard instead "
     "(case v if v == K.x)."
 )
+_METACLASS_MESSAGE = (
+    "metaclass= is not available in the sandbox: use a class decorator, a base class "
+    "(Enum, NamedTuple, TypedDict) or a classmethod factory instead."
+)
+_CLASS_KEYWORD_MESSAGE = (
+    "class keyword arguments ({}=...) are not available in the sandbox: remove the keyword "
+    "(a TypedDict's fields are all required; use a dict for optional keys)."
+)
 _PATTERN_KEY_MESSAGE = (
     "Mapping pattern keys must be literals in the sandbox (case {'k': v}): a named key "
     "(case {K.x: v}) cannot be checked before it is hashed."
 )
+
+
+def _named_alternatives(pattern: ast.pattern) -> list[ast.expr] | None:
+    """The values of ``case K.x`` / ``case K.x | 1 | K.y`` (a top-level named value), else None."""
+    alternatives = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
+    if not all(isinstance(alt, ast.MatchValue) for alt in alternatives):
+        return None
+    values = [alt.value for alt in alternatives if isinstance(alt, ast.MatchValue)]
+    if all(_literal_pattern(value) for value in values):
+        return None
+    return values
 
 
 def _literal_pattern(node: ast.expr) -> bool:

@@ -427,7 +427,10 @@ def test_compare_guard_identical_and_unshared_values_stay_allowed() -> None:
 @pytest.mark.parametrize(
     ("source", "needle"),
     [
-        ("class K:\n    v = 1\nmatch 1:\n    case K.v:\n        pass", "Value patterns must be"),
+        (
+            "class K:\n    v = 1\nmatch [1]:\n    case [K.v] | [2]:\n        pass",
+            "Value patterns must be",
+        ),
         (
             "class K:\n    v = 1\nmatch 1:\n    case [K.v, 2]:\n        pass",
             "Value patterns must be",

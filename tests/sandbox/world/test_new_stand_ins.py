@@ -81,21 +81,7 @@ FEATURES = {
 }
 
 
-NAMEDTUPLE_CLASS = (
-    "class P(NamedTuple) is refused by the object boundary (typing.NamedTuple is not a "
-    "class a script may subclass yet; collections.namedtuple works) — issue 14"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAMEDTUPLE_CLASS))
-        if n == "typing-members"
-        else n
-        for n in sorted(FEATURES)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(FEATURES))
 def test_stand_ins_match_plain_python(name: str) -> None:
     source = FEATURES[name]
     assert value(source) == _jsonish(plain(source))

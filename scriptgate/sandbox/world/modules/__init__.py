@@ -28,9 +28,11 @@ from scriptgate.sandbox.world.modules import (
     collections,
     copy,
     csv,
+    dataclasses,
     datetime,
     decimal,
     difflib,
+    enum,
     fractions,
     functools,
     hashlib,
@@ -62,6 +64,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
     asyncio,
+    dataclasses, enum,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
+from scriptgate.sandbox.world.modules import typed_classes
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -45,4 +46,6 @@ their attributes forward to ``collections.abc`` (``typing.Mapping.register(list)
 
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
-    return {name: getattr(typing, name) for name in MEMBERS}
+    members = {name: getattr(typing, name) for name in MEMBERS}
+    members.update(NamedTuple=typed_classes.NamedTuple, TypedDict=typed_classes.TypedDict)
+    return members

@@ -1,0 +1,81 @@
+"""``typing.NamedTuple`` and ``typing.TypedDict`` class syntax against plain Python (both modes).
+
+Attack-style scripts for them run in ``tests/sandbox/attacks_extra.py`` (``x-nt-*``, ``x-td-*``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from scriptgate.sandbox.sandbox import Sandbox
+
+
+def _support() -> ModuleType:
+    name = "scriptgate_tests_classes_support"
+    if name not in sys.modules:
+        path = Path(__file__).with_name("classes_support.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        assert spec.loader is not None
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+support = _support()
+same_as_python, refused = support.same_as_python, support.refused
+
+
+@pytest.fixture(scope="module", params=support.MODES)
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    yield from support.sandboxes(request)
+
+
+FEATURES = {
+    "namedtuple-class": "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n"
+    "    y: int = 0\n    def norm(self):\n        return abs(self.x) + abs(self.y)\n"
+    "p = P(3, -4)\nx, y = p\n[p.x, p.y, P(1).y, p.norm(), repr(p), p._asdict(), p._replace(x=0).x,"
+    " P._fields, x + y, p == (3, -4), isinstance(p, tuple), sorted([P(2), P(1, 5)])[0].y]",
+    "namedtuple-functional": "from typing import NamedTuple\nQ = NamedTuple('Q', [('a', int), ('b', str)])\n"
+    "q = Q(1, 'x')\n[q.a, q.b, repr(q)]",
+    "namedtuple-match": "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int\n"
+    "def f(p):\n    match p:\n        case P(0, y):\n            return y\n        case P(x=x):\n            return -x\n"
+    "[f(P(0, 5)), f(P(2, 1))]",
+    "typeddict-class": "from typing import TypedDict\nclass Movie(TypedDict):\n    title: str\n"
+    "    year: int\nclass Rated(Movie):\n    stars: int\nm = Movie(title='x', year=1999)\n"
+    "r = Rated(title='y', year=2000, stars=4)\nm['year'] += 1\n"
+    "[m, r, type(m).__name__, Movie([('title', 'z')])]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FEATURES))
+def test_typing_classes_match_plain_python(sandbox: Sandbox, name: str) -> None:
+    same_as_python(sandbox, FEATURES[name])
+
+
+def test_typing_classes_refuse_other_bases_and_keywords(sandbox: Sandbox) -> None:
+    refused(
+        sandbox,
+        "from typing import NamedTuple\nclass P(NamedTuple, int):\n    x: int",
+        "runtime",
+        "only inherit from NamedTuple",
+    )
+    refused(
+        sandbox,
+        "from typing import TypedDict\nclass M(TypedDict, total=False):\n    a: int",
+        "rejected",
+        "remove the keyword",
+    )
+    refused(
+        sandbox,
+        "class M(type):\n    pass\nclass A(metaclass=M):\n    pass",
+        "rejected",
+        "use a class decorator",
+    )
+    refused(sandbox, "from typing import NamedTuple\ntype(NamedTuple)", "runtime", "Meta")
