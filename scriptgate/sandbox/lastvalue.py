@@ -17,6 +17,10 @@ The rules (what the model sees, also in the README):
 - dict keys that are not strings become the text ``json.dumps`` gives them
   (``1`` → ``"1"``, ``True`` → ``"true"``, ``None`` → ``"null"``), a tuple of plain
   scalars its ``repr``;
+- an enum member becomes its value (``IntEnum``/``StrEnum`` members are numbers and
+  text already in JSON), a script subclass of ``int``/``float``/``str`` its base value, a
+  ``@dataclass`` instance a dict of its fields (read from the instance itself, never
+  through a property or ``__getattr__`` of the script);
 - anything else becomes ``"<TypeName object>"``, and the note names what
   was replaced.
 """
@@ -24,6 +28,8 @@ The rules (what the model sees, also in the README):
 from __future__ import annotations
 
 import datetime
+import enum
+import types
 from typing import Any
 
 __all__ = ["render_last_value"]
@@ -32,11 +38,16 @@ _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _ISO = frozenset({datetime.datetime, datetime.date, datetime.time})
 _REPR_EXACT = frozenset({complex, range, slice})
 _MAX_DEPTH = 200
+_MAX_NODES = 100_000
+"""The most values the walk renders; the rest become ``"<too many values>"``."""
+_BASE_VALUE = ((int, int.__int__), (float, float.__float__), (str, str.__str__))
+"""The builtin bases whose own C method gives a subclass instance's plain value."""
+_DATACLASS_FIELDS = "__dataclass_fields__"
 
 
 def render_last_value(value: Any) -> tuple[Any, str | None]:
     """``value`` as JSON data, and a note when something had to be replaced by a placeholder."""
-    replaced: list[str] = []
+    replaced = _Notes()
     out = _render(value, replaced, 0)
     note = None
     if replaced:
@@ -55,7 +66,7 @@ def _plain_scalar_tuple(value: Any) -> bool:
     )
 
 
-def _key(key: Any, replaced: list[str]) -> str:
+def _key(key: Any, replaced: _Notes) -> str:
     kind = type(key)
     if kind is str:
         return str(key)
@@ -71,13 +82,17 @@ def _key(key: Any, replaced: list[str]) -> str:
     return f"<{kind.__name__} object>"
 
 
-def _render(value: Any, replaced: list[str], depth: int) -> Any:
+def _render(value: Any, replaced: _Notes, depth: int) -> Any:
     kind = type(value)
     if kind in _JSON_SCALARS:
         return value
     if depth > _MAX_DEPTH:
         replaced.append("too deeply nested values")
         return "<nested too deeply>"
+    replaced.nodes += 1
+    if replaced.nodes > _MAX_NODES:
+        replaced.append(f"more than {_MAX_NODES:,} values")
+        return "<too many values>"
     if isinstance(value, (list, tuple)):  # subclasses read through the base's C iterator
         items = list(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
         return [_render(v, replaced, depth + 1) for v in items]
@@ -102,5 +117,75 @@ def _render(value: Any, replaced: list[str], depth: int) -> Any:
             return repr(bytes(value))
     elif kind in _REPR_EXACT or kind.__module__ in ("decimal", "fractions"):
         return repr(value)
+    else:
+        plain = _plain_value(value, kind)
+        if plain is not _NOTHING:
+            return _render(plain, replaced, depth + 1)
+        fields = _dataclass_fields(value, kind)
+        if fields is not None:
+            return {name: _render(v, replaced, depth + 1) for name, v in fields.items()}
     replaced.append(kind.__name__)
     return f"<{kind.__name__} object>"
+
+
+_NOTHING = object()
+
+
+class _Notes(list[str]):
+    """What was replaced, and how many containers the walk has opened (bounded: a value
+    that shares itself, ``x = N(x, x)`` sixty times, would expand to 2**60 nodes)."""
+
+    nodes = 0
+
+
+def _mro(kind: type) -> tuple[type, ...]:
+    return type.__dict__["__mro__"].__get__(kind)  # type: ignore[no-any-return]
+
+
+def _own_dict(klass: type) -> Any:
+    return type.__dict__["__dict__"].__get__(klass)
+
+
+def _plain_value(value: Any, kind: type) -> Any:
+    """An enum member's value, or a builtin subclass instance's base value (C methods only)."""
+    mro = _mro(kind)
+    if enum.Enum in mro:
+        own = object.__getattribute__(value, "__dict__")
+        if type(own) is dict and "_value_" in own:
+            return own["_value_"]
+    for base, plain in _BASE_VALUE:
+        if base in mro:
+            return plain(value)
+    return _NOTHING
+
+
+def _dataclass_fields(value: Any, kind: type) -> dict[str, Any] | None:
+    """A dataclass instance's fields by name, read from its ``__dict__`` or slots."""
+    mro = _mro(kind)
+    table = None
+    for klass in mro:
+        table = _own_dict(klass).get(_DATACLASS_FIELDS)
+        if table is not None:
+            break
+    if type(table) is not dict:
+        return None
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        own = None
+    out: dict[str, Any] = {}
+    for name, field in dict.items(table):
+        if type(name) is not str or getattr(field, "kind", "field") != "field":
+            continue
+        if type(own) is dict and name in own:
+            out[name] = own[name]
+            continue
+        for klass in mro:
+            slot = _own_dict(klass).get(name)
+            if type(slot) is types.MemberDescriptorType:
+                try:
+                    out[name] = slot.__get__(value, kind)
+                except AttributeError:
+                    pass
+                break
+    return out

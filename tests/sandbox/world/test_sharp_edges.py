@@ -113,3 +113,35 @@ def test_defaults_recursion_is_cpython_like(isolation: str) -> None:
     result = run(source, isolation)
     assert result.ok, result.error
     assert result.value == 900
+
+
+@pytest.mark.parametrize("isolation", MODES)
+def test_last_value_renders_enums_dataclasses_and_builtin_subclasses(isolation: str) -> None:
+    source = (
+        "from dataclasses import dataclass, field\n"
+        "from enum import Enum, IntEnum, StrEnum\n"
+        "class Color(Enum):\n    RED = 'red'\n"
+        "class Level(IntEnum):\n    HIGH = 3\n"
+        "class Mode(StrEnum):\n    FAST = 'fast'\n"
+        "class Meters(float):\n    pass\n"
+        "@dataclass\nclass Item:\n    name: str\n    tags: list = field(default_factory=list)\n"
+        "    @property\n    def loud(self):\n        while True:\n            pass\n"
+        "@dataclass(slots=True)\nclass Pair:\n    a: int\n    b: object\n"
+        "[Color.RED, Level.HIGH, Mode.FAST, Meters(2.5), Item('x', [Pair(1, Color.RED)])]"
+    )
+    result = run(source, isolation, max_steps=None, timeout=10)
+    assert result.ok, result.error
+    assert result.value == ["red", 3, "fast", 2.5, {"name": "x", "tags": [{"a": 1, "b": "red"}]}]
+
+
+def test_last_value_walk_is_bounded_for_a_value_that_shares_itself() -> None:
+    # sixty levels of N(x, x) would render 2**60 nodes after the run, outside its budget
+    source = (
+        "from dataclasses import dataclass\n"
+        "@dataclass\nclass N:\n    a: object\n    b: object\n"
+        "x = N(1, 1)\nfor i in range(60):\n    x = N(x, x)\nx"
+    )
+    result = run(source, timeout=10)
+    assert result.ok, result.error
+    assert "<too many values>" in str(result.value)
+    assert result.wall_time < 5
