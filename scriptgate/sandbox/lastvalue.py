@@ -27,6 +27,7 @@ The rules (what the model sees, also in the README):
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import enum
 import types
@@ -183,9 +184,7 @@ def _dataclass_fields(value: Any, kind: type) -> dict[str, Any] | None:
         for klass in mro:
             slot = _own_dict(klass).get(name)
             if type(slot) is types.MemberDescriptorType:
-                try:
+                with contextlib.suppress(AttributeError):  # an unset slot
                     out[name] = slot.__get__(value, kind)
-                except AttributeError:
-                    pass
                 break
     return out
