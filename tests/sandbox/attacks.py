@@ -167,7 +167,7 @@ ATTACKS: list[Attack] = [
     _a("printf-star-width", "6-format", "'%*d' % (10 ** 10, 1)", "runtime"),
     _a("printf-literal-width", "6-format", "'%9999999999d' % 1", "limit"),
     # -- §7.1: interpreter crashes ----------------------------------------------
-    _a("deep-tuple-hash", "7.1-crash", "t = ()\nfor i in range(1000):\n    t = (t,)\nhash(t)", "runtime", "hash"),
+    _a("deep-tuple-hash", "7.1-crash", "t = ()\nfor i in range(12000):\n    t = (t,)\nhash(t)", "limit", "nested"),
     _a("deep-slice-chain", "7.1-crash", "s = slice(1)\nfor i in range(100000):\n    s = slice(s)", "runtime", "slice"),
     # -- §7.2: the tool surface ---------------------------------------------------
     _a("tool-private-keyword", "7.2-tool-surface", "echo(_trusted=True)", "rejected", "_trusted"),
@@ -235,7 +235,7 @@ ATTACKS: list[Attack] = [
     _a("except-base-exception", "7.7-control-flow", "try:\n    while True:\n        pass\nexcept BaseException:\n    pass\n1", "limit"),
     # -- §7.8: information leaks -------------------------------------------------------
     _a("id-builtin", "7.8-info-leak", "id(1)", "runtime", "id"),
-    _a("hash-builtin", "7.8-info-leak", "hash('x')", "runtime"),
+    _a("hash-builtin-keyed", "7.8-info-leak", "hash(1) == 1 or hash(-1) == -2", "ok", value=False),
     # -- §8: CPU ------------------------------------------------------------------------
     _a("while-true", "8-cpu", "while True:\n    pass", "limit", "step limit"),
     _a("huge-range", "8-cpu", "for i in range(10 ** 18):\n    pass", "limit", "range"),

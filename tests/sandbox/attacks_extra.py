@@ -491,7 +491,7 @@ EXTRA_ATTACKS += [
     _a("dag-set-add-stored", "8-cpu", _DAG_TUPLE + "add = set().add\nadd(t)", "limit", _SHARED),
     _a("dag-set-discard", "8-cpu", _DAG_TUPLE + "s = {1}\ns.discard(t)", "limit", _SHARED),
     _a("dag-ordereddict-move-to-end", "8-cpu", _DAG_TUPLE + "from collections import OrderedDict\nOrderedDict().move_to_end(t)", "limit", _SHARED),
-    _a("dag-hash-builtin", "7.2-builtins", _DAG_TUPLE + "hash(t)", "runtime", "hash"),
+    _a("dag-hash-builtin", "7.2-builtins", _DAG_TUPLE + "hash(t)", "limit", "hashing this value"),
     _a("dag-set-constructor", "8-cpu", _DAG_TUPLE + "set([t])", "limit", _SHARED),
     _a("dag-frozenset-generator", "8-cpu", _DAG_TUPLE + "frozenset(x for x in [t])", "limit", _SHARED),
     _a("dag-dict-constructor", "8-cpu", _DAG_TUPLE + "dict([(t, 1)])", "limit", _SHARED),

@@ -20,9 +20,9 @@ longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``ge
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
 (what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
-``memoryview``, ``id``, ``hash`` (a str's hash reveals the host's hash secret;
-``setattr``/``delattr`` write as ``obj.x = v``
-does: the script's own objects only).
+``memoryview``, ``id``. ``hash`` is keyed per process (:func:`hash_`: the real hash of a
+str would reveal the host's hash secret); ``setattr``/``delattr`` write as ``obj.x = v``
+does: the script's own objects only.
 
 The standard exception classes are names (``except ImportError:`` works); a limit
 breach still cannot be caught, not even by ``except BaseException:``: the compiler
@@ -33,6 +33,8 @@ puts ``_check_()`` at the top of every handler, which re-raises the run's stop.
 from __future__ import annotations
 
 import builtins as _b
+import hashlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -78,7 +80,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented", "bytes",
     "bytearray", "slice", "super", "property", "staticmethod", "classmethod", "object",
-    "setattr", "delattr",
+    "setattr", "delattr", "hash",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -399,9 +401,26 @@ def type_of(obj: Any, /, *rest: Any) -> type:
     return checked
 
 
+_HASH_KEY = os.urandom(16)
+"""This process's key for :func:`hash_` (so a script's hashes say nothing of the host's)."""
+
+
 def hash_(value: Any, /) -> int:
-    """``hash(x)``, once hashing ``x`` is bounded (a tuple of shared references refused)."""
-    return _b.hash(hash_ok(value))
+    """``hash(x)``: equal values hash equal, as ``__hash__`` needs; the number is keyed.
+
+    Hashing ``x`` is bounded first (a tuple of shared references refused). CPython's own
+    hash of a ``str`` or ``bytes`` is keyed by the host's secret (``PYTHONHASHSEED``),
+    which a script must not learn (it would let it build colliding keys for the host's
+    dicts), so the real hash is mixed with this process's :data:`_HASH_KEY` through
+    keyed BLAKE2b: the same value gives the same number for the life of the process
+    (a session's objects keep their hashes), and ``hash(1)`` is not ``1``.
+    """
+    real = _b.hash(hash_ok(value))
+    digest = hashlib.blake2b(
+        real.to_bytes(8, "little", signed=True), key=_HASH_KEY, digest_size=8
+    ).digest()
+    mixed = int.from_bytes(digest, "little", signed=True)
+    return -2 if mixed == -1 else mixed  # CPython never hashes to -1
 
 
 def _make_setattr(write: Callable[[Any], Any]) -> tuple[Callable[..., None], Callable[..., None]]:
@@ -449,6 +468,7 @@ def _static() -> dict[str, Any]:
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
             "type": type_of,
+            "hash": hash_,
             "setattr": _SETATTR[0],
             "delattr": _SETATTR[1],
             # classes as models write them (test_boundary_class_idioms): the real ones; the
