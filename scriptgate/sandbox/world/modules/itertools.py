@@ -31,6 +31,18 @@ HOLDABLE: tuple[type, ...] = tuple(
     if isinstance(value, type) and not name.startswith("_")
 )
 """Value types this stand-in hands to scripts (its iterators are generators)."""
+MAX_WIDTH = 10_000
+"""Longest tuple ``product``/``permutations``/``combinations*`` may yield: the C
+constructor allocates (and fills) index arrays of ``r`` (or all pools) up front, so
+``combinations([], 10**9)`` was 8 GB in one call before yielding nothing."""
+
+
+def _width_ok(name: str, r: Any) -> None:
+    if type(r) is int and r > MAX_WIDTH:
+        refuse_size(
+            f"itertools.{name} of tuples of {r} items refused: the sandbox allows at most "
+            f"{MAX_WIDTH} per tuple (ask for shorter tuples)"
+        )
 
 
 def _batched(iterable: Any, n: int) -> Iterator[tuple[Any, ...]]:
@@ -55,10 +67,24 @@ def build(run: RunWorld) -> dict[str, Any]:
         return ticking(itertools.repeat(obj) if times is None else itertools.repeat(obj, times))
 
     def product(*iterables: Any, repeat: int = 1) -> Iterator[Any]:
+        if type(repeat) is int:
+            if repeat > 64:
+                refuse_size("itertools.product repeat above 64 refused in the sandbox")
+            _width_ok("product", len(iterables) * repeat)
         pools = [tuple(charge(it)) for it in iterables]
-        if repeat > 64:
-            refuse_size("itertools.product repeat above 64 refused in the sandbox")
         return ticking(itertools.product(*pools, repeat=repeat))
+
+    def sized(name: str, real: Any) -> Any:
+        def wrapper(iterable: Any, r: Any = None) -> Iterator[Any]:
+            _width_ok(name, r)
+            pool = tuple(charge(iterable))
+            if r is None:
+                _width_ok(name, len(pool))  # permutations(x): tuples as long as x
+                return ticking(real(pool))  # (combinations(x): the real TypeError)
+            return ticking(real(pool, r))
+
+        wrapper.__name__ = name
+        return wrapper
 
     def compared(value: Any) -> Any:
         # a key groupby compares with the next one (==, in C): not amplified (dagguard)
@@ -81,9 +107,11 @@ def build(run: RunWorld) -> dict[str, Any]:
         "accumulate": run.lazy_first(itertools.accumulate),
         "groupby": groupby,
         "product": product,
-        "permutations": run.lazy_first(itertools.permutations),
-        "combinations": run.lazy_first(itertools.combinations),
-        "combinations_with_replacement": run.lazy_first(itertools.combinations_with_replacement),
+        "permutations": sized("permutations", itertools.permutations),
+        "combinations": sized("combinations", itertools.combinations),
+        "combinations_with_replacement": sized(
+            "combinations_with_replacement", itertools.combinations_with_replacement
+        ),
         "zip_longest": run.lazy_over(itertools.zip_longest),
         "starmap": run.lazy_second(itertools.starmap),
         "takewhile": run.lazy_second(itertools.takewhile),
