@@ -18,19 +18,39 @@ write instead, and charges the memory budget *before* the C call allocates:
   in chunks of :data:`JOIN_CHUNK` parts, the running total checked after each chunk,
   so ``''.join(map(str.upper, [s] * 1000))`` stops after one chunk instead of
   building every part first.
+- ``typing`` string forward references: ``typing`` compiles each one (``Optional[s]``,
+  ``TypeVar(bound=s)``, ``TypedDict(..., {"a": s})``; a 4 MB expression was 7 s and
+  800 MB in one ``compile``). Subscripts of ``typing`` aliases are compiled inline, past
+  ``_getitem_``, so the bound sits at the ``compile`` itself: an audit hook (installed
+  once per process, :func:`install_compile_hook`) refuses a ``compile`` called by the
+  ``typing`` module of a source longer than :data:`MAX_FORWARD_REFERENCE` characters while
+  a script runs on the stack; every other ``compile`` passes untouched.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
+import types
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards import memory as _memory
+from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
 
-__all__ = ["BOUNDED_NAMES", "JOIN_CHUNK", "bounded_method", "checked_join"]
+__all__ = [
+    "BOUNDED_NAMES",
+    "JOIN_CHUNK",
+    "MAX_FORWARD_REFERENCE",
+    "bounded_method",
+    "checked_join",
+    "install_compile_hook",
+]
+
+MAX_FORWARD_REFERENCE = 1_000
+"""Longest string forward reference ``typing`` may compile for a script."""
 
 JOIN_CHUNK = 64
 """Parts a ``join`` over a lazy iterable reads between two size checks."""
@@ -200,3 +220,39 @@ def bounded_method(obj: Any, name: str) -> Callable[..., Any] | None:
     if name == "join":
         return checked_join(obj, base)
     return None
+
+
+def _in_script(frame: types.FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _compile_hook(event: str, args: tuple[Any, ...]) -> None:
+    if event != "compile" or not args:
+        return
+    source = args[0]
+    if not isinstance(source, (str, bytes)) or len(source) <= MAX_FORWARD_REFERENCE:
+        return
+    caller = sys._getframe(1)
+    if caller.f_globals.get("__name__") != "typing" or not _in_script(caller):
+        return
+    refuse_size(
+        f"a typing forward reference of {len(source)} characters is too large for the "
+        f"sandbox (at most {MAX_FORWARD_REFERENCE}): name the type instead of a long string"
+    )
+
+
+_installed: list[bool] = []
+
+
+def install_compile_hook() -> None:
+    """Install the forward-reference bound (an audit hook; once per process)."""
+    if not _installed:
+        _installed.append(True)
+        sys.addaudithook(_compile_hook)
+
+
+install_compile_hook()
