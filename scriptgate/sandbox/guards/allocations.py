@@ -14,6 +14,10 @@ write instead, and charges the memory budget *before* the C call allocates:
 - ``bytes``/``bytearray`` ``center``/``ljust``/``rjust``/``zfill`` (the width),
   ``expandtabs`` (tabs x tab size), ``replace`` (hits x growth) and ``join`` (the
   parts' total, read in chunks so a lazy iterable of new parts is stopped early).
+- ``split``/``rsplit``/``splitlines`` of a long text: each piece is a new object (about
+  :data:`PIECE_BYTES` each), so a 10 MB text split on spaces made 200 MB in one call,
+  charged as a 10 MB copy. The pieces are counted first at C speed (the separator, or
+  the ASCII whitespace / line-break characters) and charged with the list.
 - :func:`checked_join`: ``str.join``/``bytes.join`` of any iterable: a lazy one is read
   in chunks of :data:`JOIN_CHUNK` parts, the running total checked after each chunk,
   so ``''.join(map(str.upper, [s] * 1000))`` stops after one chunk instead of
@@ -56,7 +60,10 @@ JOIN_CHUNK = 64
 """Parts a ``join`` over a lazy iterable reads between two size checks."""
 
 _WIDTH_NAMES = frozenset({"center", "ljust", "rjust", "zfill"})
-BOUNDED_NAMES = frozenset({"to_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES})
+_SPLIT_NAMES = frozenset({"split", "rsplit", "splitlines"})
+BOUNDED_NAMES = frozenset(
+    {"to_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES, *_SPLIT_NAMES}
+)
 """Attribute names :func:`bounded_method` may wrap."""
 
 
@@ -150,6 +157,52 @@ def _replace(obj: Any, base: Any) -> Callable[..., Any]:
     return replace
 
 
+PIECE_BYTES = 57
+"""Charged per piece a split makes: the list slot and a small string or bytes object."""
+_WHITESPACE: tuple[str, ...] = (
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x1f",
+    "\x85",
+)
+_LINE_BREAKS: tuple[str, ...] = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85")
+
+
+def _split(obj: Any, base: Any, name: str) -> Callable[..., Any]:
+    method = getattr(base, name).__get__(obj)
+    text = base is str
+
+    def split(*args: Any, **kwargs: Any) -> Any:
+        marks: tuple[str, ...]
+        length = base.__len__(obj)
+        if length > CHECK_FROM:
+            try:
+                if name == "splitlines":
+                    marks = _LINE_BREAKS if text else ("\n", "\r")
+                    pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+                else:
+                    sep = args[0] if args else kwargs.get("sep")
+                    if sep is None:
+                        marks = _WHITESPACE if text else _WHITESPACE[:6]
+                        pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+                    else:
+                        pieces = base.count(obj, sep)
+            except TypeError:
+                return method(*args, **kwargs)  # the real error
+            _memory.charge_bytes((pieces + 1) * PIECE_BYTES + length)
+        return method(*args, **kwargs)
+
+    split.__name__ = name
+    return split
+
+
 def _part_length(part: Any) -> int:
     base = _base(part)
     if base is None:
@@ -219,6 +272,8 @@ def bounded_method(obj: Any, name: str) -> Callable[..., Any] | None:
         return _replace(obj, base)
     if name == "join":
         return checked_join(obj, base)
+    if name in _SPLIT_NAMES:
+        return _split(obj, base, name)
     return None
 
 
