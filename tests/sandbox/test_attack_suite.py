@@ -1,4 +1,5 @@
-"""Every attack script — ``attacks.py``, ``attacks_extra.py``, ``attacks_render.py`` — in both modes.
+"""Every attack script — ``attacks.py``, ``attacks_extra.py``, ``attacks_render.py``,
+``attacks_onecall.py`` — in both modes.
 
 In-process, every escape is rejected and every resource attack is refused or stopped
 (``error.kind == "limit"`` or a guard's refusal). In process isolation the same
@@ -53,6 +54,18 @@ def _load_render() -> ModuleType:
     return module
 
 
+def _load_onecall() -> ModuleType:
+    # attacks_onecall.py: one-call allocations and lying subclasses (issue 13 §2)
+    spec = importlib.util.spec_from_file_location(
+        "scriptgate_tests_sandbox_attacks_onecall", Path(__file__).with_name("attacks_onecall.py")
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 extra = _load_extra()
 attacks = extra.base()
 render = _load_render()
@@ -63,11 +76,13 @@ assert _spec is not None
 assert _spec.loader is not None
 stand_ins = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stand_ins)  # attacks_modules.py: the issue-14 stand-ins
+onecall = _load_onecall()
 BOTH_MODES: list[Any] = [
     *attacks.ATTACKS,
     *extra.EXTRA_ATTACKS,
     *render.RENDER_ATTACKS,
     *stand_ins.MODULE_ATTACKS,
+    *onecall.ONE_CALL_ATTACKS,
 ]
 DEADLINE: list[Any] = list(extra.DEADLINE_ATTACKS)
 MEMORY: list[Any] = list(extra.MEMORY_ATTACKS)

@@ -42,6 +42,7 @@ from scriptgate.sandbox.compile.shared import (
     guarded_unpack_sequence,
 )
 from scriptgate.sandbox.guards import comparisons as dagguard
+from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
     attribute_allowed,
@@ -630,44 +631,7 @@ def guarded_inplace(op: str, a: Any, b: Any) -> Any:
     return _INPLACE[op](a, b)
 
 
-# string methods that allocate: width/count checks before the C call
-def _width_method(s: Any, name: str) -> Callable[..., Any]:
-    method = getattr(s, name)
-
-    def wrapper(width: int, *args: Any) -> Any:
-        if isinstance(width, int) and width > MAX_SEQUENCE:
-            _too_big(f"str.{name}({width})")
-        return method(width, *args)
-
-    return wrapper
-
-
-def _expandtabs(s: Any) -> Callable[..., Any]:
-    def expandtabs(tabsize: int = 8) -> Any:
-        if (
-            isinstance(tabsize, int)
-            and tabsize > 0
-            and (s.count("\t") + 1) * tabsize + len(s) > MAX_SEQUENCE
-        ):
-            _too_big("str.expandtabs")
-        return s.expandtabs(tabsize)
-
-    return expandtabs
-
-
-def _replace(s: Any) -> Callable[..., Any]:
-    def replace(old: Any, new: Any, count: int = -1) -> Any:
-        if isinstance(old, (str, bytes)) and isinstance(new, (str, bytes)) and len(new) > len(old):
-            hits = s.count(old) if old else len(s) + 1
-            if 0 <= count < hits:
-                hits = count
-            if len(s) + hits * (len(new) - len(old)) > MAX_SEQUENCE:
-                _too_big("str.replace")
-        return s.replace(old, new, count)
-
-    return replace
-
-
+# string methods that allocate (center, join… are in guards/allocations.py)
 def _translate(s: Any) -> Callable[..., Any]:
     def translate(table: Any) -> Any:
         if isinstance(table, dict):
@@ -679,35 +643,10 @@ def _translate(s: Any) -> Callable[..., Any]:
     return translate
 
 
-def _join(s: Any) -> Callable[..., Any]:
-    # x-join-huge (tests/sandbox/attacks_extra.py): "-".join(["x" * 10**6] * 10**4) builds a
-    # 10 GB string in one C call; refuse a join whose result would exceed MAX_SEQUENCE.
-    def join(iterable: Any) -> Any:
-        items = iterable if type(iterable) in (list, tuple) else list(iterable)
-        try:
-            total = sum(map(len, items)) + len(s) * max(len(items) - 1, 0)
-        except TypeError:
-            return s.join(items)  # raises str.join's own error
-        if total > MAX_SEQUENCE:
-            _too_big("str.join")
-        if total > CHECK_FROM:
-            charge_sequence(s, total)  # memguard: charged before the string is built
-        return s.join(items)
-
-    return join
-
-
 _STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
     "format": _bound_str_format,
     "format_map": _bound_str_format_map,
-    "center": lambda s: _width_method(s, "center"),
-    "ljust": lambda s: _width_method(s, "ljust"),
-    "rjust": lambda s: _width_method(s, "rjust"),
-    "zfill": lambda s: _width_method(s, "zfill"),
-    "expandtabs": _expandtabs,
-    "replace": _replace,
     "translate": _translate,
-    "join": _join,
 }
 
 
@@ -763,6 +702,11 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         if default:
             return default[0]
         _refuse_attribute(obj, name)
+    if name in BOUNDED_NAMES:
+        # b'x'.center(10**9), (1).to_bytes(10**9), ''.join(lazy)… (guards/allocations.py)
+        bounded = bounded_method(obj, name)
+        if bounded is not None:
+            return bounded
     if name in _STR_METHODS and isinstance(obj, str):
         return _STR_METHODS[name](obj)
     if (name == "extend" or name == "extendleft") and is_extendable(obj):

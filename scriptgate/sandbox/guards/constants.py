@@ -59,10 +59,12 @@ COMPARING_NAMES = frozenset(
 )
 """Methods of the fast receivers that compare or hash their argument in C (list.index,
 dict.get, set.add…): the attribute guard hands out checking wrappers for them."""
-FAST_RECEIVER_SLOW_NAMES = DENIED_NAMES | COMPARING_NAMES | {"extend", "copy", *HASHING_METHODS}
+FAST_RECEIVER_SLOW_NAMES = DENIED_NAMES | COMPARING_NAMES | {
+    "extend", "copy", "to_bytes", *HASHING_METHODS
+}  # fmt: skip
 """The policy compiles ``o.name`` inline for fast receivers unless ``name`` is one of these
-(``extend``, ``copy`` are size-checked, the hashing methods fed in chunks, the comparing
-methods bounded)."""
+(``extend``, ``copy``, ``to_bytes`` are size-checked, the hashing methods fed in chunks, the
+comparing methods bounded)."""
 
 TICK_CHUNK = 256
 """Items a guarded loop or feed handles between two budget checks."""

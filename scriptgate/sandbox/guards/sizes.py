@@ -217,25 +217,58 @@ def _flat_kinds(items: Any, ascii_only: bool) -> int | None:
     return None
 
 
+_BASE_SEQUENCES: tuple[Any, ...] = (list, tuple, set, frozenset, collections.deque)
+_BASE_TEXT: tuple[Any, ...] = (str, bytes, bytearray)
+
+
 def _children(value: Any) -> tuple[Any, int, int] | None:
-    """``(items, count, overhead)`` of a container the renderers open, else None."""
-    if isinstance(value, dict):
-        n = len(value)
-        return value, 2 * n, 4 * n + 2 + (0 if type(value) is dict else 20)
-    if isinstance(value, (list, tuple, set, frozenset, collections.deque)):
-        n = len(value)
-        kind = type(value)
-        extra = 0 if kind is list or kind is tuple else 12
-        return value, n, 2 * n + 2 + extra
-    if isinstance(value, BaseException):
-        args = value.args
-        return args, len(args), 2 * len(args) + 2 + len(type(value).__name__)
+    """``(items, count, overhead)`` of a container the renderers open, else None.
+
+    Exact builtin containers are read as they are; a subclass (a script's class whose
+    ``__len__``, ``__iter__``, ``__getitem__``, ``keys`` or ``items`` may lie, and may
+    run script code) is read through its base type's own C methods, lazily, so the
+    estimate is the real content's and no code of the value runs.
+    """
     kind = type(value)
+    if kind is dict:
+        n = len(value)
+        return value, 2 * n, 4 * n + 2
+    if kind is list or kind is tuple:
+        n = len(value)
+        return value, n, 2 * n + 2
+    if isinstance(value, dict):
+        n = dict.__len__(value)
+        return _chain(dict.items(value)), 2 * n, 4 * n + 22
+    for base in _BASE_SEQUENCES:
+        if isinstance(value, base):
+            n = base.__len__(value)
+            return _CHAIN(base.__iter__(value)), n, 2 * n + 14
+    if isinstance(value, BaseException):
+        args = _EXCEPTION_ARGS(value)
+        if type(args) is not tuple:
+            return None
+        return args, len(args), 2 * len(args) + 2 + len(kind.__name__)
     if kind is type({}.keys()) or kind is type({}.values()):
         return value, len(value), 2 * len(value) + 14
     if kind is type({}.items()):
         return _chain(value), 2 * len(value), 6 * len(value) + 14
     return None
+
+
+_EXCEPTION_ARGS = BaseException.args.__get__  # type: ignore[attr-defined]
+
+
+def _other(value: Any, ascii_only: bool) -> int:
+    """Estimate of a value the walk does not open: a str/bytes/bytearray/int (or subclass)
+    by its base type's own length, anything else :data:`_OTHER`."""
+    if isinstance(value, _BASE_TEXT):
+        for base in _BASE_TEXT:
+            if isinstance(value, base):
+                n: int = base.__len__(value)
+                return n * (4 if base is not str or ascii_only else 1) + 14
+    if isinstance(value, int):
+        return (_bit_length(value) * 77 >> 8) + 1
+    return _OTHER
 
 
 def render_size(
@@ -259,7 +292,7 @@ def render_size(
         return _scalar(value, kind, ascii_only)
     opened = _children(value)
     if opened is None:
-        return _OTHER
+        return _other(value, ascii_only)
     total = 0
     # depth-first over live iterators; `active` holds the containers on the current
     # path (a container inside itself renders as `[...]`, as repr does)
@@ -274,7 +307,9 @@ def render_size(
         if indent:
             added += count * (indent * (len(stack) + 1) + 1) + indent * len(stack) + 1
         mapping = isinstance(items, dict)
-        if count <= _SMALL:
+        if type(items) is _CHAIN:
+            pass  # a lazy read (a view, a subclass through its base): walked item by item
+        elif count <= _SMALL:
             # short rows (small dicts, tuples) of scalars: summed inline, no iterator pushed
             inline = _small_flat(items.items() if mapping else items, mapping, ascii_only)
             if inline >= 0:
@@ -336,7 +371,7 @@ def render_size(
                 continue
             sub = _children(item)
             if sub is None:
-                total += _OTHER
+                total += _other(item, ascii_only)
                 continue
             total += enter(item, sub, total)
             break  # descend: the new iterator is on top of the stack

@@ -13,6 +13,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.comparisons import SCALARS, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import guarded_add
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -31,6 +32,18 @@ HOLDABLE: tuple[type, ...] = tuple(
     if isinstance(value, type) and not name.startswith("_")
 )
 """Value types this stand-in hands to scripts (its iterators are generators)."""
+MAX_WIDTH = 10_000
+"""Longest tuple ``product``/``permutations``/``combinations*`` may yield: the C
+constructor allocates (and fills) index arrays of ``r`` (or all pools) up front, so
+``combinations([], 10**9)`` was 8 GB in one call before yielding nothing."""
+
+
+def _width_ok(name: str, r: Any) -> None:
+    if type(r) is int and r > MAX_WIDTH:
+        refuse_size(
+            f"itertools.{name} of tuples of {r} items refused: the sandbox allows at most "
+            f"{MAX_WIDTH} per tuple (ask for shorter tuples)"
+        )
 
 
 def _batched(iterable: Any, n: int) -> Iterator[tuple[Any, ...]]:
@@ -55,10 +68,30 @@ def build(run: RunWorld) -> dict[str, Any]:
         return ticking(itertools.repeat(obj) if times is None else itertools.repeat(obj, times))
 
     def product(*iterables: Any, repeat: int = 1) -> Iterator[Any]:
+        if type(repeat) is int:
+            if repeat > 64:
+                refuse_size("itertools.product repeat above 64 refused in the sandbox")
+            _width_ok("product", len(iterables) * repeat)
         pools = [tuple(charge(it)) for it in iterables]
-        if repeat > 64:
-            refuse_size("itertools.product repeat above 64 refused in the sandbox")
         return ticking(itertools.product(*pools, repeat=repeat))
+
+    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Iterator[Any]:
+        # the default sum is the script's own `+` (size-checked): accumulate([s] * 200) of
+        # an 8 MB string doubled per item in C, 160 GB copied before the next periodic check
+        step = guarded_add if func is None else func
+        return ticking(itertools.accumulate(charge(iterable), step, initial=initial))
+
+    def sized(name: str, real: Any) -> Any:
+        def wrapper(iterable: Any, r: Any = None) -> Iterator[Any]:
+            _width_ok(name, r)
+            pool = tuple(charge(iterable))
+            if r is None:
+                _width_ok(name, len(pool))  # permutations(x): tuples as long as x
+                return ticking(real(pool))  # (combinations(x): the real TypeError)
+            return ticking(real(pool, r))
+
+        wrapper.__name__ = name
+        return wrapper
 
     def compared(value: Any) -> Any:
         # a key groupby compares with the next one (==, in C): not amplified (dagguard)
@@ -78,12 +111,14 @@ def build(run: RunWorld) -> dict[str, Any]:
         "repeat": repeat,
         "chain": chain,
         "islice": run.lazy_first(itertools.islice),
-        "accumulate": run.lazy_first(itertools.accumulate),
+        "accumulate": accumulate,
         "groupby": groupby,
         "product": product,
-        "permutations": run.lazy_first(itertools.permutations),
-        "combinations": run.lazy_first(itertools.combinations),
-        "combinations_with_replacement": run.lazy_first(itertools.combinations_with_replacement),
+        "permutations": sized("permutations", itertools.permutations),
+        "combinations": sized("combinations", itertools.combinations),
+        "combinations_with_replacement": sized(
+            "combinations_with_replacement", itertools.combinations_with_replacement
+        ),
         "zip_longest": run.lazy_over(itertools.zip_longest),
         "starmap": run.lazy_second(itertools.starmap),
         "takewhile": run.lazy_second(itertools.takewhile),

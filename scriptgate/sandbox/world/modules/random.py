@@ -11,6 +11,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import charge_bytes
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -24,6 +25,16 @@ MEMBERS: tuple[str, ...] = (
 """The members a script may use."""
 MAX_RANDBITS = 1_000_000
 """The most bits ``getrandbits`` draws (the sandbox's int size bound)."""
+MAX_DRAWS = 1_000_000
+"""Most items ``shuffle``, ``sample`` and ``choices`` handle in one call: each is one host
+loop per item that no deadline check interrupts (about 0.5 s at this bound)."""
+
+
+def _sized(population: Any) -> Any:
+    """``population`` as ``sample`` reads it: a range as it is, anything else copied (charged)."""
+    if type(population) is range:
+        return population
+    return list(population)
 
 
 class Random:
@@ -73,9 +84,14 @@ class Random:
     def choices(
         self, population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
     ) -> list[Any]:
-        """``k`` items drawn with replacement (``k`` at most the sandbox's sequence bound)."""
-        if k > MAX_SEQUENCE:
-            refuse_size("random.choices k too large for the sandbox")
+        """``k`` items drawn with replacement (``k`` at most :data:`MAX_DRAWS`)."""
+        if type(k) is int and k > MAX_DRAWS:
+            refuse_size(
+                f"random.choices k too large for the sandbox ({k}): at most {MAX_DRAWS} draws in one call "
+                "(draw in smaller batches)"
+            )
+        if type(k) is int and k > 0:
+            charge_bytes(8 * k)  # the result list, before it is built
         return self._rng.choices(population, weights, cum_weights=cum_weights, k=k)
 
     def sample(self, population: Any, k: int, *, counts: Any = None) -> list[Any]:
@@ -84,10 +100,24 @@ class Random:
             total = sum(counts)
             if total > MAX_SEQUENCE:
                 refuse_size("random.sample counts too large for the sandbox")
-        return self._rng.sample(list(population), k, counts=counts)
+        pool = _sized(population)
+        n = len(pool)
+        if type(k) is int and (k > MAX_DRAWS or n > MAX_SEQUENCE):
+            refuse_size(
+                f"random.sample of {k} from {n} items refused: at most {MAX_DRAWS} in one "
+                "call (sample fewer, or pick indices with random.randrange)"
+            )
+        if type(k) is int and 0 < k <= n:
+            charge_bytes(8 * (k + n))  # the result and the pool the real sample copies
+        return self._rng.sample(pool, k, counts=counts)
 
     def shuffle(self, x: list[Any]) -> None:
-        """Shuffle the list ``x`` in place."""
+        """Shuffle the list ``x`` in place (at most :data:`MAX_DRAWS` items)."""
+        if len(x) > MAX_DRAWS:
+            refuse_size(
+                f"random.shuffle of {len(x)} items refused: at most {MAX_DRAWS} in one call "
+                "(shuffle a list of indices you need, or use random.sample)"
+            )
         self._rng.shuffle(x)
 
     def getrandbits(self, k: int) -> int:

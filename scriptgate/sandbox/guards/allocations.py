@@ -1,0 +1,313 @@
+"""Bounds on the methods whose size argument allocates in one C call (issue 13 §2).
+
+Part of ``guards/`` (sizes): imports only :mod:`.memory` and :mod:`.errors`; the
+attribute guard asks :func:`bounded_method` for a wrapper when a script reads one of
+these names, so every path to the method (``x.name``, ``getattr``, ``type(x).name``
+unbound, a stored bound method) meets the same check. Must not import anything above it.
+
+Each wrapper measures its receiver through the base type's own methods (a subclass
+whose ``__len__`` or ``count`` lies cannot make the result look small), refuses a
+result longer than :data:`MAX_SEQUENCE` items with a one-line message saying what to
+write instead, and charges the memory budget *before* the C call allocates:
+
+- ``int.to_bytes(length)``: ``length`` bytes.
+- ``bytes``/``bytearray`` ``center``/``ljust``/``rjust``/``zfill`` (the width),
+  ``expandtabs`` (tabs x tab size), ``replace`` (hits x growth) and ``join`` (the
+  parts' total, read in chunks so a lazy iterable of new parts is stopped early).
+- ``split``/``rsplit``/``splitlines`` of a long text: each piece is a new object (about
+  :data:`PIECE_BYTES` each), so a 10 MB text split on spaces made 200 MB in one call,
+  charged as a 10 MB copy. The pieces are counted first at C speed (the separator, or
+  the ASCII whitespace / line-break characters) and charged with the list.
+- :func:`checked_join`: ``str.join``/``bytes.join`` of any iterable: a lazy one is read
+  in chunks of :data:`JOIN_CHUNK` parts, the running total checked after each chunk,
+  so ``''.join(map(str.upper, [s] * 1000))`` stops after one chunk instead of
+  building every part first.
+- ``typing`` string forward references: ``typing`` compiles each one (``Optional[s]``,
+  ``TypeVar(bound=s)``, ``TypedDict(..., {"a": s})``; a 4 MB expression was 7 s and
+  800 MB in one ``compile``). Subscripts of ``typing`` aliases are compiled inline, past
+  ``_getitem_``, so the bound sits at the ``compile`` itself: an audit hook (installed
+  once per process, :func:`install_compile_hook`) refuses a ``compile`` called by the
+  ``typing`` module of a source longer than :data:`MAX_FORWARD_REFERENCE` characters while
+  a script runs on the stack; every other ``compile`` passes untouched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from scriptgate.sandbox.guards import memory as _memory
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
+
+__all__ = [
+    "BOUNDED_NAMES",
+    "JOIN_CHUNK",
+    "MAX_FORWARD_REFERENCE",
+    "bounded_method",
+    "checked_join",
+    "install_compile_hook",
+]
+
+MAX_FORWARD_REFERENCE = 1_000
+"""Longest string forward reference ``typing`` may compile for a script."""
+
+JOIN_CHUNK = 64
+"""Parts a ``join`` over a lazy iterable reads between two size checks."""
+
+_WIDTH_NAMES = frozenset({"center", "ljust", "rjust", "zfill"})
+_SPLIT_NAMES = frozenset({"split", "rsplit", "splitlines"})
+BOUNDED_NAMES = frozenset(
+    {"to_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES, *_SPLIT_NAMES}
+)
+"""Attribute names :func:`bounded_method` may wrap."""
+
+
+def _refuse(what: str, size: int, instead: str) -> NoReturn:
+    refuse_size(
+        f"{what} would be too large for the sandbox ({size} items; at most {MAX_SEQUENCE} "
+        f"in one call): {instead}"
+    )
+
+
+def _check(what: str, size: int, instead: str, itemsize: int = 1) -> None:
+    if size > MAX_SEQUENCE:
+        _refuse(what, size, instead)
+    if size > CHECK_FROM:
+        _memory.charge_bytes(size * itemsize)  # (looked up per call: tests count charges)
+
+
+def _base(obj: Any) -> Any:
+    for base in (bytes, bytearray, str):
+        if isinstance(obj, base):
+            return base
+    return None
+
+
+def _to_bytes(number: int) -> Callable[..., bytes]:
+    method = int.to_bytes.__get__(number)
+
+    def to_bytes(length: Any = 1, byteorder: Any = "big", *, signed: Any = False) -> bytes:
+        if type(length) is int:
+            _check(
+                "int.to_bytes(length)",
+                length,
+                "ask for the length the number needs, (n.bit_length() + 7) // 8",
+            )
+        made: bytes = method(length, byteorder, signed=signed)
+        return made
+
+    return to_bytes
+
+
+def _width(obj: Any, base: Any, name: str) -> Callable[..., Any]:
+    method = getattr(base, name).__get__(obj)
+
+    def width_method(width: Any, *args: Any) -> Any:
+        if type(width) is int:
+            _check(
+                f"{base.__name__}.{name}({width})",
+                width,
+                "pad to the width you will show, or build the text in pieces",
+            )
+        return method(width, *args)
+
+    width_method.__name__ = name
+    return width_method
+
+
+def _expandtabs(obj: Any, base: Any) -> Callable[..., Any]:
+    method = base.expandtabs.__get__(obj)
+    tab: Any = "\t" if base is str else b"\t"
+
+    def expandtabs(tabsize: Any = 8) -> Any:
+        if type(tabsize) is int and tabsize > 0:
+            size = (base.count(obj, tab) + 1) * tabsize + base.__len__(obj)
+            _check(f"{base.__name__}.expandtabs({tabsize})", size, "use a smaller tab size")
+        return method(tabsize)
+
+    return expandtabs
+
+
+def _replace(obj: Any, base: Any) -> Callable[..., Any]:
+    method = base.replace.__get__(obj)
+
+    def replace(old: Any, new: Any, count: Any = -1) -> Any:
+        if isinstance(old, (str, bytes, bytearray)) and isinstance(new, (str, bytes, bytearray)):
+            grow = len(new) - len(old)
+            if grow > 0 and type(old) is type(new):
+                try:
+                    hits = base.count(obj, old) if old else base.__len__(obj) + 1
+                except TypeError:
+                    return method(old, new, count)  # the real error
+                if type(count) is int and 0 <= count < hits:
+                    hits = count
+                size = base.__len__(obj) + hits * grow
+                _check(
+                    f"{base.__name__}.replace",
+                    size,
+                    "replace in a smaller piece of the text, or with a shorter value",
+                )
+        return method(old, new, count)
+
+    return replace
+
+
+PIECE_BYTES = 57
+"""Charged per piece a split makes: the list slot and a small string or bytes object."""
+_WHITESPACE: tuple[str, ...] = (
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x1f",
+    "\x85",
+)
+_LINE_BREAKS: tuple[str, ...] = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85")
+
+
+def _split(obj: Any, base: Any, name: str) -> Callable[..., Any]:
+    method = getattr(base, name).__get__(obj)
+    text = base is str
+
+    def split(*args: Any, **kwargs: Any) -> Any:
+        marks: tuple[str, ...]
+        length = base.__len__(obj)
+        if length > CHECK_FROM:
+            try:
+                if name == "splitlines":
+                    marks = _LINE_BREAKS if text else ("\n", "\r")
+                    pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+                else:
+                    sep = args[0] if args else kwargs.get("sep")
+                    if sep is None:
+                        marks = _WHITESPACE if text else _WHITESPACE[:6]
+                        pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+                    else:
+                        pieces = base.count(obj, sep)
+            except TypeError:
+                return method(*args, **kwargs)  # the real error
+            _memory.charge_bytes((pieces + 1) * PIECE_BYTES + length)
+        return method(*args, **kwargs)
+
+    split.__name__ = name
+    return split
+
+
+def _part_length(part: Any) -> int:
+    base = _base(part)
+    if base is None:
+        raise TypeError
+    length: int = base.__len__(part)
+    return length
+
+
+def checked_join(separator: Any, base: Any) -> Callable[[Any], Any]:
+    """``separator.join`` (``base``: ``str``, ``bytes`` or ``bytearray``), size-checked as it reads.
+
+    Lists and tuples are measured at once; any other iterable is read
+    :data:`JOIN_CHUNK` parts at a time, the total so far checked after each chunk.
+    Lengths are read through the base types' own ``__len__``.
+    """
+    method = base.join.__get__(separator)
+    gap = base.__len__(separator)
+    name = f"{base.__name__}.join"
+    instead = "join fewer or shorter parts, or write them out one at a time"
+
+    def join(iterable: Any) -> Any:
+        if type(iterable) is list or type(iterable) is tuple:
+            parts: Any = iterable
+            try:
+                total = sum(map(_part_length, parts)) + gap * max(len(parts) - 1, 0)
+            except TypeError:
+                return method(parts)  # the real error for a part of the wrong type
+        else:
+            parts = []
+            total = 0
+            it = iter(iterable)
+            while chunk := list(itertools.islice(it, JOIN_CHUNK)):
+                try:
+                    total += sum(map(_part_length, chunk)) + gap * len(chunk)
+                except TypeError:
+                    return method([*parts, *chunk])
+                if total > MAX_SEQUENCE:
+                    _refuse(name, total, instead)
+                parts.extend(chunk)
+        wide = base is str and not (str.isascii(separator) and all(map(str.isascii, parts)))
+        _check(name, total, instead, 4 if wide else 1)
+        return method(parts)
+
+    join.__name__ = "join"
+    return join
+
+
+def bounded_method(obj: Any, name: str) -> Callable[..., Any] | None:
+    """The size-checked stand-in for ``obj.name``, or ``None`` when it needs none.
+
+    ``name`` is one of :data:`BOUNDED_NAMES`; ``obj`` an int or a str, bytes or
+    bytearray (or a subclass: the base type's method is wrapped, a script's own
+    override runs as it is — it is script code, guarded like any other).
+    """
+    if name == "to_bytes":
+        if isinstance(obj, int) and type(obj).to_bytes is int.to_bytes:
+            return _to_bytes(obj)
+        return None
+    base = _base(obj)
+    if base is None or getattr(type(obj), name, None) is not getattr(base, name, None):
+        return None
+    if name in _WIDTH_NAMES:
+        return _width(obj, base, name)
+    if name == "expandtabs":
+        return _expandtabs(obj, base)
+    if name == "replace":
+        return _replace(obj, base)
+    if name == "join":
+        return checked_join(obj, base)
+    if name in _SPLIT_NAMES:
+        return _split(obj, base, name)
+    return None
+
+
+def _in_script(frame: types.FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _compile_hook(event: str, args: tuple[Any, ...]) -> None:
+    if event != "compile" or not args:
+        return
+    source = args[0]
+    if not isinstance(source, (str, bytes)) or len(source) <= MAX_FORWARD_REFERENCE:
+        return
+    caller = sys._getframe(1)
+    if caller.f_globals.get("__name__") != "typing" or not _in_script(caller):
+        return
+    refuse_size(
+        f"a typing forward reference of {len(source)} characters is too large for the "
+        f"sandbox (at most {MAX_FORWARD_REFERENCE}): name the type instead of a long string"
+    )
+
+
+_installed: list[bool] = []
+
+
+def install_compile_hook() -> None:
+    """Install the forward-reference bound (an audit hook; once per process)."""
+    if not _installed:
+        _installed.append(True)
+        sys.addaudithook(_compile_hook)
+
+
+install_compile_hook()

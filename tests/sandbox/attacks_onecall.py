@@ -1,0 +1,122 @@
+"""One-call allocation and lying-subclass attacks (data only; run in both isolation modes).
+
+Each script asks a single C call (or one host call of a stand-in) for an allocation the
+size argument alone decides — ``int.to_bytes``, the bytes/bytearray padding and
+``replace``/``join`` methods, ``itertools`` tuple widths, ``random`` draws, ``typing``
+forward references, ``accumulate`` of strings — or hands a size or render guard a
+``list``/``dict``/``str`` subclass whose ``__len__``/``__iter__``/``keys`` lie (issue 13 §2).
+Same :class:`Attack` records as ``attacks.py``, under its :data:`ATTACK_LIMITS`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ONE_CALL_ATTACKS"]
+
+
+def _base() -> ModuleType:
+    name = "scriptgate_tests_sandbox_attacks"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+Attack = _base().Attack
+_UNSET: Any = _base()._UNSET
+
+
+def _a(
+    id: str,
+    category: str,
+    source: str,
+    expect: str,
+    message: str | None = None,
+    value: Any = _UNSET,
+) -> Any:
+    return Attack(id, category, source, expect, message, value)
+
+
+_TOO = "too large"
+_BYTES = "b = b'ab' * 4_000_000\n"
+_LYING_LIST = (
+    "class L(list):\n    def __len__(self):\n        return 0\n"
+    "    def __iter__(self):\n        return iter([])\n"
+    "    def __getitem__(self, i):\n        return 0\n"
+    "    def __repr__(self):\n        return 'L'\n"
+    "x = L(['y' * 1000] * 10000)\n"
+)
+_LYING_DICT = (
+    "class D(dict):\n    def keys(self):\n        return []\n"
+    "    def items(self):\n        return []\n"
+    "    def __iter__(self):\n        return iter([])\n"
+    "    def __len__(self):\n        return 0\n"
+    "d = D({i: 'y' * 1000 for i in range(10000)})\n"
+)
+_LYING_STR = "class S(str):\n    def __len__(self):\n        return 1\ns = S('y' * 1000000)\n"
+
+ONE_CALL_ATTACKS: list[Any] = [
+    # -- one C call sized by its argument ---------------------------------------------------------
+    _a("int-to-bytes-huge", "8-memory", "(1).to_bytes(10**9, 'big')", "limit", "int.to_bytes"),
+    _a("int-to-bytes-unbound", "8-memory", "int.to_bytes(1, 10**9, 'big')", "limit", "int.to_bytes"),
+    _a("int-to-bytes-getattr", "8-memory", "getattr(7, 'to_bytes')(10**9)", "limit", "int.to_bytes"),
+    _a("int-to-bytes-ok", "8-memory", "len((255).to_bytes(4, 'little')) + len(int.to_bytes(1, 2, 'big'))", "ok", value=6),
+    _a("bytes-center-huge", "8-memory", "b'x'.center(10**9)", "limit", "bytes.center"),
+    _a("bytes-ljust-huge", "8-memory", "b'x'.ljust(10**9)", "limit", "bytes.ljust"),
+    _a("bytes-rjust-huge", "8-memory", "b'x'.rjust(10**9)", "limit", "bytes.rjust"),
+    _a("bytes-zfill-huge", "8-memory", "b'1'.zfill(10**9)", "limit", "bytes.zfill"),
+    _a("bytearray-center-huge", "8-memory", "bytearray(b'x').center(10**9)", "limit", "bytearray.center"),
+    _a("bytes-center-unbound", "8-memory", "bytes.center(b'x', 10**9)", "limit", "bytes.center"),
+    _a("bytes-expandtabs-huge", "8-memory", "(b'\\t' * 1000).expandtabs(10**6)", "limit", "bytes.expandtabs"),
+    _a("bytes-replace-huge", "8-memory", _BYTES + "b.replace(b'a', b'x' * 1000)", "limit", "bytes.replace"),
+    _a("bytearray-replace-huge", "8-memory", _BYTES + "bytearray(b).replace(b'a', b'x' * 1000)", "limit", "bytearray.replace"),
+    _a("bytes-join-huge", "8-memory", _BYTES + "b''.join([b] * 200)", "limit", "bytes.join"),
+    _a("bytearray-join-huge", "8-memory", _BYTES + "bytearray().join([b] * 200)", "limit", "bytearray.join"),
+    _a("bytes-join-lazy", "8-memory", _BYTES + "b'-'.join(b for _ in range(200))", "limit", "bytes.join"),
+    _a("bytes-methods-ok", "8-memory", "[b'x'.center(3), b'1'.zfill(3), b'a\\tb'.expandtabs(2), b'ab'.replace(b'a', b'xy'), b'-'.join([b'a', bytearray(b'b')])] == [b' x ', b'001', b'a b', b'xyb', b'a-b']", "ok", value=True),
+    _a("str-join-lazy-generator", "8-memory", "s = 'ab' * 4_000_000\n''.join(s for _ in range(200))", "limit", "str.join"),
+    _a("str-join-lazy-map", "8-memory", "s = 'ab' * 1_000_000\n''.join(map(str.upper, [s] * 200))", "limit"),
+    _a("str-join-lazy-ok", "8-memory", "'-'.join(str(i) for i in range(3)) + ''.join(map(str.upper, ['a', 'b']))", "ok", value="0-1-2AB"),
+    _a("itertools-combinations-wide", "8-memory", "import itertools\nitertools.combinations([], 10**9)", "limit", "itertools.combinations"),
+    _a("itertools-combinations-wr-wide", "8-memory", "import itertools\nitertools.combinations_with_replacement([], 10**9)", "limit", "itertools.combinations_with_replacement"),
+    _a("itertools-permutations-wide", "8-memory", "import itertools\nitertools.permutations([], 10**9)", "limit", "itertools.permutations"),
+    _a("itertools-product-many-pools", "8-memory", "import itertools\nitertools.product(*([[1]] * 10**5), repeat=60)", "limit", "itertools.product"),
+    _a("itertools-widths-ok", "8-memory", "import itertools\n[len(list(itertools.combinations(range(5), 2))), len(list(itertools.permutations(range(4)))), len(list(itertools.combinations_with_replacement('ab', 2))), len(list(itertools.product('ab', repeat=3)))]", "ok", value=[10, 24, 3, 8]),
+    _a("itertools-accumulate-strings", "8-memory", "s = 'ab' * 4_000_000\nimport itertools\nfor _ in itertools.accumulate([s] * 200):\n    pass", "limit", _TOO),
+    _a("itertools-accumulate-ok", "8-memory", "import itertools\nlist(itertools.accumulate([1, 2, 3], initial=10)) + list(itertools.accumulate([3, 1, 2], max))", "ok", value=[10, 11, 13, 16, 3, 3, 3]),
+    _a("random-sample-huge", "8-memory", "import random\nrandom.sample(range(100), 5 * 10**6)", "limit", "random.sample"),
+    _a("random-choices-k-huge", "8-memory", "import random\nrandom.choices([1], k=10**7)", "limit", "random.choices"),
+    _a("random-shuffle-huge", "8-cpu", "import random\nrandom.shuffle([0] * 10**7)", "limit", "random.shuffle"),
+    _a("random-draws-ok", "8-memory", "import random\nrandom.seed(3)\nx = list(range(10))\nrandom.shuffle(x)\n[sorted(x), len(random.sample(range(100), 5)), len(random.choices('ab', k=7))]", "ok", value=[list(range(10)), 5, 7]),
+    _a("typing-optional-forward-long", "8-cpu", "import typing\ntyping.Optional['1+' * 2_000_000 + '1']", "limit", "forward reference"),
+    _a("typing-typevar-bound-long", "8-cpu", "import typing\ntyping.TypeVar('T', bound='1+' * 2_000_000 + '1')", "limit", "forward reference"),
+    _a("typing-typeddict-forward-long", "8-cpu", "import typing\ntyping.TypedDict('T', {'a': '1+' * 2_000_000 + '1'})", "limit", "forward reference"),
+    _a("typing-list-forward-long", "8-cpu", "import typing\ntyping.List['1+' * 2_000_000 + '1']", "limit", "forward reference"),
+    _a("typing-forward-short-ok", "8-cpu", "import typing\nx = typing.Optional['int']\ny = typing.TypedDict('T', {'a': 'int'})\n1", "ok", value=1),
+    # -- lying subclasses: sizes and renderings measure through the base type --------------------
+    _a("lying-list-repeat", "8-memory", _LYING_LIST + "x * 10**4", "limit", _TOO),
+    _a("lying-list-repr-of-many", "8-render", _LYING_LIST + "repr([x] * 2000)", "limit", _TOO),
+    _a("lying-list-str-join", "8-render", _LYING_LIST + "'-'.join([str([x])] * 2000)", "limit", _TOO),
+    _a("lying-list-json", "8-render", _LYING_LIST + "import json\njson.dumps([x] * 2000)", "limit", _TOO),
+    _a("lying-list-print", "8-render", _LYING_LIST + "print([x] * 2000)", "limit", "output"),
+    _a("lying-list-value", "8-render", _LYING_LIST + "[x] * 2000", "limit", "more than the limit"),
+    _a("lying-dict-repr-of-many", "8-render", _LYING_DICT + "repr([d] * 2000)", "limit", _TOO),
+    _a("lying-dict-json", "8-render", _LYING_DICT + "import json\njson.dumps([d] * 2000)", "limit", _TOO),
+    _a("lying-dict-value", "8-render", _LYING_DICT + "[d] * 2000", "limit", "more than the limit"),
+    _a("lying-str-repeat", "8-memory", _LYING_STR + "s * 10**4", "limit", _TOO),
+    _a("lying-str-join", "8-memory", _LYING_STR + "''.join([s] * 100)", "limit", "str.join"),
+    _a("lying-str-repr-of-many", "8-render", _LYING_STR + "repr([s] * 100)", "limit", _TOO),
+    _a("lying-str-expandtabs", "8-memory", "class S(str):\n    def __len__(self):\n        return 1\n    def count(self, x):\n        return 0\ns = S('\\t' * 1000)\ns.expandtabs(10**6)", "limit", "str.expandtabs"),
+    _a("bytearray-repr-of-many", "8-render", "b = bytearray(10**6)\nrepr([b] * 100)", "limit", _TOO),
+    _a("lying-subclass-value-ok", "8-render", _LYING_LIST.replace("* 10000", "* 2") + "class T(str):\n    def __len__(self):\n        return 0\n[x, T('t'), {'k': x}]", "ok", value=[["y" * 1000] * 2, "<T object>", {"k": ["y" * 1000] * 2}]),
+]  # fmt: skip
+"""Attacks that run in both isolation modes (registered in test_attack_suite.py)."""

@@ -1,0 +1,164 @@
+"""A finished run is dead: nothing of it runs script code or makes a tool call afterwards.
+
+Issue 13 §2 (dead after the run), in both isolation modes. The host counts every
+execution of its ``echo`` tool; a run's records must hold every one, so a script method
+that the host ran while rendering a value, an exception message or ``ScriptResult``
+JSON — or a tool function, bound method or callback kept in a session and called in a
+later run — shows up as an execution no run recorded.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
+
+_EXECUTED: list[Any] = []
+
+
+def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    _EXECUTED.append(params)
+    return AgentToolResult(content=(TextContent("echoed"),), structured_content={"args": params})
+
+
+_TOOL = AgentTool(
+    name="echo",
+    description="Echo the arguments.",
+    parameters={"type": "object", "additionalProperties": True},
+    execute=_echo,
+    output_schema={"type": "object"},
+)
+
+_CLASSES = """
+class A:
+    def __repr__(self):
+        echo(m="repr"); return "A"
+    def __str__(self):
+        echo(m="str"); return "A"
+    def __eq__(self, other):
+        echo(m="eq"); return True
+    def __hash__(self):
+        echo(m="hash"); return 1
+    def __len__(self):
+        echo(m="len"); return 1
+    def __iter__(self):
+        echo(m="iter"); return iter([1])
+class L(list):
+    def __repr__(self):
+        echo(m="Lrepr"); return "L"
+    def __len__(self):
+        echo(m="Llen"); return 0
+    def __iter__(self):
+        echo(m="Liter"); return iter([])
+    def __getitem__(self, i):
+        echo(m="Lgetitem"); return 0
+class D(dict):
+    def keys(self):
+        echo(m="Dkeys"); return []
+    def items(self):
+        echo(m="Ditems"); return []
+    def __iter__(self):
+        echo(m="Diter"); return iter([])
+    def __len__(self):
+        echo(m="Dlen"); return 0
+    def __repr__(self):
+        echo(m="Drepr"); return "D"
+class S(str):
+    def __str__(self):
+        echo(m="Sstr"); return "S"
+    def __repr__(self):
+        echo(m="Srepr"); return "S"
+class E(Exception):
+    def __str__(self):
+        echo(m="Estr"); return "E"
+    def __repr__(self):
+        echo(m="Erepr"); return "E"
+"""
+
+_AFTER_THE_RUN = {
+    "value-instance": ("A()", None),
+    "value-nested-instances": ("[A(), {'k': A()}, (A(),)]", None),
+    "value-lying-list": ("L([1, 2])", [1, 2]),
+    "value-lying-dict": ("D(a=1)", {"a": 1}),
+    "value-str-subclass": ("S('x')", None),
+    "value-instance-key": ("{A(): 1}", None),
+    "raise-builtin-with-instance": ("raise ValueError(A())", None),
+    "raise-builtin-with-lying-list": ("raise ValueError(L([1]))", None),
+    "raise-own-exception": ("raise E('x')", None),
+    "raise-own-exception-with-instance": ("raise E(A())", None),
+    "raise-keyerror-with-instance": ("raise KeyError(A())", None),
+    "raise-group-with-instance": ("raise ExceptionGroup('g', [ValueError(A())])", None),
+    "assert-with-instance": ("assert False, A()", None),
+    "global-instances-dropped": ("a = A()\nl = L([1])\nd = D(a=1)\nNone", None),
+}
+
+
+@pytest.fixture(scope="module", params=["in_process", "process"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    isolation: Isolation = request.param
+    box = Sandbox([_TOOL], isolation=isolation)
+    yield box
+    box.close()
+
+
+def _unrecorded(before: int, *recorded: int) -> list[Any]:
+    gc.collect()
+    return _EXECUTED[before + sum(recorded) :]
+
+
+@pytest.mark.parametrize("case", list(_AFTER_THE_RUN), ids=str)
+def test_dead_after_run_rendering_runs_no_script_code(sandbox: Sandbox, case: str) -> None:
+    source, value = _AFTER_THE_RUN[case]
+    before = len(_EXECUTED)
+    result = sandbox.run_sync(_CLASSES + source)
+    text = json.dumps(result.to_json())
+    assert str(result)
+    assert repr(result)
+    assert text
+    if result.error is not None:
+        assert str(result.error)
+        assert result.error.message
+    elif value is not None:
+        assert result.value == value
+    assert _unrecorded(before, len(result.calls)) == []
+
+
+def test_dead_after_run_script_dunders_the_host_would_call_are_refused(sandbox: Sandbox) -> None:
+    # __format__, __getattr__ and __del__ run from host code (format(), a missing
+    # attribute, the garbage collector after the run): a script cannot define them
+    for name in ("__format__", "__getattr__", "__del__"):
+        result = sandbox.run_sync(f"class A:\n    def {name}(self, *a):\n        echo(m=1)\n1")
+        assert result.error is not None
+        assert result.error.kind == "rejected", result.error
+
+
+def test_dead_after_run_kept_functions_cannot_call_tools_later(sandbox: Sandbox) -> None:
+    session = sandbox.session()
+    first = session.run_sync(
+        "f = echo\nclass K:\n    def m(self):\n        return echo(m='bound')\n"
+        "b = K().m\ncb = lambda: echo(m='callback')\ng = gather\nnone = None"
+    )
+    assert first.ok, first.error
+    before = len(_EXECUTED)
+    for call in (
+        "f(m='later')",
+        "b()",
+        "cb()",
+        "g(echo(m='g'))",
+        "import asyncio\nasync def main():\n    return await g()\nNone",
+    ):
+        result = session.run_sync(call)
+        assert _unrecorded(before, len(result.calls)) == [], call
+        before = len(_EXECUTED)
+    kept_tool = session.run_sync("f(m='x')")
+    assert kept_tool.error is not None
+    assert "run that has ended" in kept_tool.error.message
+    session.reset()
+    assert _unrecorded(before) == []

@@ -1,0 +1,48 @@
+"""A single C call must not grow the host by more than the memory budget (issue 13 §2).
+
+Runs scripts of :data:`one_call_growth.ONE_CALL` in a fresh subprocess (see that module)
+in-process under a 96 MiB budget and asserts that each was stopped (a limit, a refusal or
+a runtime error) with the host's allocations during the run below the budget. The
+subprocess caps its address space, so a regression fails here with ``MemoryError``
+instead of taking the machine.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+
+def _harness() -> ModuleType:
+    name = "scriptgate_tests_sandbox_one_call_growth"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("one_call_growth.py")
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# one script per bound this branch added (the whole table: python tests/sandbox/one_call_growth.py)
+_CHECKED = [
+    "int-to-bytes",
+    "bytes-join",
+    "itertools-combinations-r",
+    "typing-optional-forward",
+    "accumulate-add",
+    "str-split",
+]
+
+
+def test_one_call_growth_stays_within_the_memory_budget() -> None:
+    harness = _harness()
+    rows = [harness._one(name, harness.BUDGET, 60.0) for name in _CHECKED]
+    for row in rows:
+        assert row.kind in ("limit", "runtime"), row
+        assert 0 <= row.peak <= harness.BUDGET, row
