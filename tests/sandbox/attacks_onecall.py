@@ -99,7 +99,8 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("random-draws-ok", "8-memory", "import random\nrandom.seed(3)\nx = list(range(10))\nrandom.shuffle(x)\n[sorted(x), len(random.sample(range(100), 5)), len(random.choices('ab', k=7))]", "ok", value=[list(range(10)), 5, 7]),
     _a("typing-optional-forward-long", "8-cpu", "import typing\ntyping.Optional['1+' * 2_000_000 + '1']", "limit", "forward reference"),
     _a("typing-typevar-bound-long", "8-cpu", "import typing\ntyping.TypeVar('T', bound='1+' * 2_000_000 + '1')", "limit", "forward reference"),
-    _a("typing-typeddict-forward-long", "8-cpu", "import typing\ntyping.TypedDict('T', {'a': '1+' * 2_000_000 + '1'})", "limit", "forward reference"),
+    # the TypedDict stand-in keeps annotations as given (no forward reference is compiled)
+    _a("typing-typeddict-forward-long", "8-cpu", "import typing\nT = typing.TypedDict('T', {'a': '1+' * 2_000_000 + '1'})\n1", "ok", value=1),
     _a("typing-list-forward-long", "8-cpu", "import typing\ntyping.List['1+' * 2_000_000 + '1']", "limit", "forward reference"),
     _a("typing-forward-short-ok", "8-cpu", "import typing\nx = typing.Optional['int']\ny = typing.TypedDict('T', {'a': 'int'})\n1", "ok", value=1),
     # -- lying subclasses: sizes and renderings measure through the base type --------------------
@@ -117,6 +118,6 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("lying-str-repr-of-many", "8-render", _LYING_STR + "repr([s] * 100)", "limit", _TOO),
     _a("lying-str-expandtabs", "8-memory", "class S(str):\n    def __len__(self):\n        return 1\n    def count(self, x):\n        return 0\ns = S('\\t' * 1000)\ns.expandtabs(10**6)", "limit", "str.expandtabs"),
     _a("bytearray-repr-of-many", "8-render", "b = bytearray(10**6)\nrepr([b] * 100)", "limit", _TOO),
-    _a("lying-subclass-value-ok", "8-render", _LYING_LIST.replace("* 10000", "* 2") + "class T(str):\n    def __len__(self):\n        return 0\n[x, T('t'), {'k': x}]", "ok", value=[["y" * 1000] * 2, "<T object>", {"k": ["y" * 1000] * 2}]),
+    _a("lying-subclass-value-ok", "8-render", _LYING_LIST.replace("* 10000", "* 2") + "class T(str):\n    def __len__(self):\n        return 0\n[x, T('t'), {'k': x}]", "ok", value=[["y" * 1000] * 2, "t", {"k": ["y" * 1000] * 2}]),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
