@@ -48,7 +48,7 @@ async def main(modes: list[str]) -> None:
     took = dict.fromkeys(modes, 0.0)
     failures: dict[str, list[str]] = {mode: [] for mode in modes}
     try:
-        for mode, sandbox in sandboxes.items():  # warm: the process pool's first worker
+        for sandbox in sandboxes.values():  # warm: the process pool's first worker
             await sandbox.run("x = 1")
         for task_id, problem in problems.items():
             source = _source(problem)
