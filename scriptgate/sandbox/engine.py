@@ -849,6 +849,10 @@ class _Run:
         ns.update(guards)
         self.budget.hooks = ns
         ns["__builtins__"] = builtins
+        if self.inline:
+            # the script names no tool, `tools` or `gather` (run_script): none can be
+            # reached, so none is made (start-up cost; test_sandbox_inline_run_binds_no_tools)
+            return ns
         members: dict[str, Any] = {}
         names: list[str] = []
         for spec in self.tools:
