@@ -34,32 +34,6 @@ PROCESS_EVERY = 8
 # Scripts that use a module (or member) that is not a stand-in yet: the lead flips these
 # at merge when the stand-ins land (strict: an unexpected pass fails the run).
 PENDING: dict[str, str] = {
-    "pd-csv-reader": "csv",
-    "pd-csv-writer": "csv",
-    "pd-dataclass-asdict": "dataclasses",
-    "pd-dataclass-field-default-factory": "dataclasses",
-    "pd-dataclass-frozen": "dataclasses",
-    "pd-dataclass-order-sort": "dataclasses",
-    "pd-dataclass-point": "dataclasses",
-    "pd-dataclass-post-init": "dataclasses",
-    "pd-decimal-money": "decimal",
-    "pd-difflib-close-matches": "difflib",
-    "pd-difflib-ratio": "difflib",
-    "pd-difflib-unified": "difflib",
-    "pd-enum-auto-intenum": "enum",
-    "pd-enum-basic": "enum",
-    "pd-fractions": "fractions",
-    "pd-html-escape": "html",
-    "pd-io-stringio": "io",
-    "pd-namedtuple-class": "typing.NamedTuple (class form)",
-    "pd-namedtuple-class-sort": "typing.NamedTuple (class form)",
-    "pd-pprint-pformat": "pprint",
-    "pd-time-sleep": "time.sleep",
-    "pd-time-sleep-retry": "time.sleep",
-    "pd-unicodedata-normalize": "unicodedata",
-    "pd-uuid-from-string": "uuid",
-    "pd-uuid-version": "uuid",
-    "pd-zoneinfo": "zoneinfo",
 }
 
 # What this corpus found refused or wrong that no stand-in in progress covers (issue 14):
@@ -70,8 +44,6 @@ FINDINGS: dict[str, str] = {
     "cl-cached-property": "functools.cached_property is not exposed",
     "cl-contextlib-contextmanager": "contextlib is not importable",
     "cl-docstring": "a method's __doc__ reads None",
-    "cl-eq-hash": "hash() is not a builtin",
-    "cl-hash-dict-key": "hash() is not a builtin",
     "cl-matrix-class": "__matmul__ is refused at compile time",
     "cl-mixin": "self.__dict__ is refused at compile time",
     "cl-property-getter-setter": "a '_private' attribute is refused at compile time",
