@@ -41,23 +41,23 @@ ROUNDS = 3
 
 _LAYERS = r"""
 import json, os, sys, tempfile, time
-from scriptgate.sandbox import jail
+from scriptgate.sandbox.isolation.jail import kernel, landlock, launch, privileges, report, seccomp
 tmp = tempfile.mkdtemp()
-settings = jail.JailSettings(tmpdir=tmp)
+settings = report.JailSettings(tmpdir=tmp)
 s = time.perf_counter()
-jail.preload()
+launch.preload()
 preload = time.perf_counter() - s
 t0 = time.perf_counter()
-prepared = jail._prepare(settings)
+prepared = launch._prepare(settings)
 t1 = time.perf_counter()
 read, write = os.pipe()
 pid = os.fork()
 if pid == 0:
     out = {}
-    s = time.perf_counter(); jail._set_rlimits(settings); out["rlimits"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._libc().prctl(38, 1, 0, 0, 0); out["no_new_privs"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._landlock(prepared); out["landlock"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._seccomp(prepared); out["seccomp"] = time.perf_counter() - s
+    s = time.perf_counter(); privileges._set_rlimits(settings); out["rlimits"] = time.perf_counter() - s
+    s = time.perf_counter(); kernel._libc().prctl(38, 1, 0, 0, 0); out["no_new_privs"] = time.perf_counter() - s
+    s = time.perf_counter(); landlock._landlock(prepared); out["landlock"] = time.perf_counter() - s
+    s = time.perf_counter(); seccomp._seccomp(prepared); out["seccomp"] = time.perf_counter() - s
     os.write(write, json.dumps(out).encode())
     os._exit(0)
 os.close(write)

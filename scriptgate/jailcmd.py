@@ -2,7 +2,7 @@
 
 This module owns the two subcommands' arguments and bodies (``cli.py`` only
 registers them). Both start a fresh launcher interpreter
-(:func:`scriptgate.sandbox.isolation.jail.launcher_command`) with an empty environment and
+(:func:`scriptgate.sandbox.isolation.jail.launcher.launcher_command`) with an empty environment and
 no inherited descriptors but stdin/stdout/stderr (for ``jail run`` pipes this
 process relays, never the caller's terminal), which builds the same jail a
 process-mode worker gets (:mod:`scriptgate.sandbox.isolation.jail`). It must not build a
@@ -25,7 +25,9 @@ from typing import Any, Protocol, TextIO
 
 import anyio
 
-from scriptgate.sandbox.isolation.jail import JailReport, landlock_abi, launcher_command
+from scriptgate.sandbox.isolation.jail.landlock import landlock_abi
+from scriptgate.sandbox.isolation.jail.launcher import launcher_command
+from scriptgate.sandbox.isolation.jail.report import JailReport
 
 __all__ = ["add_parser", "command"]
 

@@ -35,7 +35,7 @@ from scriptgate.sandbox.events import OnEvent
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scriptgate.sandbox.isolation.jail import JailReport
+    from scriptgate.sandbox.isolation.jail.report import JailReport
     from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 __all__ = ["Isolation", "Sandbox", "SandboxSession"]

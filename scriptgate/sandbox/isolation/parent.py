@@ -35,7 +35,7 @@ jail of :mod:`scriptgate.sandbox.isolation.jail`, whose report arrives with its 
 A tool call's round trip is one frame each way and as few event-loop turns as
 possible (``benchmarks/isolation.py`` measures it against the bare transport):
 the worker waits for the reply on its socket with its loop blocked, for up to
-``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
+``worker_bridge.DIRECT_WAIT``; the parent keeps the socket registered with the loop
 for the whole run (asyncio: one future per wait, the reader callback reads
 before it wakes the run). On asyncio a call that arrives alone while the run's
 task waits is started by the loop's reader callback itself, *as* the run's task
@@ -128,7 +128,7 @@ from scriptgate.sandbox.isolation.framing import (
     _with_note,
     _within_limits,
 )
-from scriptgate.sandbox.isolation.jail import JailReport
+from scriptgate.sandbox.isolation.jail.report import JailReport
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
@@ -548,7 +548,7 @@ def _tail(stream: Any) -> str:
 
 
 class _Zygote:
-    """The fork server (:func:`scriptgate.sandbox.isolation.worker._zygote`) and its control socket."""
+    """The fork server (:func:`scriptgate.sandbox.isolation.zygote._zygote`) and its control socket."""
 
     def __init__(self, popen: subprocess.Popen[bytes], control: socket.socket, tmpdir: str) -> None:
         self.popen = popen
