@@ -65,9 +65,13 @@ Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 - calls still pending on the host when the script ends are cancelled and
   recorded as ``cancelled``.
 
-A worker that crashed, was killed, or ran a failing script is discarded and
-replaced; a worker whose script succeeded goes back to the pool (the engine
-gives every run fresh globals). The pool survives anything a script does.
+A worker runs one script: afterwards it is killed and a background thread forks
+its replacement from the zygote (so the next run still starts on a warm, ready
+worker), and nothing a script left in its interpreter reaches a later run.
+``reuse_workers=True`` puts a worker whose script succeeded back into the pool
+instead (the engine gives every run fresh globals); a worker that crashed, was
+killed, or ran a failing script is always discarded. The pool survives anything
+a script does.
 
 Sessions (``session_key``): the first run of a session pins a worker, whose
 globals persist across the session's runs. A script error (``syntax``,
@@ -720,6 +724,14 @@ class ProcessRunner:
     long after its deadline (or after an abort) a worker that has not answered
     is killed; ``start_timeout`` how long a new worker may take to start.
 
+    Each worker runs one script and is then killed (a session's runs keep their
+    worker: its globals are the session's state); its replacement is forked in the
+    background while the result goes back, so the next run starts on a ready
+    worker. ``reuse_workers=True`` puts a worker whose run ended ``ok`` back into
+    the pool instead (more throughput when runs come faster than workers start;
+    an interpreter a script broke without the parent noticing then sees later
+    runs).
+
     The runner may be used from several event loops and threads (``run_sync``
     creates one per call); every worker is used by one run at a time.
     """
@@ -735,6 +747,7 @@ class ProcessRunner:
         max_sessions: int = 16,
         jail: bool = True,
         require_jail: bool = False,
+        reuse_workers: bool = False,
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
@@ -746,6 +759,11 @@ class ProcessRunner:
         # worker's report (None until one started).
         self.jail_enabled = jail
         self.require_jail = require_jail
+        # One run per worker unless ``reuse_workers``: a run that ended ``ok`` hands its
+        # worker to a background thread that kills it and forks the replacement.
+        self.reuse_workers = reuse_workers
+        self._retiring: list[_Worker] = []
+        self._refiller: threading.Thread | None = None
         self.jail: JailReport | None = None
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
@@ -983,6 +1001,37 @@ class ProcessRunner:
                 del self._sessions[key]
                 evicted.append(worker)
         return evicted
+
+    def _retire(self, worker: _Worker) -> None:
+        """Kill ``worker`` and fork its replacement off the caller's path (a background thread)."""
+        with self._lock:
+            worker.busy = False
+            for key, pinned in list(self._sessions.items()):
+                if pinned is worker:
+                    del self._sessions[key]
+            self._retiring.append(worker)
+            if self._refiller is not None:
+                return
+            thread = threading.Thread(target=self._refill, name="scriptgate-refill", daemon=True)
+            self._refiller = thread
+        thread.start()
+
+    def _refill(self) -> None:
+        """The background thread of :meth:`_retire`: reap retired workers, top the pool up."""
+        while True:
+            with self._lock:
+                batch, self._retiring = self._retiring, []
+                if not batch:
+                    self._refiller = None
+                    return
+            for worker in batch:
+                worker.kill()
+            with contextlib.suppress(ConfigurationError, OSError):
+                self._fill()
+            for worker in batch:
+                worker.reap()
+                with self._lock:
+                    self._all.discard(worker)
 
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
@@ -1548,6 +1597,8 @@ class ProcessRunner:
                 await self._discard(worker)
                 if session_key is not None and result.error is not None:
                     result = _with_note(result, _SESSION_LOST)
+            elif session_key is None and not self.reuse_workers:
+                self._retire(worker)  # one run per worker
             else:
                 self._release(worker)
             return result

@@ -49,9 +49,12 @@ _BOOTSTRAP = (
 )
 
 
-def launcher_command(mode: Literal["run", "check"], *args: str) -> list[str]:
+def launcher_command(
+    mode: Literal["run", "check", "run-bwrap", "check-bwrap"], *args: str
+) -> list[str]:
     """The command line of a launcher (``mode`` ``"run"``: file, tmpdir, memory bytes;
-    ``"check"``: tmpdir). Start it with an empty environment."""
+    ``"check"``: tmpdir; the ``-bwrap`` modes: :func:`bwrap_main`). Start it with an
+    empty environment."""
     parent = str(_PACKAGE_DIR.parent)
     return [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, parent, mode, *args]
 
@@ -60,7 +63,52 @@ def launcher_main(argv: Sequence[str]) -> NoReturn:
     """Entry point of :func:`launcher_command`'s interpreter."""
     if argv and argv[0] == "run":
         run_main(argv[1:])
+    if argv and argv[0] in ("run-bwrap", "check-bwrap"):
+        bwrap_main(argv[0], argv[1:])
     check_main(argv[1:])
+
+
+def bwrap_main(mode: str, argv: Sequence[str]) -> NoReturn:
+    """Launcher inside ``bwrap`` (``scriptgate jail run/check --launcher bwrap``).
+
+    ``argv``: ``[file, tmpdir, memory_bytes, seccomp hex, seccomp detail, seccomp error,
+    host uid]`` (``check-bwrap``: file and memory empty). bubblewrap built the
+    namespaces; this process adds the rest of the jail and runs the file (or prints
+    the report) itself.
+    """
+    from scriptgate.sandbox.isolation.jail.bwrap import restrict_under_bwrap
+
+    path, tmpdir, memory = argv[0], argv[1], int(argv[2] or 0)
+    seccomp = (argv[3], argv[4], argv[5])
+    source = b""
+    if mode == "run-bwrap":
+        with open(path, "rb") as handle:
+            source = handle.read()
+    _close_fds(() if mode == "run-bwrap" else (1,))
+    os.environ.clear()
+    os.chdir(tmpdir)
+    if mode == "run-bwrap":
+        settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=64 << 20)
+    else:
+        settings = JailSettings(tmpdir=tmpdir, fsize=1 << 20)
+    report = restrict_under_bwrap(settings, seccomp, int(argv[6]))
+    if mode == "check-bwrap":
+        os.write(1, json.dumps(report.to_json()).encode())
+        os._exit(0)
+    code = 0
+    try:
+        sys.argv = [path]
+        exec(compile(source, path, "exec"), {"__name__": "__main__", "__file__": path})
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def run_main(argv: Sequence[str]) -> NoReturn:
