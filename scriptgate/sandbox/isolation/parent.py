@@ -132,6 +132,12 @@ from scriptgate.sandbox.isolation.framing import (
     _with_note,
     _within_limits,
 )
+from scriptgate.sandbox.isolation.jail.bwrap import (
+    bwrap_command,
+    bwrap_path,
+    host_uid,
+    seccomp_for_bwrap,
+)
 from scriptgate.sandbox.isolation.jail.report import JailReport
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
@@ -748,11 +754,25 @@ class ProcessRunner:
         jail: bool = True,
         require_jail: bool = False,
         reuse_workers: bool = False,
+        launcher: Literal["builtin", "bwrap"] = "builtin",
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
         if spawn not in ("fork", "exec"):
             raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
+        if launcher not in ("builtin", "bwrap"):
+            raise ConfigurationError(f"launcher must be 'builtin' or 'bwrap', got {launcher!r}")
+        # --- OS jail: bubblewrap builds the namespaces, each worker is its own exec ---
+        self.launcher = launcher
+        self._bwrap_uid: int | None = None
+        if launcher == "bwrap":
+            if not jail:
+                raise ConfigurationError("launcher='bwrap' is a jail launcher: it needs jail=True")
+            if bwrap_path() is None:
+                raise ConfigurationError(
+                    "launcher='bwrap' needs bubblewrap: install it (apt-get install bubblewrap)"
+                )
+            spawn = "exec"
         self.spawn = spawn
         self.max_sessions = max(1, max_sessions)
         # The OS jail (scriptgate.sandbox.isolation.jail) of every worker; ``jail`` is the last
@@ -783,7 +803,9 @@ class ProcessRunner:
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
             "nproc": 16,
-            "jail": jail and sys.platform == "linux",
+            "jail": ("bwrap" if launcher == "bwrap" else True)
+            if jail and sys.platform == "linux"
+            else False,
             # Lowered, but with room for the engine's own recursion (JSON copies of
             # nested values go 200 levels deep, two frames each) above the script's.
             "recursion": max(600, 2 * limits.max_recursion + 300),
@@ -793,12 +815,34 @@ class ProcessRunner:
         )
         self._max_frame = max(16 << 20, 4 * budget)
         self._job_limits = _limits_json(limits)
+        if launcher == "bwrap":
+            _command, bound = bwrap_command(["true"], "/", tmp_bytes=16 << 20)
+            self._bwrap_uid = host_uid(bound)
+            self._config["bwrap_seccomp"] = list(seccomp_for_bwrap())
+            self._config["bwrap_uid"] = self._bwrap_uid
         self._finalizer = weakref.finalize(self, _kill_all, self._all, self._zygote)
 
     # -- pool ---------------------------------------------------------------------
     def _popen(self, config: dict[str, Any], stdin: int, stdout: int, cwd: str) -> Any:
+        command = [
+            sys.executable,
+            "-I",
+            "-B",
+            "-c",
+            _BOOTSTRAP,
+            _PACKAGE_PARENT,
+            json.dumps(config),
+        ]
+        user: int | None = None
+        if self.launcher == "bwrap" and config.get("mode") != "zygote":
+            command, _bound = bwrap_command(command, cwd, tmp_bytes=16 << 20)
+            if self._bwrap_uid is not None and self._bwrap_uid != os.geteuid():
+                user = self._bwrap_uid
         return subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_PARENT, json.dumps(config)],
+            command,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
             stdin=stdin,
             stdout=stdout,
             stderr=subprocess.PIPE,

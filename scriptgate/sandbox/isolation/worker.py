@@ -62,6 +62,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from scriptgate.sandbox.isolation.jail.bwrap import restrict_under_bwrap
 from scriptgate.sandbox.isolation.jail.launch import launch, wait
 from scriptgate.sandbox.isolation.jail.report import JailReport
 from scriptgate.sandbox.isolation.worker_bridge import PipeToolBridge
@@ -81,6 +82,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             config = loaded
     if config.get("mode") == "zygote":
         _zygote(config)
+    elif config.get("jail") == "bwrap":  # --- OS jail: bubblewrap built the namespaces ---
+        seccomp = config.get("bwrap_seccomp")
+        parts = seccomp if isinstance(seccomp, list) and len(seccomp) == 3 else ["", "", ""]
+        uid = config.get("bwrap_uid")
+        report = restrict_under_bwrap(
+            _jail_settings(config, os.getcwd(), new_session=False),
+            (str(parts[0]), str(parts[1]), str(parts[2])),
+            uid if isinstance(uid, int) else os.geteuid(),
+        )
+        _become_worker(os.dup(0), config, warm_up=True, jail_report=report.to_json())
     elif config.get("jail"):  # --- OS jail: this process becomes the jail's outside ---
         tmpdir = os.getcwd()
 

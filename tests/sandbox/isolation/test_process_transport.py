@@ -406,18 +406,18 @@ async def test_process_a_burst_of_concurrent_calls_runs_concurrently_on_the_host
 
 
 @pytest.mark.anyio
-async def test_process_run_leaves_no_reader_registered_on_the_loop(
-    runner: ProcessRunner, anyio_backend: str
-) -> None:
-    bridge = HostToolBridge([PING])
-    result = await runner.run("ping(n=1)", bridge=bridge, tools=tool_specs([PING]))
-    assert result.value == "pong 1"
-    workers = list(runner._idle)
-    assert workers
-    assert all(w.readable is None for w in workers)
-    if anyio_backend == "asyncio":
-        loop = asyncio.get_running_loop()
-        assert not any(loop.remove_reader(w.rfd) for w in workers)
+async def test_process_run_leaves_no_reader_registered_on_the_loop(anyio_backend: str) -> None:
+    # reuse_workers: the worker that ran is back in the pool, where the test can look at it
+    async with ProcessRunner(LIMITS, pool_size=1, reuse_workers=True) as runner:
+        bridge = HostToolBridge([PING])
+        result = await runner.run("ping(n=1)", bridge=bridge, tools=tool_specs([PING]))
+        assert result.value == "pong 1"
+        workers = list(runner._idle)
+        assert workers
+        assert all(w.readable is None for w in workers)
+        if anyio_backend == "asyncio":
+            loop = asyncio.get_running_loop()
+            assert not any(loop.remove_reader(w.rfd) for w in workers)
 
 
 _HOSTILE = """

@@ -43,8 +43,11 @@ def bwrap_path() -> str | None:
 
 def _interpreter_paths() -> list[str]:
     """What ``exec`` of this interpreter needs beyond :func:`runtime_paths`: its binary's
-    directories (the venv's and the real one's) and the ELF loader's."""
+    directories (the venv's and the real one's), the venv's ``pyvenv.cfg``, the ELF loader's."""
     paths = {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    venv = os.path.join(sys.prefix, "pyvenv.cfg")  # how the interpreter finds its venv
+    if os.path.isfile(venv):
+        paths.add(venv)
     for loader in ("/lib64", "/lib", "/usr/lib64"):
         if os.path.isdir(loader):
             paths.add(loader)
@@ -65,12 +68,22 @@ def _traversable_by_others(path: str) -> bool:
 
 
 def run_as_nobody(paths: Sequence[str]) -> bool:
-    """Whether ``bwrap`` can start as ``nobody`` (root only): every bound path is reachable."""
+    """Whether ``bwrap`` can start as ``nobody`` (root only): every bound path is reachable.
+
+    (A runtime under ``/root``, mode 0700, is not: ``bwrap`` then runs as root, and the
+    worker is host uid 0 without capabilities, which ``RLIMIT_NPROC`` does not bound.
+    Handing ``bwrap`` descriptors root opened does not help: ``bwrap`` resolves them
+    through ``/proc/self/fd`` after it changed uid, and is refused.)
+    """
     return os.geteuid() == 0 and all(_traversable_by_others(path) for path in paths)
 
 
 def bwrap_command(
-    inner: Sequence[str], tmpdir: str, *, tmp_bytes: int, extra_read_only: Sequence[str] = ()
+    inner: Sequence[str],
+    tmpdir: str,
+    *,
+    tmp_bytes: int,
+    extra_read_only: Sequence[str] = (),
 ) -> tuple[list[str], list[str]]:
     """``(command, bound paths)``: ``inner`` run under ``bwrap`` with ``tmpdir`` as its temp dir."""
     binary = bwrap_path()
@@ -81,9 +94,16 @@ def bwrap_command(
         real = os.path.realpath(path)
         if os.path.exists(real) and real not in bound:
             bound.append(real)
-    command = [binary, *_FLAGS.split()]
-    if os.geteuid() != 0 or run_as_nobody(bound):
-        command += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    # nobody inside (as root that cannot drop, nobody maps to host root: the uid layer says so)
+    command = [
+        binary,
+        *_FLAGS.split(),
+        "--unshare-user",
+        "--uid",
+        str(NOBODY),
+        "--gid",
+        str(NOBODY),
+    ]
     for path in bound:
         command += ["--ro-bind", path, path]
     for link, target in (("/lib64", "usr/lib64"), ("/lib", "usr/lib"), ("/bin", "usr/bin")):
@@ -132,8 +152,7 @@ def restrict_under_bwrap(
         prepared.layers["uid"] = Layer(
             "uid",
             False,
-            "bubblewrap ran as root (the runtime is not reachable by nobody): host uid 0 "
-            "without capabilities",
+            "bubblewrap ran as root: host uid 0 without capabilities",
         )
     else:
         prepared.layers["uid"] = Layer("uid", True, f"uid {host_uid} on the host, nobody inside")
