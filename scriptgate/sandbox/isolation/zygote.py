@@ -9,6 +9,7 @@ worker: it becomes the OS jail's outside and reports the worker's pid and exit s
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -49,6 +50,10 @@ def _zygote(config: dict[str, Any]) -> None:
     if config.get("jail"):  # OS jail: what every worker's jail shares, built once here
         preload()
     anyio.run(_warm_up, backend="asyncio")
+    # Every object made so far is shared with the workers: out of the collector's reach,
+    # a worker's first collection does not walk (and so copy) the zygote's whole heap.
+    gc.collect()
+    gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     control.sendall(_packet({"op": "ready", "pid": os.getpid()}))
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -99,7 +104,7 @@ def _monitor(
 
         def body(report: JailReport) -> None:
             os.chdir(tmpdir)
-            _become_worker(channel_fd, config, warm_up=False, jail_report=report.to_json())
+            _become_worker(channel_fd, config, warm_up=True, jail_report=report.to_json())
 
         jail_pid, pid = launch(settings, body)
         os.close(channel_fd)
@@ -116,7 +121,7 @@ def _monitor(
             status.close()
             os.setsid()
             os.chdir(tmpdir)
-            _become_worker(channel_fd, config, warm_up=False)
+            _become_worker(channel_fd, config, warm_up=True)
         finally:
             os._exit(0)
     os.close(channel_fd)
