@@ -99,8 +99,7 @@ async def _settled(runner: ProcessRunner) -> None:
     while True:
         with runner._lock:
             idle = list(runner._idle)
-            busy = runner._refiller is not None
-        if idle and not busy:
+        if idle:
             await runner._wait_ready(idle[0])
             return
         await anyio.sleep(0.001)

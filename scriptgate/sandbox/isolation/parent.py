@@ -722,6 +722,25 @@ def _kill_all(workers: set[_Worker], zygote: list[_Zygote]) -> None:
         zygote.pop().close()
 
 
+def _refill_loop(ref: weakref.ref[ProcessRunner], wake: threading.Condition) -> None:
+    """The refill thread of a :class:`ProcessRunner` (holds it only while it works)."""
+    while True:
+        with wake:
+            runner = ref()
+            if runner is None or runner.closed:
+                return
+            pending = bool(runner._retiring)
+            del runner
+            if not pending:
+                wake.wait(1.0)
+                continue
+        runner = ref()
+        if runner is None:
+            return
+        runner._refill()
+        del runner
+
+
 class ProcessRunner:
     """Runs scripts in a warm pool of resource-limited worker processes.
 
@@ -784,6 +803,7 @@ class ProcessRunner:
         self.reuse_workers = reuse_workers
         self._retiring: list[_Worker] = []
         self._refiller: threading.Thread | None = None
+        self._retired = threading.Condition(threading.Lock())
         self.jail: JailReport | None = None
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
@@ -1047,35 +1067,44 @@ class ProcessRunner:
         return evicted
 
     def _retire(self, worker: _Worker) -> None:
-        """Kill ``worker`` and fork its replacement off the caller's path (a background thread)."""
+        """Kill ``worker`` and fork its replacement off the caller's path (a background thread).
+
+        The thread is started once and then woken: starting a thread per run made the
+        caller wait for the new thread's first GIL slice (several ms on a loaded machine).
+        """
         with self._lock:
             worker.busy = False
             for key, pinned in list(self._sessions.items()):
                 if pinned is worker:
                     del self._sessions[key]
+            start = self._refiller is None
+            if start:
+                self._refiller = threading.Thread(
+                    target=_refill_loop,
+                    args=(weakref.ref(self), self._retired),
+                    name="scriptgate-refill",
+                    daemon=True,
+                )
+        with self._retired:
             self._retiring.append(worker)
-            if self._refiller is not None:
-                return
-            thread = threading.Thread(target=self._refill, name="scriptgate-refill", daemon=True)
-            self._refiller = thread
-        thread.start()
+            self._retired.notify()
+        if start:
+            assert self._refiller is not None
+            self._refiller.start()
 
     def _refill(self) -> None:
-        """The background thread of :meth:`_retire`: reap retired workers, top the pool up."""
-        while True:
-            with self._lock:
-                batch, self._retiring = self._retiring, []
-                if not batch:
-                    self._refiller = None
-                    return
-            for worker in batch:
-                worker.kill()
+        """One pass of the background thread: reap ``batch``, top the pool up."""
+        with self._retired:
+            batch, self._retiring = self._retiring, []
+        for worker in batch:
+            worker.kill()
+        if not self._closed:
             with contextlib.suppress(ConfigurationError, OSError):
                 self._fill()
-            for worker in batch:
-                worker.reap()
-                with self._lock:
-                    self._all.discard(worker)
+        for worker in batch:
+            worker.reap()
+            with self._lock:
+                self._all.discard(worker)
 
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
@@ -1173,6 +1202,8 @@ class ProcessRunner:
             self._all.clear()
             self._idle.clear()
             self._sessions.clear()
+        with self._retired:  # the refill thread ends
+            self._retired.notify_all()
         return workers
 
     async def aclose(self) -> None:
