@@ -8,12 +8,20 @@ Run with ``uv run python benchmarks/jail.py`` (Linux; about half a minute).
 - a new worker's start-up (forked by the zygote, until its ``ready``), a warm
   pooled run of ``x = 1 + 2`` and one tool-call round trip (a 200-call script
   minus an empty one, per call), each with the jail and without it
-  (``ProcessRunner(jail=False)``), alternating in the same minutes.
+  (``ProcessRunner(jail=False)``), with one run per worker (the default) and with
+  ``reuse_workers=True``, alternating in the same minutes; "ready worker" runs wait
+  until the replacement is ready, "back to back" runs do not (one run per worker:
+  they wait for the replacement's fork); the ratio is the default against
+  no jail with reuse (the fastest);
+- with ``--bwrap``, the same under ``launcher="bwrap"`` (one round; each worker is an
+  interpreter start, so this part takes minutes on a loaded machine).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,30 +42,30 @@ from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
 LIMITS = Limits(timeout=30.0, max_steps=None, max_tool_calls=100_000)
-LAYER_RUNS = 15
-WARM_RUNS = 200
+LAYER_RUNS = 5
+WARM_RUNS = 40
 CALLS = 200
-ROUNDS = 3
+ROUNDS = 1
 
 _LAYERS = r"""
 import json, os, sys, tempfile, time
-from scriptgate.sandbox import jail
+from scriptgate.sandbox.isolation.jail import kernel, landlock, launch, privileges, report, seccomp
 tmp = tempfile.mkdtemp()
-settings = jail.JailSettings(tmpdir=tmp)
+settings = report.JailSettings(tmpdir=tmp)
 s = time.perf_counter()
-jail.preload()
+launch.preload()
 preload = time.perf_counter() - s
 t0 = time.perf_counter()
-prepared = jail._prepare(settings)
+prepared = launch._prepare(settings)
 t1 = time.perf_counter()
 read, write = os.pipe()
 pid = os.fork()
 if pid == 0:
     out = {}
-    s = time.perf_counter(); jail._set_rlimits(settings); out["rlimits"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._libc().prctl(38, 1, 0, 0, 0); out["no_new_privs"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._landlock(prepared); out["landlock"] = time.perf_counter() - s
-    s = time.perf_counter(); jail._seccomp(prepared); out["seccomp"] = time.perf_counter() - s
+    s = time.perf_counter(); privileges._set_rlimits(settings); out["rlimits"] = time.perf_counter() - s
+    s = time.perf_counter(); kernel._libc().prctl(38, 1, 0, 0, 0); out["no_new_privs"] = time.perf_counter() - s
+    s = time.perf_counter(); landlock._landlock(prepared); out["landlock"] = time.perf_counter() - s
+    s = time.perf_counter(); seccomp._seccomp(prepared); out["seccomp"] = time.perf_counter() - s
     os.write(write, json.dumps(out).encode())
     os._exit(0)
 os.close(write)
@@ -86,9 +94,22 @@ async def _ping(call_id: str, params: Any, signal: AbortSignal | None, on_update
 PING = AgentTool(name="ping", description="ping", execute=_ping)
 
 
-async def _pool(jail: bool) -> dict[str, float]:
+async def _settled(runner: ProcessRunner) -> None:
+    """Wait until the pool holds a ready worker again (the replacement of the last run)."""
+    while True:
+        with runner._lock:
+            idle = list(runner._idle)
+        if idle:
+            await runner._wait_ready(idle[0])
+            return
+        await anyio.sleep(0.001)
+
+
+async def _pool(jail: bool, reuse: bool, launcher: Any = "builtin") -> dict[str, float]:
     figures: dict[str, float] = {}
-    async with ProcessRunner(LIMITS, pool_size=1, jail=jail) as runner:
+    async with ProcessRunner(
+        LIMITS, pool_size=1, jail=jail, reuse_workers=reuse, launcher=launcher
+    ) as runner:
         await runner.start()
 
         async def run(source: str) -> float:
@@ -99,19 +120,30 @@ async def _pool(jail: bool) -> dict[str, float]:
             return time.perf_counter() - start
 
         starts = []
-        for _ in range(10):
+        for _ in range(3 if launcher == "bwrap" else 10):
             start = time.perf_counter()
             worker = await anyio.to_thread.run_sync(runner._spawn)
             await runner._wait_ready(worker)
             starts.append(time.perf_counter() - start)
             await runner._discard(worker)
         figures["worker start-up"] = statistics.median(starts)
-        figures["warm run"] = statistics.median([await run("x = 1 + 2") for _ in range(WARM_RUNS)])
+        spaced = []
+        for _ in range(WARM_RUNS // 4):
+            await _settled(runner)
+            spaced.append(await run("x = 1 + 2"))
+        figures["warm run (ready worker)"] = statistics.median(spaced)
+        if launcher != "bwrap":
+            figures["warm run (back to back)"] = statistics.median(
+                [await run("x = 1 + 2") for _ in range(WARM_RUNS)]
+            )
         calls = f"for i in range({CALLS}):\n    ping()\n"
         empty = f"for i in range({CALLS}):\n    pass\n"
         per_call = []
         for _ in range(5):
-            per_call.append((await run(calls) - await run(empty)) / CALLS)
+            await _settled(runner)
+            with_calls = await run(calls)
+            await _settled(runner)
+            per_call.append((with_calls - await run(empty)) / CALLS)
         figures["tool round trip"] = min(per_call)
         figures["tool round trip (median)"] = statistics.median(per_call)
     return figures
@@ -126,15 +158,25 @@ def main() -> None:
     print("layers (median of", LAYER_RUNS, "jails built)")
     for key, value in _layers().items():
         print(f"  {key:<50} {_fmt(value)}")
-    rounds: dict[bool, list[dict[str, float]]] = {True: [], False: []}
+    print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    configs = [(True, False), (False, False), (True, True), (False, True)]
+    rounds: dict[tuple[bool, bool], list[dict[str, float]]] = {c: [] for c in configs}
     for _ in range(ROUNDS):
-        for jail in (True, False):
-            rounds[jail].append(anyio.run(_pool, jail))
-    print(f"process mode (best of {ROUNDS} rounds)   jail on / jail off")
-    for key in rounds[True][0]:
-        on = min(r[key] for r in rounds[True])
-        off = min(r[key] for r in rounds[False])
-        print(f"  {key:<30} {_fmt(on):>10} / {_fmt(off):>10}")
+        for jail, reuse in configs:
+            rounds[(jail, reuse)].append(anyio.run(_pool, jail, reuse))
+    names = ["jail, 1 run/worker", "no jail, 1 run", "jail, reuse", "no jail, reuse"]
+    print(f"process mode (best of {ROUNDS} rounds)   " + " / ".join(names))
+    for key in rounds[configs[0]][0]:
+        cells = [_fmt(min(r[key] for r in rounds[c])) for c in configs]
+        base = min(r[key] for r in rounds[configs[0]])
+        ratio = base / min(r[key] for r in rounds[configs[3]])
+        print(f"  {key:<28} " + " / ".join(f"{c:>9}" for c in cells) + f"   (x{ratio:.2f})")
+    if shutil.which("bwrap") and "--bwrap" in sys.argv:
+        bwrap = anyio.run(_pool, True, False, "bwrap")
+        print("launcher='bwrap' (one round, 1 run/worker)")
+        for key, value in bwrap.items():
+            print(f"  {key:<28} {_fmt(value):>9}")
+    print("load average after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory():
         pass
 

@@ -2,7 +2,7 @@
 
 This module owns the two subcommands' arguments and bodies (``cli.py`` only
 registers them). Both start a fresh launcher interpreter
-(:func:`scriptgate.sandbox.isolation.jail.launcher_command`) with an empty environment and
+(:func:`scriptgate.sandbox.isolation.jail.launcher.launcher_command`) with an empty environment and
 no inherited descriptors but stdin/stdout/stderr (for ``jail run`` pipes this
 process relays, never the caller's terminal), which builds the same jail a
 process-mode worker gets (:mod:`scriptgate.sandbox.isolation.jail`). It must not build a
@@ -21,11 +21,19 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 import anyio
 
-from scriptgate.sandbox.isolation.jail import JailReport, landlock_abi, launcher_command
+from scriptgate.sandbox.isolation.jail.bwrap import (
+    bwrap_command,
+    bwrap_path,
+    host_uid,
+    seccomp_for_bwrap,
+)
+from scriptgate.sandbox.isolation.jail.landlock import landlock_abi
+from scriptgate.sandbox.isolation.jail.launcher import launcher_command
+from scriptgate.sandbox.isolation.jail.report import JailReport
 
 __all__ = ["add_parser", "command"]
 
@@ -44,7 +52,7 @@ def add_parser(sub: Any) -> None:
         "Landlock, an unprivileged uid and rlimits.",
     )
     actions = jail.add_subparsers(dest="jail_command", metavar="ACTION", required=True)
-    actions.add_parser(
+    check = actions.add_parser(
         "check",
         help="print each layer as active or unavailable (exit 0 only if all are active)",
         description="Build a worker's jail on this machine and print what each layer got.",
@@ -63,31 +71,65 @@ def add_parser(sub: Any) -> None:
         metavar="MIB",
         help="address-space limit in MiB (1024, the default Limits.memory_bytes)",
     )
+    for parser in (check, run):
+        parser.add_argument(
+            "--launcher",
+            choices=("builtin", "bwrap"),
+            default="builtin",
+            help="who builds the namespaces: scriptgate itself (default) or bubblewrap; "
+            "the rlimits, Landlock and seccomp layers are scriptgate's either way",
+        )
 
 
 async def command(args: argparse.Namespace, io: _HasStreams) -> int:
     """Run ``scriptgate jail check|run``; return the exit code."""
+    if args.launcher == "bwrap" and bwrap_path() is None:
+        io.stderr.write(
+            "scriptgate: error: --launcher bwrap: bubblewrap (bwrap) is not installed\n"
+        )
+        return 2
     if args.jail_command == "check":
-        return await anyio.to_thread.run_sync(_check, io)
-    return await anyio.to_thread.run_sync(_run, args.file, args.memory, io)
+        return await anyio.to_thread.run_sync(_check, io, args.launcher)
+    return await anyio.to_thread.run_sync(_run, args.file, args.memory, io, args.launcher)
 
 
 def _temp_dir() -> str:
     return tempfile.mkdtemp(prefix="scriptgate-jail-")
 
 
-def probe() -> JailReport:
+def _bwrap(mode: Literal["run", "check"], file: str, tmpdir: str, memory: int) -> Any:
+    """``(command, uid to run it as or None)`` of a launcher under bubblewrap."""
+    extra = (file,) if file else ()
+    seccomp = seccomp_for_bwrap()
+    inner_mode: Literal["run-bwrap", "check-bwrap"] = f"{mode}-bwrap"  # type: ignore[assignment]
+    # the uid is decided from the bound paths; the inner command needs it first: two passes
+    _probe, bound = bwrap_command(["true"], tmpdir, tmp_bytes=64 << 20, extra_read_only=extra)
+    uid = host_uid(bound)
+    inner = launcher_command(inner_mode, file, tmpdir, str(memory), *seccomp, str(uid))
+    command, _bound = bwrap_command(inner, tmpdir, tmp_bytes=64 << 20, extra_read_only=extra)
+    return command, (uid if uid != os.geteuid() else None)
+
+
+def probe(launcher: str = "builtin") -> JailReport:
     """Build a worker's jail in a launcher and return what it got."""
     tmpdir = _temp_dir()
     try:
+        command, user = (
+            _bwrap("check", "", tmpdir, 0)
+            if launcher == "bwrap"
+            else (launcher_command("check", tmpdir), None)
+        )
         done = subprocess.run(
-            launcher_command("check", tmpdir),
+            command,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             env={},
             close_fds=True,
             timeout=60,
             check=False,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
         )
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -98,21 +140,31 @@ def probe() -> JailReport:
         return JailReport.unavailable(f"the launcher failed (status {done.returncode}) {tail[0]}")
 
 
-def _check(io: _HasStreams) -> int:
-    report = probe()
+def _check(io: _HasStreams, launcher: str = "builtin") -> int:
+    report = probe(launcher)
     for line in report.lines():
         io.stdout.write(line + "\n")
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap_path()
+    if bwrap is None:
+        alternative = "not installed (optional: --launcher bwrap)"
+    elif launcher == "bwrap":
+        alternative = f"{bwrap} (the launcher of this check)"
+    else:
+        other = probe("bwrap")
+        missing = "; ".join(other.missing)
+        alternative = f"{bwrap}: --launcher bwrap gives jail {other.level}" + (
+            f" (unavailable: {missing})" if missing else ""
+        )
     io.stdout.write(
-        f"kernel: Landlock ABI {landlock_abi()}; python {sys.version.split()[0]}; "
-        f"bubblewrap: {bwrap or 'not installed'} (not needed)\n"
+        f"launcher: {launcher}; kernel: Landlock ABI {landlock_abi()}; "
+        f"python {sys.version.split()[0]}\nbubblewrap: {alternative}\n"
     )
     io.stdout.write(f"jail: {report.level}\n")
     io.stdout.flush()
     return 0 if report.complete else 1
 
 
-def _run(file: str, memory_mib: int, io: _HasStreams) -> int:
+def _run(file: str, memory_mib: int, io: _HasStreams, launcher: str = "builtin") -> int:
     path = Path(file)
     if not path.is_file():
         io.stderr.write(f"scriptgate: error: no such file: {file}\n")
@@ -123,8 +175,17 @@ def _run(file: str, memory_mib: int, io: _HasStreams) -> int:
     try:
         # Pipes, not our descriptors: the jail must never hold the caller's terminal
         # (TIOCSTI and friends act on a tty through any fd of it). We relay.
+        memory = max(0, memory_mib) << 20
+        command, user = (
+            _bwrap("run", str(path.resolve()), tmpdir, memory)
+            if launcher == "bwrap"
+            else (launcher_command("run", str(path.resolve()), tmpdir, str(memory)), None)
+        )
         process = subprocess.Popen(
-            launcher_command("run", str(path.resolve()), tmpdir, str(max(0, memory_mib) << 20)),
+            command,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
             env={},
             close_fds=True,
             stdin=subprocess.PIPE,

@@ -35,7 +35,7 @@ from scriptgate.sandbox.events import OnEvent
 from scriptgate.sandbox.result import Limits, ScriptResult
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scriptgate.sandbox.isolation.jail import JailReport
+    from scriptgate.sandbox.isolation.jail.report import JailReport
     from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 __all__ = ["Isolation", "Sandbox", "SandboxSession"]
@@ -102,6 +102,8 @@ class Sandbox:
     (process isolation only): refuse to run (a ``sandbox`` error naming the
     missing layers) unless the worker's OS jail has every layer
     (:mod:`scriptgate.sandbox.isolation.jail`); :attr:`jail` says what the workers got.
+    ``reuse_workers`` and ``launcher`` (``"builtin"`` or ``"bwrap"``): passed to
+    :class:`~scriptgate.sandbox.isolation.parent.ProcessRunner`.
     """
 
     def __init__(
@@ -115,6 +117,8 @@ class Sandbox:
         assistant_message: AssistantMessage | None = None,
         context: AgentContext | None = None,
         require_jail: bool = False,
+        reuse_workers: bool = False,
+        launcher: Literal["builtin", "bwrap"] = "builtin",
     ) -> None:
         if isolation not in ("in_process", "process"):
             raise ConfigurationError(
@@ -141,6 +145,8 @@ class Sandbox:
         self._runner: ProcessRunner | None = None
         self._closed = False
         self.require_jail = require_jail
+        self.reuse_workers = reuse_workers
+        self.launcher: Literal["builtin", "bwrap"] = launcher
 
     @property
     def jail(self) -> JailReport | None:
@@ -180,7 +186,12 @@ class Sandbox:
             if self._runner is None:
                 from scriptgate.sandbox.isolation.parent import ProcessRunner
 
-                self._runner = ProcessRunner(self.limits, require_jail=self.require_jail)
+                self._runner = ProcessRunner(
+                    self.limits,
+                    require_jail=self.require_jail,
+                    reuse_workers=self.reuse_workers,
+                    launcher=self.launcher,
+                )
             return await self._runner.run(
                 code,
                 bridge=bridge,

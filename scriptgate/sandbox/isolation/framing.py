@@ -166,7 +166,7 @@ def _result_from_json(data: dict[str, Any], answered: dict[str, Any] | None = No
     The worker's ``ScriptResult.to_json()``, except that each call record is an
     array of its fields in order, or the id alone of a call this side answered
     (``answered``: the run's calls by id), whose record is then built from what
-    this side received and replied (``_worker._result_json``). An id this side did
+    this side received and replied (``worker_jobs._result_json``). An id this side did
     not answer is a protocol error.
     """
     ok, output, wall = data.get("ok"), data.get("output", ""), data.get("wall_time", 0.0)

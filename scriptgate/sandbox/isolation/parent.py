@@ -35,7 +35,7 @@ jail of :mod:`scriptgate.sandbox.isolation.jail`, whose report arrives with its 
 A tool call's round trip is one frame each way and as few event-loop turns as
 possible (``benchmarks/isolation.py`` measures it against the bare transport):
 the worker waits for the reply on its socket with its loop blocked, for up to
-``_worker.DIRECT_WAIT``; the parent keeps the socket registered with the loop
+``worker_bridge.DIRECT_WAIT``; the parent keeps the socket registered with the loop
 for the whole run (asyncio: one future per wait, the reader callback reads
 before it wakes the run). On asyncio a call that arrives alone while the run's
 task waits is started by the loop's reader callback itself, *as* the run's task
@@ -65,9 +65,13 @@ Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
 - calls still pending on the host when the script ends are cancelled and
   recorded as ``cancelled``.
 
-A worker that crashed, was killed, or ran a failing script is discarded and
-replaced; a worker whose script succeeded goes back to the pool (the engine
-gives every run fresh globals). The pool survives anything a script does.
+A worker runs one script: afterwards it is killed and a background thread forks
+its replacement from the zygote (so the next run still starts on a warm, ready
+worker), and nothing a script left in its interpreter reaches a later run.
+``reuse_workers=True`` puts a worker whose script succeeded back into the pool
+instead (the engine gives every run fresh globals); a worker that crashed, was
+killed, or ran a failing script is always discarded. The pool survives anything
+a script does.
 
 Sessions (``session_key``): the first run of a session pins a worker, whose
 globals persist across the session's runs. A script error (``syntax``,
@@ -128,7 +132,13 @@ from scriptgate.sandbox.isolation.framing import (
     _with_note,
     _within_limits,
 )
-from scriptgate.sandbox.isolation.jail import JailReport
+from scriptgate.sandbox.isolation.jail.bwrap import (
+    bwrap_command,
+    bwrap_path,
+    host_uid,
+    seccomp_for_bwrap,
+)
+from scriptgate.sandbox.isolation.jail.report import JailReport
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
@@ -548,7 +558,7 @@ def _tail(stream: Any) -> str:
 
 
 class _Zygote:
-    """The fork server (:func:`scriptgate.sandbox.isolation.worker._zygote`) and its control socket."""
+    """The fork server (:func:`scriptgate.sandbox.isolation.zygote._zygote`) and its control socket."""
 
     def __init__(self, popen: subprocess.Popen[bytes], control: socket.socket, tmpdir: str) -> None:
         self.popen = popen
@@ -712,6 +722,25 @@ def _kill_all(workers: set[_Worker], zygote: list[_Zygote]) -> None:
         zygote.pop().close()
 
 
+def _refill_loop(ref: weakref.ref[ProcessRunner], wake: threading.Condition) -> None:
+    """The refill thread of a :class:`ProcessRunner` (holds it only while it works)."""
+    while True:
+        with wake:
+            runner = ref()
+            if runner is None or runner.closed:
+                return
+            pending = bool(runner._retiring)
+            del runner
+            if not pending:
+                wake.wait(1.0)
+                continue
+        runner = ref()
+        if runner is None:
+            return
+        runner._refill()
+        del runner
+
+
 class ProcessRunner:
     """Runs scripts in a warm pool of resource-limited worker processes.
 
@@ -719,6 +748,14 @@ class ProcessRunner:
     ``RLIMIT_AS``); ``pool_size`` workers are kept warm. ``kill_grace`` is how
     long after its deadline (or after an abort) a worker that has not answered
     is killed; ``start_timeout`` how long a new worker may take to start.
+
+    Each worker runs one script and is then killed (a session's runs keep their
+    worker: its globals are the session's state); its replacement is forked in the
+    background while the result goes back, so the next run starts on a ready
+    worker. ``reuse_workers=True`` puts a worker whose run ended ``ok`` back into
+    the pool instead (more throughput when runs come faster than workers start;
+    an interpreter a script broke without the parent noticing then sees later
+    runs).
 
     The runner may be used from several event loops and threads (``run_sync``
     creates one per call); every worker is used by one run at a time.
@@ -735,17 +772,38 @@ class ProcessRunner:
         max_sessions: int = 16,
         jail: bool = True,
         require_jail: bool = False,
+        reuse_workers: bool = False,
+        launcher: Literal["builtin", "bwrap"] = "builtin",
     ) -> None:
         if pool_size < 0:
             raise ConfigurationError(f"pool_size must be >= 0, got {pool_size}")
         if spawn not in ("fork", "exec"):
             raise ConfigurationError(f"spawn must be 'fork' or 'exec', got {spawn!r}")
+        if launcher not in ("builtin", "bwrap"):
+            raise ConfigurationError(f"launcher must be 'builtin' or 'bwrap', got {launcher!r}")
+        # --- OS jail: bubblewrap builds the namespaces, each worker is its own exec ---
+        self.launcher = launcher
+        self._bwrap_uid: int | None = None
+        if launcher == "bwrap":
+            if not jail:
+                raise ConfigurationError("launcher='bwrap' is a jail launcher: it needs jail=True")
+            if bwrap_path() is None:
+                raise ConfigurationError(
+                    "launcher='bwrap' needs bubblewrap: install it (apt-get install bubblewrap)"
+                )
+            spawn = "exec"
         self.spawn = spawn
         self.max_sessions = max(1, max_sessions)
         # The OS jail (scriptgate.sandbox.isolation.jail) of every worker; ``jail`` is the last
         # worker's report (None until one started).
         self.jail_enabled = jail
         self.require_jail = require_jail
+        # One run per worker unless ``reuse_workers``: a run that ended ``ok`` hands its
+        # worker to a background thread that kills it and forks the replacement.
+        self.reuse_workers = reuse_workers
+        self._retiring: list[_Worker] = []
+        self._refiller: threading.Thread | None = None
+        self._retired = threading.Condition(threading.Lock())
         self.jail: JailReport | None = None
         self._zygote: list[_Zygote] = []  # zero or one; a list so the finalizer can see it
         self._zygote_lock = threading.Lock()
@@ -765,7 +823,9 @@ class ProcessRunner:
             "cpu_lifetime": 3600 if timeout is None else max(300, 20 * math.ceil(timeout)),
             "nofile": 32,
             "nproc": 16,
-            "jail": jail and sys.platform == "linux",
+            "jail": ("bwrap" if launcher == "bwrap" else True)
+            if jail and sys.platform == "linux"
+            else False,
             # Lowered, but with room for the engine's own recursion (JSON copies of
             # nested values go 200 levels deep, two frames each) above the script's.
             "recursion": max(600, 2 * limits.max_recursion + 300),
@@ -775,12 +835,34 @@ class ProcessRunner:
         )
         self._max_frame = max(16 << 20, 4 * budget)
         self._job_limits = _limits_json(limits)
+        if launcher == "bwrap":
+            _command, bound = bwrap_command(["true"], "/", tmp_bytes=16 << 20)
+            self._bwrap_uid = host_uid(bound)
+            self._config["bwrap_seccomp"] = list(seccomp_for_bwrap())
+            self._config["bwrap_uid"] = self._bwrap_uid
         self._finalizer = weakref.finalize(self, _kill_all, self._all, self._zygote)
 
     # -- pool ---------------------------------------------------------------------
     def _popen(self, config: dict[str, Any], stdin: int, stdout: int, cwd: str) -> Any:
+        command = [
+            sys.executable,
+            "-I",
+            "-B",
+            "-c",
+            _BOOTSTRAP,
+            _PACKAGE_PARENT,
+            json.dumps(config),
+        ]
+        user: int | None = None
+        if self.launcher == "bwrap" and config.get("mode") != "zygote":
+            command, _bound = bwrap_command(command, cwd, tmp_bytes=16 << 20)
+            if self._bwrap_uid is not None and self._bwrap_uid != os.geteuid():
+                user = self._bwrap_uid
         return subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_PARENT, json.dumps(config)],
+            command,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
             stdin=stdin,
             stdout=stdout,
             stderr=subprocess.PIPE,
@@ -984,6 +1066,46 @@ class ProcessRunner:
                 evicted.append(worker)
         return evicted
 
+    def _retire(self, worker: _Worker) -> None:
+        """Kill ``worker`` and fork its replacement off the caller's path (a background thread).
+
+        The thread is started once and then woken: starting a thread per run made the
+        caller wait for the new thread's first GIL slice (several ms on a loaded machine).
+        """
+        with self._lock:
+            worker.busy = False
+            for key, pinned in list(self._sessions.items()):
+                if pinned is worker:
+                    del self._sessions[key]
+            start = self._refiller is None
+            if start:
+                self._refiller = threading.Thread(
+                    target=_refill_loop,
+                    args=(weakref.ref(self), self._retired),
+                    name="scriptgate-refill",
+                    daemon=True,
+                )
+        with self._retired:
+            self._retiring.append(worker)
+            self._retired.notify()
+        if start:
+            assert self._refiller is not None
+            self._refiller.start()
+
+    def _refill(self) -> None:
+        """One pass of the background thread: reap ``batch``, top the pool up."""
+        with self._retired:
+            batch, self._retiring = self._retiring, []
+        for worker in batch:
+            worker.kill()
+        if not self._closed:
+            with contextlib.suppress(ConfigurationError, OSError):
+                self._fill()
+        for worker in batch:
+            worker.reap()
+            with self._lock:
+                self._all.discard(worker)
+
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
         with self._lock:
@@ -1080,6 +1202,8 @@ class ProcessRunner:
             self._all.clear()
             self._idle.clear()
             self._sessions.clear()
+        with self._retired:  # the refill thread ends
+            self._retired.notify_all()
         return workers
 
     async def aclose(self) -> None:
@@ -1548,6 +1672,8 @@ class ProcessRunner:
                 await self._discard(worker)
                 if session_key is not None and result.error is not None:
                     result = _with_note(result, _SESSION_LOST)
+            elif session_key is None and not self.reuse_workers:
+                self._retire(worker)  # one run per worker
             else:
                 self._release(worker)
             return result

@@ -26,7 +26,7 @@ from scriptgate.runtime.abort import AbortSignal
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
-from scriptgate.sandbox.isolation.jail import LAYERS, JailReport
+from scriptgate.sandbox.isolation.jail.report import LAYERS, JailReport
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox

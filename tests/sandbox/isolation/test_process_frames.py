@@ -23,7 +23,7 @@ from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.isolation import parent as process
-from scriptgate.sandbox.isolation import worker as _worker
+from scriptgate.sandbox.isolation import worker_bridge, worker_channel, worker_jobs
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
@@ -60,10 +60,10 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
     ],
 )
 def test_process_call_frame_is_the_frame_the_encoder_makes(arguments: dict[Any, Any]) -> None:
-    built = _worker._call_frame("script/7", "my-tool", arguments)
+    built = worker_channel._call_frame("script/7", "my-tool", arguments)
     message = {"op": "call", "id": "script/7", "tool": "my-tool", "args": arguments}
-    assert built == _worker._Channel.encode(message)
-    assert built == _worker._call_frame("script/7", "my-tool", arguments, '"my-tool"')
+    assert built == worker_channel._Channel.encode(message)
+    assert built == worker_channel._call_frame("script/7", "my-tool", arguments, '"my-tool"')
 
 
 @pytest.mark.parametrize(
@@ -78,9 +78,11 @@ def test_process_call_frame_refuses_what_the_encoder_refuses(
     arguments: dict[str, Any], error: type[Exception]
 ) -> None:
     with pytest.raises(error):
-        _worker._call_frame("script/1", "t", arguments)
+        worker_channel._call_frame("script/1", "t", arguments)
     with pytest.raises(error):
-        _worker._Channel.encode({"op": "call", "id": "script/1", "tool": "t", "args": arguments})
+        worker_channel._Channel.encode(
+            {"op": "call", "id": "script/1", "tool": "t", "args": arguments}
+        )
 
 
 @pytest.mark.anyio
@@ -88,7 +90,7 @@ async def test_process_bridge_refuses_arguments_the_frame_cannot_carry(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, _theirs = pair
-    bridge = _worker.PipeToolBridge(_worker._Channel(ours), wait=30.0)
+    bridge = worker_bridge.PipeToolBridge(worker_channel._Channel(ours), wait=30.0)
     reply = await bridge.call("c1", "ping", {"x": object()})
     assert reply.status == "error"
     assert reply.error is not None
@@ -96,7 +98,7 @@ async def test_process_bridge_refuses_arguments_the_frame_cannot_carry(
 
 
 def test_process_call_frame_escapes_a_lone_surrogate() -> None:
-    frame = _worker._call_frame("script/1", "t", {"text": "a\ud800b"})
+    frame = worker_channel._call_frame("script/1", "t", {"text": "a\ud800b"})
     message = json.loads(frame[4:])
     assert message["args"] == {"text": "a\ud800b"}
     assert frame[4:].isascii()
@@ -174,7 +176,7 @@ def test_process_worker_closes_the_channel_on_a_frame_with_data_after_the_json(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     data = b'{"op":"reply","id":"a","reply":{}}[]'
     theirs.sendall(len(data).to_bytes(4, "big") + data)
     assert channel.poll(30.0) is None
@@ -185,7 +187,7 @@ def test_process_worker_poll_reads_a_frame_alone_in_its_read_and_two_in_one(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     first = {"op": "reply", "id": "a", "reply": {"status": "ok", "value": "é"}}
     theirs.sendall(_frame(first))
     assert channel.poll(30.0) == first  # exactly one frame: decoded from the read itself
@@ -232,7 +234,7 @@ def test_process_result_call_records_are_rebuilt_field_by_field() -> None:
         CallRecord("s/3", "v", {"x": "é"}, "cancelled", 0, "cancelled"),
     )
     result = ScriptResult(ok=True, value={"v": 1}, output="out\n", calls=records, wall_time=0.5)
-    data = json.loads(json.dumps(_worker._result_json(result)))
+    data = json.loads(json.dumps(worker_jobs._result_json(result)))
     assert data["calls"][0] == ["s/1", "t", {"a": [1, {"b": None}]}, "ok", 3, None]
     # an "ok" record is only believed for a call the parent itself ran (issue 13)
     ran = process._Call("s/1", "t", {"a": [1, {"b": None}]})

@@ -413,7 +413,7 @@ async def test_process_worker_sequential_calls_cost_no_loop_turn_or_greenlet_swi
     from scriptgate.sandbox.bridge import ToolSpec
     from scriptgate.sandbox.engine import run_script
     from scriptgate.sandbox.guards import budget
-    from scriptgate.sandbox.isolation import worker as _worker
+    from scriptgate.sandbox.isolation import worker_bridge, worker_channel
 
     monkeypatch.setattr(budget, "PAUSE_INTERVAL", 1e9)  # no budget pauses
     specs = [ToolSpec(name="ping", identifier="ping", description="ping", has_output_schema=False)]
@@ -440,7 +440,7 @@ async def test_process_worker_sequential_calls_cost_no_loop_turn_or_greenlet_swi
         def trace(event: str, args: Any) -> None:
             switches[0] += event in ("switch", "throw")
 
-        bridge = _worker.PipeToolBridge(_worker._Channel(ours), wait=30.0)
+        bridge = worker_bridge.PipeToolBridge(worker_channel._Channel(ours), wait=30.0)
         source = f"total = 0\nfor i in range({calls}):\n    total += ping()\ntotal"
         try:
             async with anyio.create_task_group() as tg:

@@ -19,7 +19,7 @@ from scriptgate.runtime.types import AgentToolResult, BeforeToolCallResult, Text
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.isolation import parent as process
-from scriptgate.sandbox.isolation import worker as _worker
+from scriptgate.sandbox.isolation import worker_jobs
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
@@ -36,7 +36,7 @@ def test_process_worker_result_names_the_calls_the_parent_answered() -> None:
     failed = CallRecord("s/2", "t", {}, "error", None, "bad")
     answered = _answered(same, failed)
     result = ScriptResult(ok=True, calls=(same, failed))
-    data = json.loads(json.dumps(_worker._result_json(result, answered)))
+    data = json.loads(json.dumps(worker_jobs._result_json(result, answered)))
     assert data["calls"] == ["s/1", "s/2"]
 
 
@@ -62,7 +62,7 @@ def test_process_worker_result_sends_a_record_that_differs_from_the_reply_whole(
     }
     record = CallRecord(**{**fields, **changed})
     result = ScriptResult(ok=True, calls=(record,))
-    data = _worker._result_json(result, _answered(sent))
+    data = worker_jobs._result_json(result, _answered(sent))
     assert data["calls"] == [
         [record.id, record.tool, record.arguments, record.status, record.duration_ms, record.error]
     ]
@@ -70,7 +70,7 @@ def test_process_worker_result_sends_a_record_that_differs_from_the_reply_whole(
 
 def test_process_worker_result_sends_unanswered_calls_whole() -> None:
     record = CallRecord("s/1", "t", {}, "error", None, "tool arguments are not JSON data")
-    data = _worker._result_json(ScriptResult(ok=True, calls=(record,)), {})
+    data = worker_jobs._result_json(ScriptResult(ok=True, calls=(record,)), {})
     assert data["calls"] == [["s/1", "t", {}, "error", None, "tool arguments are not JSON data"]]
 
 

@@ -25,7 +25,7 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.isolation import parent as process
-from scriptgate.sandbox.isolation import worker as _worker
+from scriptgate.sandbox.isolation import worker_bridge, worker_channel
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
@@ -65,7 +65,7 @@ def test_process_channel_poll_assembles_a_frame_split_across_reads(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     frame = _frame({"op": "reply", "id": "a", "reply": {"status": "ok", "value": "x" * 100}})
     theirs.sendall(frame[:3])
     assert channel._read()
@@ -83,7 +83,7 @@ def test_process_channel_poll_reports_eof_without_blocking(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     theirs.close()
     assert channel.poll(60.0) is None
     assert channel.at_eof()
@@ -93,7 +93,7 @@ def test_process_channel_poll_falls_back_from_spinning_to_blocking(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     blocked: list[int] = []
     real = channel._poller
 
@@ -122,7 +122,7 @@ async def test_process_bridge_waits_directly_and_skips_replies_for_other_calls(
 ) -> None:
     ours, theirs = pair
     seen: list[dict[str, Any]] = []
-    bridge = _worker.PipeToolBridge(_worker._Channel(ours), seen.append, wait=30.0)
+    bridge = worker_bridge.PipeToolBridge(worker_channel._Channel(ours), seen.append, wait=30.0)
     # Queued before the call is even sent: a reply nobody waits for, then ours.
     theirs.sendall(
         _frame({"op": "reply", "id": "other", "reply": {"status": "ok", "value": 1}})
@@ -139,10 +139,10 @@ async def test_process_bridge_passes_an_abort_on_at_once_and_goes_back_to_the_lo
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
+    channel = worker_channel._Channel(ours)
     seen: list[dict[str, Any]] = []
     # A direct wait this long would hang the test if the abort did not end it.
-    bridge = _worker.PipeToolBridge(channel, seen.append, wait=3600.0)
+    bridge = worker_bridge.PipeToolBridge(channel, seen.append, wait=3600.0)
     replies: list[ToolReply] = []
 
     async def job_loop() -> None:
@@ -178,8 +178,8 @@ async def test_process_bridge_falls_back_to_the_event_loop_for_a_slow_reply(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
-    bridge = _worker.PipeToolBridge(channel, wait=1e-6)
+    channel = worker_channel._Channel(ours)
+    bridge = worker_bridge.PipeToolBridge(channel, wait=1e-6)
     replies: list[ToolReply] = []
 
     async def job_loop() -> None:  # what the worker's job loop does with messages
@@ -207,8 +207,8 @@ async def test_process_bridge_waits_directly_only_when_no_other_call_is_pending(
     pair: tuple[socket.socket, socket.socket],
 ) -> None:
     ours, theirs = pair
-    channel = _worker._Channel(ours)
-    bridge = _worker.PipeToolBridge(channel, wait=1e-6)
+    channel = worker_channel._Channel(ours)
+    bridge = worker_bridge.PipeToolBridge(channel, wait=1e-6)
     direct: list[object] = []
     wait_directly = bridge._wait_directly
 
@@ -406,18 +406,18 @@ async def test_process_a_burst_of_concurrent_calls_runs_concurrently_on_the_host
 
 
 @pytest.mark.anyio
-async def test_process_run_leaves_no_reader_registered_on_the_loop(
-    runner: ProcessRunner, anyio_backend: str
-) -> None:
-    bridge = HostToolBridge([PING])
-    result = await runner.run("ping(n=1)", bridge=bridge, tools=tool_specs([PING]))
-    assert result.value == "pong 1"
-    workers = list(runner._idle)
-    assert workers
-    assert all(w.readable is None for w in workers)
-    if anyio_backend == "asyncio":
-        loop = asyncio.get_running_loop()
-        assert not any(loop.remove_reader(w.rfd) for w in workers)
+async def test_process_run_leaves_no_reader_registered_on_the_loop(anyio_backend: str) -> None:
+    # reuse_workers: the worker that ran is back in the pool, where the test can look at it
+    async with ProcessRunner(LIMITS, pool_size=1, reuse_workers=True) as runner:
+        bridge = HostToolBridge([PING])
+        result = await runner.run("ping(n=1)", bridge=bridge, tools=tool_specs([PING]))
+        assert result.value == "pong 1"
+        workers = list(runner._idle)
+        assert workers
+        assert all(w.readable is None for w in workers)
+        if anyio_backend == "asyncio":
+            loop = asyncio.get_running_loop()
+            assert not any(loop.remove_reader(w.rfd) for w in workers)
 
 
 _HOSTILE = """

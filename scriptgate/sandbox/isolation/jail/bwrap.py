@@ -1,0 +1,159 @@
+"""bubblewrap as the jail's launcher: ``bwrap`` builds the namespaces, the worker the rest.
+
+Owns the ``bwrap`` command line (:func:`bwrap_command`: ``--unshare-all``, a new session,
+``--die-with-parent``, no capabilities, an empty environment, read-only binds of the Python
+runtime, a minimal ``/dev``, a size-capped ``tmpfs`` temp dir, no ``/proc``) and, inside,
+:func:`restrict_under_bwrap`, which applies this package's own rlimits, ``no_new_privs``,
+Landlock and seccomp layers as a forked worker does. The seccomp program is built by the
+launching side (:func:`seccomp_for_bwrap`; inside there is no ``ldconfig`` for ``pyseccomp``
+to find libseccomp with) and handed in as hex. It must not import the engine, the tools or
+the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from scriptgate.sandbox.isolation.jail.kernel import NOBODY
+from scriptgate.sandbox.isolation.jail.launch import preload, restrict
+from scriptgate.sandbox.isolation.jail.mounts import _DEVICES, runtime_paths
+from scriptgate.sandbox.isolation.jail.report import JailReport, JailSettings, Layer, _Prepared
+
+__all__ = [
+    "bwrap_command",
+    "bwrap_path",
+    "host_uid",
+    "restrict_under_bwrap",
+    "run_as_nobody",
+    "seccomp_for_bwrap",
+]
+
+_FLAGS = "--unshare-all --new-session --die-with-parent --cap-drop ALL --clearenv"
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` executable on ``PATH`` (None: bubblewrap is not installed)."""
+    return shutil.which("bwrap") if sys.platform == "linux" else None
+
+
+def _interpreter_paths() -> list[str]:
+    """What ``exec`` of this interpreter needs beyond :func:`runtime_paths`: its binary's
+    directories (the venv's and the real one's), the venv's ``pyvenv.cfg``, the ELF loader's."""
+    paths = {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    venv = os.path.join(sys.prefix, "pyvenv.cfg")  # how the interpreter finds its venv
+    if os.path.isfile(venv):
+        paths.add(venv)
+    for loader in ("/lib64", "/lib", "/usr/lib64"):
+        if os.path.isdir(loader):
+            paths.add(loader)
+    return sorted(paths)
+
+
+def _traversable_by_others(path: str) -> bool:
+    """True when a user other than the owner can reach ``path`` (every ancestor ``o+x``)."""
+    current = Path(path)
+    for part in (current, *current.parents):
+        try:
+            mode = os.stat(part).st_mode
+        except OSError:
+            return False
+        if not mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def run_as_nobody(paths: Sequence[str]) -> bool:
+    """Whether ``bwrap`` can start as ``nobody`` (root only): every bound path is reachable.
+
+    (A runtime under ``/root``, mode 0700, is not: ``bwrap`` then runs as root, and the
+    worker is host uid 0 without capabilities, which ``RLIMIT_NPROC`` does not bound.
+    Handing ``bwrap`` descriptors root opened does not help: ``bwrap`` resolves them
+    through ``/proc/self/fd`` after it changed uid, and is refused.)
+    """
+    return os.geteuid() == 0 and all(_traversable_by_others(path) for path in paths)
+
+
+def bwrap_command(
+    inner: Sequence[str],
+    tmpdir: str,
+    *,
+    tmp_bytes: int,
+    extra_read_only: Sequence[str] = (),
+) -> tuple[list[str], list[str]]:
+    """``(command, bound paths)``: ``inner`` run under ``bwrap`` with ``tmpdir`` as its temp dir."""
+    binary = bwrap_path()
+    if binary is None:
+        raise OSError("bubblewrap (bwrap) is not installed")
+    bound: list[str] = []
+    for path in [*preload().paths, *_interpreter_paths(), *extra_read_only]:
+        real = os.path.realpath(path)
+        if os.path.exists(real) and real not in bound:
+            bound.append(real)
+    # nobody inside (as root that cannot drop, nobody maps to host root: the uid layer says so)
+    command = [
+        binary,
+        *_FLAGS.split(),
+        "--unshare-user",
+        "--uid",
+        str(NOBODY),
+        "--gid",
+        str(NOBODY),
+    ]
+    for path in bound:
+        command += ["--ro-bind", path, path]
+    for link, target in (("/lib64", "usr/lib64"), ("/lib", "usr/lib"), ("/bin", "usr/bin")):
+        if os.path.islink(link) and os.readlink(link) == target:
+            command += ["--symlink", target, link]
+    command += ["--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", tmpdir, "--chdir", tmpdir]
+    return [*command, "--", *inner], bound
+
+
+def host_uid(bound: Sequence[str]) -> int:
+    """The uid ``bwrap`` runs as on the host: ``nobody`` when root can drop to it, else ours."""
+    return NOBODY if run_as_nobody(bound) else os.geteuid()
+
+
+def seccomp_for_bwrap() -> tuple[str, str, str]:
+    """``(program as hex, detail, error)`` of the seccomp filter, built on the launching side."""
+    program, detail, error = preload().seccomp
+    return (program.hex() if program else "", detail, error)
+
+
+def restrict_under_bwrap(
+    settings: JailSettings, seccomp: tuple[str, str, str], host_uid: int
+) -> JailReport:
+    """Inside ``bwrap``: rlimits, ``no_new_privs``, Landlock, seccomp; the whole report.
+
+    ``host_uid``: the uid ``bwrap`` ran as on the host (root maps the worker to host root:
+    the ``uid`` layer is then unavailable, though no capability is left).
+    """
+    prepared = _Prepared()
+    hex_program, prepared.seccomp_detail, prepared.seccomp_error = seccomp
+    prepared.seccomp_bpf = bytes.fromhex(hex_program) if hex_program else None
+    prepared.tmpdir = os.path.realpath(settings.tmpdir)
+    prepared.read_only = runtime_paths() + _interpreter_paths()
+    prepared.devices = [(path, writable) for path, writable in _DEVICES if os.path.exists(path)]
+    sealed = not os.path.exists("/proc/self")
+    prepared.namespaces = sealed
+    prepared.layers["namespaces"] = Layer(
+        "namespaces",
+        sealed,
+        "bubblewrap: user, mount, pid, net, ipc, uts, cgroup; read-only runtime, tmpfs temp "
+        "dir, minimal /dev, no /proc; no capabilities"
+        if sealed
+        else "bubblewrap left /proc visible",
+    )
+    if host_uid == 0:
+        prepared.layers["uid"] = Layer(
+            "uid",
+            False,
+            "bubblewrap ran as root: host uid 0 without capabilities",
+        )
+    else:
+        prepared.layers["uid"] = Layer("uid", True, f"uid {host_uid} on the host, nobody inside")
+    return restrict(prepared, settings)

@@ -1,0 +1,159 @@
+"""The jail under bubblewrap (``--launcher bwrap`` / ``ProcessRunner(launcher="bwrap")``).
+
+The hostile raw-Python checks of ``test_jail.py`` run again, unchanged, with ``scriptgate
+jail run --launcher bwrap``: bubblewrap builds the namespaces, and the worker still applies
+this package's rlimits, Landlock and seccomp inside. Skipped where ``bwrap`` is not
+installed or cannot create namespaces (then ``jail check --launcher bwrap`` says why).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
+from scriptgate.sandbox.isolation.jail.bwrap import bwrap_command, host_uid
+from scriptgate.sandbox.isolation.parent import ProcessRunner
+from scriptgate.sandbox.result import Limits
+
+
+def _load_base() -> ModuleType:
+    """``test_jail.py`` under a name of its own (its attacks are run again here)."""
+    name = "scriptgate_tests_isolation_test_jail"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).with_name("test_jail.py")
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+base = _load_base()
+loopback_server = base.loopback_server  # the fixture an attack needs
+
+
+def _bwrap_works() -> str:
+    """Empty when ``bwrap`` can build a sandbox here, else the reason it cannot."""
+    binary = shutil.which("bwrap")
+    if sys.platform != "linux" or binary is None:
+        return "bubblewrap (bwrap) is not installed"
+    done = subprocess.run(
+        [binary, "--unshare-all", "--ro-bind", "/", "/", "--", "/bin/true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return "" if done.returncode == 0 else f"bwrap cannot create namespaces: {done.stderr[:200]}"
+
+
+_REASON = _bwrap_works()
+pytestmark = pytest.mark.skipif(bool(_REASON), reason=_REASON or "bwrap works")
+
+
+def _as_host_root() -> bool:
+    if _REASON:
+        return False
+    _command, bound = bwrap_command(["true"], "/", tmp_bytes=1 << 20)
+    return os.geteuid() == 0 and host_uid(bound) == 0
+
+
+_AS_HOST_ROOT = _as_host_root()
+ATTACKS: list[Any] = [
+    base.test_jail_refuses_reading_a_canary_file_outside,
+    base.test_jail_refuses_connecting_to_a_loopback_server,
+    base.test_jail_refuses_signalling_the_parent,
+    base.test_jail_refuses_exec_of_a_shell,
+    base.test_jail_refuses_reading_the_parents_environ,
+    base.test_jail_has_no_parent_environment_argv_or_descriptors,
+    base.test_jail_refuses_writing_outside_its_temp_dir,
+    pytest.param(
+        base.test_jail_bounds_a_fork_bomb,
+        marks=pytest.mark.skipif(
+            _AS_HOST_ROOT,
+            reason="bwrap runs as host root here (the runtime is under a 0700 directory): "
+            "RLIMIT_NPROC does not bound host root; the uid layer reports it unavailable",
+        ),
+    ),
+    base.test_jail_refuses_allocating_past_the_memory_limit,
+    base.test_jail_refuses_ptrace,
+    base.test_jail_run_passes_output_and_the_exit_status_through,
+    base.test_jail_tiocsti_filter_high_bits_refused_by_seccomp,
+]
+
+
+@pytest.mark.parametrize(
+    "attack", ATTACKS, ids=lambda f: getattr(f, "__name__", "attack").removeprefix("test_jail_")
+)
+def test_jail_bwrap_refuses_the_same_attacks(
+    attack: Callable[..., None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    original = base._jail_run
+
+    def under_bwrap(
+        tmp: Path, source: str, *extra: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return original(tmp, source, "--launcher", "bwrap", *extra, env=env)
+
+    monkeypatch.setattr(base, "_jail_run", under_bwrap)
+    arguments: dict[str, Any] = {}
+    for name in inspect.signature(attack).parameters:
+        arguments[name] = tmp_path if name == "tmp_path" else request.getfixturevalue(name)
+    attack(**arguments)
+
+
+def test_jail_bwrap_check_reports_the_launcher() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "scriptgate", "jail", "check", "--launcher", "bwrap"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("launcher: bwrap") for line in lines), done.stdout
+    by_layer = {line.split()[0]: line for line in lines if line.split()}
+    for layer in ("namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
+        assert " active " in by_layer[layer], by_layer[layer]
+    assert "bubblewrap" in by_layer["namespaces"]
+
+
+async def _echo(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+    return AgentToolResult(content=(TextContent(str(params.get("text"))),))
+
+
+@pytest.mark.anyio
+async def test_jail_bwrap_process_runner_runs_scripts_with_tools() -> None:
+    echo = AgentTool(name="echo", description="echo", execute=_echo)
+    async with ProcessRunner(Limits(timeout=60.0), pool_size=1, launcher="bwrap") as runner:
+        result = await runner.run(
+            "r = echo(text='hi')\nprint(r)\n[len(r)]",
+            bridge=HostToolBridge([echo]),
+            tools=tool_specs([echo]),
+        )
+        assert result.ok, result.error
+        assert result.value == [2]
+        assert runner.jail is not None
+        layers = {layer.name: layer for layer in runner.jail.layers}
+        for name in ("namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
+            assert layers[name].active, layers[name]
+        assert "bubblewrap" in layers["namespaces"].detail
