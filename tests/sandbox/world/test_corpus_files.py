@@ -33,8 +33,7 @@ PROCESS_EVERY = 8
 
 # Scripts that use a module (or member) that is not a stand-in yet: the lead flips these
 # at merge when the stand-ins land (strict: an unexpected pass fails the run).
-PENDING: dict[str, str] = {
-}
+PENDING: dict[str, str] = {}
 
 # What this corpus found refused or wrong that no stand-in in progress covers (issue 14):
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
