@@ -53,7 +53,7 @@ MODULE_ATTACKS: list[Any] = [
         "rejected",
         "__bases__",
     ),
-    _a("decimal-context-real", "6-policy", _D + "getcontext()._real", "rejected", "_real"),
+    _a("decimal-context-real", "6-policy", _D + "getcontext()._real", "runtime", "_real"),
     _a("decimal-context-traps", "6-policy", _D + "getcontext().traps", "runtime", "traps"),
     _a(
         "decimal-context-new-attr",
@@ -274,7 +274,7 @@ MODULE_ATTACKS: list[Any] = [
         "asyncio-sleep-coro",
         "7.1-host-loop",
         "import asyncio\nasyncio.sleep(1)._coro",
-        "rejected",
+        "runtime",
         "_coro",
     ),
     _a(

@@ -101,6 +101,7 @@ from scriptgate.sandbox.guards.constants import (
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     format_spec_too_wide,
+    is_private_name,
 )
 from scriptgate.sandbox.guards.memory import NumericNames
 
@@ -800,6 +801,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
             and getattr(node, "col_offset", 0) != 0
         ):
             return
+        if name is not None and is_private_name(name):
+            return  # `_cache`, `def _helper`: no hook name has this shape (they end with `_`)
         super().check_name(node, name, allow_magic_methods)
 
     # -- names and calls ------------------------------------------------------
@@ -1003,6 +1006,16 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         """``o.name`` reads through ``_getattr_``, inline for exact builtin data types."""
+        if is_private_name(node.attr) and node.attr not in READABLE_UNDERSCORE_NAMES:
+            # self._x: read and written through the guards, which allow it on the script's
+            # own objects only (guards.attributes.private_ok)
+            node = self.node_contents_visit(node)
+            if isinstance(node.ctx, ast.Load):
+                read = _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
+                copy_locations(read, node)
+                return read
+            node.value = _call("_pwrite_", [node.value], node.value)
+            return node
         if node.attr in READABLE_UNDERSCORE_NAMES and isinstance(node.ctx, ast.Load):
             # x.__class__, cls.__name__, f.__doc__, nt._asdict: the guard decides per object
             node = self.node_contents_visit(node)
@@ -1140,7 +1153,9 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     # -- attributes -----------------------------------------------------------
 
-    def _check_attribute_name(self, node: ast.AST, name: str) -> None:
+    def _check_attribute_name(self, node: ast.AST, name: str, *, private: bool = True) -> None:
+        if private and is_private_name(name):
+            return  # obj._x op= v: the guard allows it on the script's own objects only
         if name.startswith("_") and name != "_":
             self.error(node, f'"{name}" is an invalid attribute name because it starts with "_".')
         elif name.endswith("__roles__"):
@@ -1326,7 +1341,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
     def visit_MatchClass(self, node: ast.MatchClass) -> Any:
         """Class patterns: keyword attributes are read like ``obj.attr`` and checked the same way."""
         for attr in node.kwd_attrs:
-            self._check_attribute_name(node, attr)
+            self._check_attribute_name(node, attr, private=False)  # read natively: no guard
             if attr in _MATCH_DENIED_ATTRIBUTES:
                 self.error(node, f'"{attr}" may not be read by a class pattern.')
         return self.node_contents_visit(node)

@@ -63,6 +63,7 @@ from scriptgate.sandbox.guards.constants import (
     SIZED_VIEWS,
     TICK_CHUNK,
     format_spec_too_wide,
+    is_private_name,
 )
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
@@ -128,11 +129,13 @@ __all__ = [
     "check_value",
     "checked_sort",
     "fed",
+    "guarded_private_write",
     "hash_bounded",
     "hashed_ok",
     "hashed_whole",
     "make_guards",
     "needs_feed",
+    "private_ok",
     "safe_str_format",
 ]
 
@@ -326,6 +329,48 @@ def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
 
 _NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType})
 _DOC_TYPES = frozenset({str, bytes, bytearray})
+
+
+def private_ok(obj: Any) -> bool:
+    """Whether ``obj``'s private names (``_x``) are the script's own to read and write.
+
+    True for an instance or class whose classes are all the script's own (defined by a
+    ``class`` statement of the script) or builtins (``object``, ``dict``, ``Exception``…,
+    which keep no private state in an instance). A stand-in's class, a host base written
+    in Python (``Fraction`` and its ``_numerator``), a module or a function refuses: their
+    private names are the host's.
+    """
+    owner = obj if isinstance(obj, type) else type(obj)
+    script = False
+    for klass in _MRO.__get__(owner):
+        module = _CLASS_DICT.__get__(klass).get("__module__")
+        if module == "__script__":
+            script = True
+        elif _MODULE.__get__(klass) != "builtins":
+            return False
+    return script
+
+
+_MRO = type.__dict__["__mro__"]
+_CLASS_DICT = type.__dict__["__dict__"]
+_MODULE = type.__dict__["__module__"]
+
+
+def _read_private(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
+    """``self._x``: a private name of the script's own objects (:func:`private_ok`)."""
+    if not private_ok(obj):
+        return _no_underscore(obj, name, default)
+    return check_value(getattr(obj, name, *default))
+
+
+def guarded_private_write(obj: Any) -> Any:
+    """The write guard of ``obj._x = v`` targets: the script's own objects only."""
+    if private_ok(obj):
+        return obj
+    raise TypeError(
+        f"private names of {type(obj).__name__} objects cannot be written in the sandbox "
+        "(only instances of your own classes take `_names`)"
+    )
 
 
 def _no_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
@@ -674,6 +719,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     if name.startswith("_"):
         if name in READABLE_UNDERSCORE_NAMES:
             return _read_underscore(obj, name, default)
+        if is_private_name(name):
+            return _read_private(obj, name, default)
         raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
     if name in INSPECT_ATTRIBUTES:
         raise AttributeError(
@@ -802,7 +849,7 @@ def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
 
 
 def _guarded_aug_attr(obj: Any, name: str, op: str, value: Any) -> None:
-    target = _guarded_write(obj)
+    target = guarded_private_write(obj) if is_private_name(name) else _guarded_write(obj)
     setattr(target, name, guarded_inplace(op, _guarded_getattr(obj, name), value))
 
 
@@ -1034,6 +1081,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_getattr_": _guarded_getattr,
     "_getitem_": _guarded_getitem,
     "_write_": _guarded_write,
+    "_pwrite_": guarded_private_write,
     "_apply_": _guarded_apply,
     "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
     "_unpack_sequence_": guarded_unpack_sequence,

@@ -22,6 +22,7 @@ __all__ = [
     "SIZED_VIEWS",
     "TICK_CHUNK",
     "format_spec_too_wide",
+    "is_private_name",
 ]
 
 FILENAME = "<script>"
@@ -85,6 +86,19 @@ READABLE_UNDERSCORE_NAMES = frozenset(
 (``type(x).__name__``, ``x.__class__.__name__``, ``f.__doc__``) and the namedtuple API
 (the attribute guard allows the ``_`` ones on namedtuples only, ``__init__`` on the
 script's own classes, instances and ``super()`` only)."""
+
+
+def is_private_name(name: str) -> bool:
+    """``_x``: a private name a script may give its own things (``self._cache``, ``def _helper``).
+
+    One leading underscore and no trailing one: every hook the compiler injects ends with
+    ``_`` (``_getattr_``, ``_tk_``), as do enum's ``_value_`` family, and ``__x`` is a
+    dunder or a mangled name; those stay refused. The attribute guard allows a private name
+    only on objects whose classes the script defined (:func:`.attributes.private_ok`).
+    """
+    return len(name) > 1 and name[0] == "_" and name[1] != "_" and name[-1] != "_"
+
+
 SCRIPT_CLASS_MARK = "__scriptgate_script_class__"
 """Class attribute marking classes a script defined (scripts cannot read or write it)."""
 SIZED_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items())})

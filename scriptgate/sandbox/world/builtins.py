@@ -46,12 +46,14 @@ from scriptgate.sandbox.guards.attributes import (
     checked_sort,
     fed,
     guarded_pow,
+    guarded_private_write,
     guarded_write,
     safe_format,
 )
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
+from scriptgate.sandbox.guards.constants import is_private_name
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
@@ -424,25 +426,24 @@ def hash_(value: Any, /) -> int:
 
 
 def _make_setattr(write: Callable[[Any], Any]) -> tuple[Callable[..., None], Callable[..., None]]:
-    def setattr_(obj: Any, name: Any, value: Any, /) -> None:
-        """``setattr(obj, name, value)``: as ``obj.name = value`` (the script's own objects)."""
+    def target(obj: Any, name: Any) -> Any:
         if type(name) is not str:
             raise TypeError("attribute name must be a str")
+        if is_private_name(name):
+            return guarded_private_write(obj)  # `_x` on the script's own objects only
         if name.startswith("_"):
             raise AttributeError(
                 f'"{name}" is an invalid attribute name because it starts with "_"'
             )
-        _b.setattr(write(obj), name, value)
+        return write(obj)
+
+    def setattr_(obj: Any, name: Any, value: Any, /) -> None:
+        """``setattr(obj, name, value)``: as ``obj.name = value`` (the script's own objects)."""
+        _b.setattr(target(obj, name), name, value)
 
     def delattr_(obj: Any, name: Any, /) -> None:
         """``delattr(obj, name)``: as ``del obj.name`` (the script's own objects)."""
-        if type(name) is not str:
-            raise TypeError("attribute name must be a str")
-        if name.startswith("_"):
-            raise AttributeError(
-                f'"{name}" is an invalid attribute name because it starts with "_"'
-            )
-        _b.delattr(write(obj), name)
+        _b.delattr(target(obj, name), name)
 
     return setattr_, delattr_
 

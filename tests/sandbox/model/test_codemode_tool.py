@@ -673,7 +673,7 @@ async def test_codemode_tool_process_isolation() -> None:
             '{"size":3}\n<console_output>\ncontents of a\n</console_output>'
         )
         assert [c["id"] for c in outcome.result.details["calls"]] == ["call_1/1", "call_1/2"]
-        outcome = await run_code(cm, "_x = 1")
+        outcome = await run_code(cm, "_x_ = 1")
         assert outcome.is_error is True
         assert "No tool calls were made." in text_of(outcome.result)
 

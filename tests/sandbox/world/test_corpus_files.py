@@ -39,7 +39,6 @@ PENDING: dict[str, str] = {}
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
     "cl-abc-abstractmethod": "abc is not importable",
-    "cl-binary-tree-insert": "a '_private' method name is refused at compile time",
     "cl-cached-property": "functools.cached_property is not exposed",
     "cl-contextlib-contextmanager": "contextlib is not importable",
     "cl-docstring": "a method's __doc__ reads None",
@@ -47,8 +46,6 @@ FINDINGS: dict[str, str] = {
     "cl-mixin": "self.__dict__ is refused at compile time",
     "cl-property-getter-setter": "a '_private' attribute is refused at compile time",
     "cl-property-validation": "a '_private' attribute is refused at compile time",
-    "cl-queue-class": "a '_private' attribute is refused at compile time",
-    "cl-singleton-like": "a '_private' class attribute is refused at compile time",
     "cl-slots-class": "__slots__ is refused at compile time",
     "cl-str-format-with-class": "__format__ is refused at compile time",
     "cl-vars-dict": "vars() is not a builtin",

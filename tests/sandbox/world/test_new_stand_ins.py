@@ -161,7 +161,7 @@ ATTACKS = {
     "random-Random-generator": (
         "import random\ngetattr(random.Random(1), '_rng')",
         "runtime",
-        "invalid attribute name",
+        "not available",
     ),
     "random-seed-object": ("import random\nrandom.seed([1])", "runtime", "seed takes"),
     "typing-typevar-internals": (
