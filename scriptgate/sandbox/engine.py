@@ -116,6 +116,7 @@ from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
 from scriptgate.sandbox.lastvalue import render_last_value
+from scriptgate.sandbox.loopyields import CheckedAwait
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.records import arguments_size, record_arguments
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
@@ -793,6 +794,10 @@ class _Run:
             done = anyio.Event()
             box: list[Any] = []
 
+            own = type(aw) is PendingToolCall or type(aw) is PendingGather
+            if not own and hasattr(aw, "__await__"):
+                aw = CheckedAwait(aw, self._refuse_yield)  # a script's coroutine (F07)
+
             async def runner(aw: Any = aw, done: anyio.Event = done, box: list[Any] = box) -> None:
                 try:
                     box.append((True, await aw))
@@ -801,7 +806,7 @@ class _Run:
                 finally:
                     done.set()
 
-            if isinstance(aw, (PendingToolCall,)) or hasattr(aw, "__await__"):
+            if own or type(aw) is CheckedAwait:
                 self.tg.start_soon(runner)
             else:
                 box.append((True, aw))
@@ -818,6 +823,11 @@ class _Run:
                 raise value
             results.append(value)
         return results
+
+    def _refuse_yield(self, message: str) -> BaseException:
+        # a script's coroutine yielded something not the loop's own: the run ends, final
+        self._cancel_calls()
+        return self.budget.trip("sandbox", message)
 
     def _sync_gather(self, *values: Any, return_exceptions: bool = False) -> list[Any]:
         return list(values)
@@ -939,7 +949,8 @@ class _Run:
                     self.script_scope = scope
                     try:
                         if self.is_async:
-                            outcome = (True, await fn())
+                            # every yield of the script's coroutine is checked (F07)
+                            outcome = (True, await CheckedAwait(fn(), self._refuse_yield))
                         else:
                             outcome = await self._drive(fn)
                             deadline = self.budget.deadline
@@ -1051,6 +1062,10 @@ async def run_script(
         run.release()
 
 
+_STOP_TYPES = {"aborted": "AbortError", "limit": "LimitExceeded", "sandbox": "SandboxViolation"}
+"""``error.type`` of a run ended by its budget's stop, per stop kind."""
+
+
 def _bridge_failure(exc: Exception) -> ToolReply:
     return ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
 
@@ -1076,7 +1091,7 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         line = stop.line
         if line is None and isinstance(payload, BaseException):
             line = _error_line(payload)
-        type_name = "AbortError" if stop.kind == "aborted" else "LimitExceeded"
+        type_name = _STOP_TYPES[stop.kind]
         return ScriptResult(
             ok=False,
             output=output,

@@ -1,5 +1,5 @@
 """Every attack script — ``attacks.py``, ``attacks_extra.py``, ``attacks_render.py``,
-``attacks_onecall.py`` — in both modes.
+``attacks_modules.py``, ``attacks_onecall.py``, ``attacks_boundary.py`` — in both modes.
 
 In-process, every escape is rejected and every resource attack is refused or stopped
 (``error.kind == "limit"`` or a guard's refusal). In process isolation the same
@@ -77,12 +77,20 @@ assert _spec.loader is not None
 stand_ins = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(stand_ins)  # attacks_modules.py: the issue-14 stand-ins
 onecall = _load_onecall()
+_spec = importlib.util.spec_from_file_location(
+    "scriptgate_tests_sandbox_attacks_boundary", Path(__file__).with_name("attacks_boundary.py")
+)
+assert _spec is not None
+assert _spec.loader is not None
+boundary = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(boundary)  # attacks_boundary.py: issue 13's fresh-eyes findings
 BOTH_MODES: list[Any] = [
     *attacks.ATTACKS,
     *extra.EXTRA_ATTACKS,
     *render.RENDER_ATTACKS,
     *stand_ins.MODULE_ATTACKS,
     *onecall.ONE_CALL_ATTACKS,
+    *boundary.BOUNDARY_ATTACKS,
 ]
 DEADLINE: list[Any] = list(extra.DEADLINE_ATTACKS)
 MEMORY: list[Any] = list(extra.MEMORY_ATTACKS)

@@ -57,6 +57,7 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
+    FILENAME,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     SCRIPT_CLASS_MARK,
@@ -507,6 +508,35 @@ def _seq_len(value: Any) -> int | None:
 _REPEATABLE: tuple[Any, ...] = (str, list, tuple, bytes, bytearray, collections.deque)
 
 
+def repeat_count(value: Any, what: str = "a repeat count") -> int | None:
+    """The int C would read from ``value`` as a count or width, read without running its code.
+
+    The second layer under the object boundary (issue 13, F06): an exact ``int``/``bool``
+    is normalised through :func:`operator.index`, an ``int`` subclass through ``int``'s own
+    method (C reads the int value, never the subclass's methods); anything else whose type
+    has ``__index__`` is refused, since C would call it and trust the (possibly huge) int
+    it returns. ``None``: not a count at all (C raises its own ``TypeError``).
+    """
+    kind = type(value)
+    if kind is int or kind is bool:
+        return operator.index(value)
+    if isinstance(value, int):
+        return int.__index__(value)
+    if hasattr(kind, "__index__"):
+        raise TypeError(f"{what} must be an int in the sandbox, not {kind.__name__!r}")
+    return None
+
+
+def _check_repeat(seq: Any, length: int, count: Any) -> None:
+    times = repeat_count(count)
+    if times is None:
+        return
+    if length * times > MAX_SEQUENCE:
+        _too_big("a repeated sequence")
+    if length * times > CHECK_FROM:
+        charge_sequence(seq, length * times)
+
+
 def guarded_mul(a: Any, b: Any) -> Any:
     """``a * b`` refusing huge results (blocks ``'x' * 10**10``, ``[0] * 10**10``, repeated squaring)."""
     if type(a) is int is type(b) and -0x7FFFFFFF < a < 0x7FFFFFFF > b > -0x7FFFFFFF:
@@ -520,16 +550,16 @@ def guarded_mul(a: Any, b: Any) -> Any:
             _too_big("an int product")
         return a * b
     length = _seq_len(a)
-    if length is not None and isinstance(b, int) and length * b > MAX_SEQUENCE:
-        _too_big("a repeated sequence")
-    if length is not None and isinstance(b, int) and length * b > CHECK_FROM:
-        charge_sequence(a, length * b)
+    if length is not None:
+        _check_repeat(a, length, b)
     length = _seq_len(b)
-    if length is not None and isinstance(a, int) and length * a > MAX_SEQUENCE:
-        _too_big("a repeated sequence")
-    if length is not None and isinstance(a, int) and length * a > CHECK_FROM:
-        charge_sequence(b, length * a)
-    if isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS:
+    if length is not None:
+        _check_repeat(b, length, a)
+    if (
+        isinstance(a, int)
+        and isinstance(b, int)
+        and int.bit_length(a) + int.bit_length(b) > MAX_INT_BITS  # int's own, not a subclass's
+    ):
         _too_big("an int product")
     return a * b
 
@@ -832,7 +862,9 @@ def _guarded_write(obj: Any) -> Any:
         return obj
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
-    if isinstance(obj, type) and getattr(obj, SCRIPT_CLASS_MARK, False):
+    if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:
+        # the class object itself: only a class the script's own `class` statement made
+        # (a host class marked for writable instances, decimal's Context, stays read-only)
         return obj
     if kind is OpaqueNamespace:
         raise TypeError(f"{obj!r} is read-only")
@@ -841,6 +873,26 @@ def _guarded_write(obj: Any) -> Any:
 
 guarded_write = _guarded_write
 """The write guard (``obj.x = v`` targets): the builtins' ``setattr``/``delattr`` use it."""
+
+guarded_read = _guarded_getattr
+"""The read guard (``obj.x``, ``getattr``): what host helpers read on the script's behalf."""
+
+
+def script_function(obj: Any) -> bool:
+    """Whether ``obj`` is a function the script itself defined (its code is the script's)."""
+    return type(obj) is types.FunctionType and obj.__code__.co_filename == FILENAME
+
+
+def guarded_metadata_write(obj: Any) -> Any:
+    """The write guard of helpers that write a wrapper's metadata (``functools.wraps``…).
+
+    What :func:`guarded_write` allows (the script's own objects and classes), plus the
+    script's own functions; every host object is refused (issue 13, F01: the real
+    ``update_wrapper`` renamed the host's ``ToolError`` and planted a list on ``type``).
+    """
+    if script_function(obj):
+        return obj
+    return _guarded_write(obj)
 
 
 def _guarded_aug_item(obj: Any, key: Any, op: str, value: Any) -> None:
@@ -895,9 +947,47 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for base in bases:
         if not isinstance(base, type) or not holdable_class(base) or base is OpaqueNamespace:
             raise TypeError(f"cannot subclass {base!r} in the sandbox")
+    for exit_name in ("__exit__", "__aexit__"):
+        if exit_name in namespace:
+            namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
     cls = type(name, bases, namespace)
     setattr(cls, SCRIPT_CLASS_MARK, True)
+    setattr(cls, _MADE_BY_SCRIPT, True)
     return cls
+
+
+def _exit_shield(method: Any, name: str) -> Callable[..., Any]:
+    """The script's ``__exit__``/``__aexit__``, called with no host object (issue 13, F04).
+
+    Python calls it from C with ``(type, exception, traceback)``: the traceback (frames
+    behind it) becomes ``None`` and the type the nearest class of its MRO a script may hold
+    (``json``'s real ``JSONDecodeError`` → ``ValueError``); the exception is what
+    ``except … as e`` would give the script.
+    """
+    if type(method) is not types.FunctionType:
+        raise TypeError(f"{name} must be a plain method in the sandbox")
+
+    def exit_(self: Any, kind: Any, exc: Any, traceback: Any, /) -> Any:
+        return method(self, held_exception_type(kind), exc, None)
+
+    exit_.__name__ = exit_.__qualname__ = name
+    return exit_
+
+
+def held_exception_type(kind: Any) -> Any:
+    """``kind`` (an exception class or ``None``), or its nearest base a script may hold."""
+    if kind is None or not isinstance(kind, type):
+        return None
+    for base in kind.__mro__:
+        if holdable_class(base):
+            return base
+    return None
+
+
+_MADE_BY_SCRIPT = "__scriptgate_made_by_script__"
+"""Set, in its own ``__dict__``, on each class a script's ``class`` statement makes: the
+class objects a script may write to (its instances are writable through SCRIPT_CLASS_MARK,
+which a host class may carry too)."""
 
 
 def _stop_types() -> tuple[type[BaseException], ...]:

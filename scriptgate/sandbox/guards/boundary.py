@@ -125,9 +125,12 @@ def _public(kind: type) -> frozenset[str]:
 def register_holdable(kinds: Iterable[type]) -> None:
     """Let scripts hold instances of ``kinds`` (and the classes), reading their public names.
 
-    Called by the world with every stand-in module's ``HOLDABLE`` tuple; idempotent.
+    Called by the world with every stand-in module's ``HOLDABLE`` tuple; idempotent. A
+    metaclass (``type`` or a subclass) is refused: its call builds classes (F06).
     """
     for kind in kinds:
+        if issubclass(kind, type):
+            raise ValueError(f"{kind!r} is a metaclass: scripts may never hold one")
         if kind not in _FULL and not issubclass(kind, BaseException):
             _FULL[kind] = _public(kind)  # exceptions: their instance attributes too (e.pos)
         _add_class(kind)
@@ -189,7 +192,15 @@ def check_opaque_key(obj: Any, key: Any) -> None:
 
 
 def holdable_class(value: type) -> bool:
-    """Whether the class ``value`` may be held by a script (listed, or the script's own)."""
+    """Whether the class ``value`` may be held by a script (listed, or the script's own).
+
+    Never a metaclass, ``type`` itself included (issue 13, F06): calling one with three
+    arguments makes a class from a namespace the compile policy never saw (``__index__``,
+    ``__await__``, ``__del__``…), so no class whose call can create a class is holdable,
+    whatever marks it carries.
+    """
+    if issubclass(value, type):
+        return False
     return value in _CLASSES or _marked(value)
 
 

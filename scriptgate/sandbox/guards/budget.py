@@ -137,7 +137,10 @@ class Budget:
     def trip(self, kind: str, message: str) -> ScriptStop:
         """Set the stop flag (first reason wins) and return the exception to raise."""
         if self.stop is None:
-            self.stop = ScriptStop("aborted" if kind == "aborted" else "limit", message)
+            self.stop = ScriptStop(
+                "aborted" if kind == "aborted" else "sandbox" if kind == "sandbox" else "limit",
+                message,
+            )
             hooks = self.hooks
             if hooks is not None:
                 hooks["_tick_"] = self._raise_stop

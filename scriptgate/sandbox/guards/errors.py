@@ -60,14 +60,15 @@ class ToolDenied(ToolError, PermissionError):
 
 
 class ScriptStop(BaseException):
-    """Ends a script: a limit was breached (``kind="limit"``) or the run was aborted.
+    """Ends a script: a limit was breached (``kind="limit"``), the run was aborted, or the
+    script broke the sandbox's own protocol (``kind="sandbox"``: a foreign loop yield).
 
     Not catchable by the script (see the module docstring).
     """
 
-    def __init__(self, kind: Literal["limit", "aborted"], message: str) -> None:
+    def __init__(self, kind: Literal["limit", "aborted", "sandbox"], message: str) -> None:
         super().__init__(message)
-        self.kind: Literal["limit", "aborted"] = kind
+        self.kind: Literal["limit", "aborted", "sandbox"] = kind
         self.message = message
         self.line: int | None = None
         """The script line that caused the stop, when known (size refusals record it)."""

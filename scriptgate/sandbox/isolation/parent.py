@@ -152,6 +152,8 @@ from scriptgate.sandbox.result import (
 __all__ = ["ProcessRunner"]
 
 _READ_CHUNK = 1 << 16
+_MAX_EMPTY_EVENTS = 100_000
+"""Empty output events a worker may send in one run (they are not kept; F05's frame cap)."""
 # ``raw_decode``: a frame is one JSON text; ``decode`` would scan for whitespace around
 # it twice (a frame with anything after the JSON value is refused below instead).
 _RAW_DECODE = json.JSONDecoder().raw_decode
@@ -1300,6 +1302,10 @@ class ProcessRunner:
         send_lock = anyio.Lock()
         limits = self.limits
         max_calls, quotas = limits.max_tool_calls, limits.max_tool_calls_per_tool
+        # hostile worker (issue 13, F05): what the parent keeps of its output events is
+        # capped by the run's own output limit; more is a protocol violation (killed)
+        output_cap = limits.max_output_chars
+        output_seen = [0, 0]  # characters, and empty events (kept out of state.output)
 
         async def send_frame(frame: bytes) -> None:
             await worker.send_frame(frame, send_lock)
@@ -1477,7 +1483,17 @@ class ProcessRunner:
             if op == "event":
                 text = message.get("text")
                 if type(text) is str:
-                    state.output.append(text)
+                    if text:
+                        output_seen[0] += len(text)
+                        if output_cap is not None and output_seen[0] > output_cap:
+                            raise _ProtocolError(
+                                f"more output than the limit of {output_cap} characters"
+                            )
+                        state.output.append(text)
+                    else:
+                        output_seen[1] += 1
+                        if output_seen[1] > _MAX_EMPTY_EVENTS:
+                            raise _ProtocolError("a flood of empty output events")
                     state.emit(RunEvent("output", text))
                 return None
             if op == "cancel":

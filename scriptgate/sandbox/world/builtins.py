@@ -50,7 +50,6 @@ from scriptgate.sandbox.guards.attributes import (
     guarded_write,
     safe_format,
 )
-from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
@@ -353,9 +352,9 @@ def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -
             "__call__": __call__,
             "__instancecheck__": staticmethod(real.__instancecheck__),
             "__subclasscheck__": staticmethod(real.__subclasscheck__),
-            # the stand-in class is the world's own: holdable, its public class methods
-            # (bytes.fromhex, bytes.maketrans) readable through the boundary's allow-list
-            HOLDABLE_MARK: True,
+            # no holdable mark here (F06): a mark on the metaclass made the metaclass itself
+            # holdable, and its 3-argument call built unchecked classes. The stand-in class
+            # is listed in HOLDABLE instead (its class methods bytes.fromhex… readable)
         },
     )
     stand_in: type = meta(
@@ -373,9 +372,12 @@ _HASHING_TYPES = {
     "frozenset": _hashing_type(frozenset, "frozenset"),
     "dict": _hashing_type(dict, "dict"),
 }
+_SIZED_BYTES = {"bytes": _sized_bytes(bytes), "bytearray": _sized_bytes(bytearray)}
 
 
-HOLDABLE: tuple[type, ...] = (SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values())
+HOLDABLE: tuple[type, ...] = (
+    SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values()
+)  # fmt: skip
 """The classes the builtins hand to scripts (collected into the allow-list)."""
 
 
@@ -399,6 +401,12 @@ def type_of(obj: Any, /, *rest: Any) -> type:
         raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
     kind = _b.type(obj)
     kind = _TYPE_OF.get(kind, kind)
+    if issubclass(kind, _b.type):
+        # the type of a class is a metaclass, whose call builds classes (F06): never handed out
+        raise TypeError(
+            f"the class {kind.__name__!r} is not available in the sandbox: type() of a class"
+            " is a metaclass (define classes with `class`)"
+        )
     checked: type = check_value(kind)
     return checked
 
@@ -455,8 +463,7 @@ def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
     table.update(_HASHING_TYPES)
     table["slice"] = _slice
-    table["bytes"] = _sized_bytes(bytes)
-    table["bytearray"] = _sized_bytes(bytearray)
+    table.update(_SIZED_BYTES)
     table.update(
         {
             "None": None,

@@ -3,7 +3,9 @@
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. ``lru_cache``/``cache`` check the arguments'
 hashing (:func:`guards.hash_bounded`) before the cached call; ``cmp_to_key``
-compares with the script's own function.
+compares with the script's own function. ``update_wrapper``/``wraps`` and
+``total_ordering`` write only to the script's own functions, classes and instances
+(issue 13, F01).
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox.guards.attributes import hash_bounded
+from scriptgate.sandbox.guards.attributes import (
+    guarded_metadata_write,
+    guarded_read,
+    guarded_write,
+    hash_bounded,
+    script_function,
+)
 from scriptgate.sandbox.guards.comparisons import SCALARS
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -95,11 +103,49 @@ def _partial(func: Any, /, *args: Any, **keywords: Any) -> Callable[..., Any]:
     return partial
 
 
+_COPIED = ("__name__", "__qualname__", "__doc__")
+"""What ``update_wrapper`` copies from any held value (read through the read guard).
+``__module__`` stays the wrapper's own; ``__annotations__`` and the ``__dict__`` entries
+are copied from the script's own objects only (a host object's may hold host values)."""
+
+
+def _copy_metadata(wrapper: Any, wrapped: Any) -> Any:
+    """``functools.update_wrapper(wrapper, wrapped)`` writing only to the script's own objects.
+
+    The write target goes through :func:`guards.guarded_metadata_write` (the script's own
+    functions, classes and instances), the reads of ``wrapped`` through the read guard.
+    """
+    target = guarded_metadata_write(wrapper)
+    for name in _COPIED:
+        value = guarded_read(wrapped, name, None)
+        if value is not None or name == "__doc__":
+            setattr(target, name, value)
+    if script_function(wrapped) or _script_owned(wrapped):
+        annotations = getattr(wrapped, "__annotations__", None)
+        if type(annotations) is dict and script_function(target):
+            target.__annotations__ = dict(annotations)
+        own = getattr(wrapped, "__dict__", None)
+        if type(own) is dict:
+            for key, value in list(own.items()):
+                if type(key) is str and not key.startswith("_"):
+                    setattr(target, key, value)
+    target.__wrapped__ = wrapped
+    return wrapper
+
+
+def _script_owned(obj: Any) -> bool:
+    try:
+        guarded_write(obj)
+    except TypeError:
+        return False
+    return not isinstance(obj, (dict, list))
+
+
 def _update_wrapper(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
-    """``functools.update_wrapper`` with the standard attribute lists only."""
+    """``functools.update_wrapper`` with the standard attribute lists, onto script objects only."""
     if args or kwargs:
         raise TypeError("update_wrapper takes (wrapper, wrapped) in the sandbox")
-    return functools.update_wrapper(wrapper, wrapped)
+    return _copy_metadata(wrapper, wrapped)
 
 
 def _wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
@@ -108,9 +154,16 @@ def _wraps(wrapped: Any, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         raise TypeError("wraps takes one argument in the sandbox")
 
     def decorator(wrapper: Any) -> Any:
-        return functools.update_wrapper(wrapper, wrapped)
+        return _copy_metadata(wrapper, wrapped)
 
     return decorator
+
+
+def _total_ordering(cls: Any) -> Any:
+    """``functools.total_ordering`` on the script's own classes only (it sets methods on ``cls``)."""
+    if not isinstance(cls, type):
+        raise TypeError("total_ordering decorates a class")
+    return functools.total_ordering(guarded_write(cls))
 
 
 def build(run: RunWorld) -> dict[str, Any]:
@@ -130,5 +183,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "partial": _partial,
         "wraps": _wraps,
         "update_wrapper": _update_wrapper,
-        "total_ordering": functools.total_ordering,
+        "total_ordering": _total_ordering,
     }

@@ -1,0 +1,248 @@
+"""Attacks from the fresh-eyes pass of issue 13 (F01, F04, F06, F07), run in both modes.
+
+Run by ``test_attack_suite.py``. Each closes a class, not one script: no metaclass (the
+callable that builds classes from an unchecked namespace) reaches a script by any path;
+no helper writes to an object the script did not make; a script's ``__exit__`` never
+receives a traceback; a script object cannot speak the event loop's protocol.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["BOUNDARY_ATTACKS"]
+
+
+def _base() -> ModuleType:
+    name = "scriptgate_tests_sandbox_attacks"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_base_module = _base()
+Attack = _base_module.Attack
+_UNSET = _base_module._UNSET
+
+
+def _a(
+    id: str,
+    category: str,
+    source: str,
+    expect: str,
+    message: str | None = None,
+    value: Any = _UNSET,
+) -> Any:
+    return Attack("b-" + id, category, source, expect, message, value)
+
+
+_META = "is a metaclass"
+_FOREIGN = "cannot be modified in the sandbox"
+_WRAPS = "import functools\ndef spoof():\n    pass\n"
+
+BOUNDARY_ATTACKS: list[Any] = [
+    # -- F06: a metaclass builds a class the compile policy never saw ---------------------
+    _a(
+        "bytes-metaclass-builds-class",
+        "6-policy",
+        "M = type(bytes)\n"
+        "def size(self):\n    return 300_000_000\n"
+        'Big = M("Big", (object,), {"__index__": size})\n'
+        '"ab" * Big()',
+        "runtime",
+        _META,
+    ),
+    _a("bytearray-metaclass", "6-policy", "type(bytearray)", "runtime", _META),
+    _a("bytes-class-attribute-metaclass", "6-policy", "bytes.__class__", "runtime", "bytes_type"),
+    _a(
+        "bytes-subclass-metaclass",
+        "6-policy",
+        "class B(bytes):\n    pass\ntype(B)",
+        "runtime",
+        _META,
+    ),
+    _a(
+        "bytes-subclass-instance-class-class",
+        "6-policy",
+        "class B(bytes):\n    pass\nB(b'x').__class__.__class__",
+        "runtime",
+        "not available",
+    ),
+    _a("set-metaclass", "6-policy", "type(set)", "runtime", _META),
+    _a("dict-metaclass", "6-policy", "type(dict)", "runtime", _META),
+    _a("str-metaclass", "6-policy", "type(str)", "runtime", _META),
+    _a(
+        "counter-metaclass",
+        "6-policy",
+        "import collections\ntype(collections.Counter)",
+        "runtime",
+        _META,
+    ),
+    _a(
+        "fraction-abcmeta",
+        "6-policy",
+        "from fractions import Fraction\ntype(Fraction)",
+        "runtime",
+        _META,
+    ),
+    _a("regexflag-enumtype", "6-policy", "import re\ntype(type(re.I))", "runtime", _META),
+    _a("script-class-metaclass", "6-policy", "class A:\n    pass\ntype(A)", "runtime", _META),
+    _a("script-class-type-read", "6-policy", "class A:\n    pass\nA.__class__", "runtime", "type"),
+    _a(
+        "metaclass-through-getattr",
+        "6-policy",
+        "getattr(bytes, '__class__')",
+        "runtime",
+        "not available",
+    ),
+    # -- F07 (needs F06): a script-made __await__ yields its own object to the loop ---------
+    _a(
+        "script-yields-to-host-loop",
+        "7.7-control-flow",
+        "M = type(bytes)\n"
+        "def aw(self):\n    yield self\n"
+        'Fut = M("Fut", (object,), {"__await__": aw, "_asyncio_future_blocking": True})\n'
+        "async def main():\n    await Fut()\n"
+        "await main()",
+        "runtime",
+        _META,
+    ),
+    # -- F01: helpers that write attributes write only to the script's own objects ----------
+    _a(
+        "update-wrapper-host-class",
+        "7.5-host-state",
+        _WRAPS + "functools.update_wrapper(ToolError, spoof)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "update-wrapper-type-builtin",
+        "7.5-host-state",
+        "import functools\nclass Carrier:\n    pass\nc = Carrier()\nc.box = [1]\n"
+        "functools.update_wrapper(type, c)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "wraps-host-builtin",
+        "7.5-host-state",
+        _WRAPS + "functools.wraps(spoof)(len)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "update-wrapper-stand-in-class",
+        "7.5-host-state",
+        _WRAPS + "import collections\nfunctools.update_wrapper(collections.Counter, spoof)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "total-ordering-host-class",
+        "7.5-host-state",
+        "import functools, collections\nfunctools.total_ordering(collections.OrderedDict)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "decimal-context-class-write",
+        "7.5-host-state",
+        "from decimal import Context\nContext.evil = [1]",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "setattr-decimal-context-class",
+        "7.5-host-state",
+        "from decimal import Context\nsetattr(Context, 'prec', 3)",
+        "runtime",
+        _FOREIGN,
+    ),
+    _a(
+        "wraps-script-functions-still-works",
+        "7.5-host-state",
+        "import functools\n"
+        "def deco(fn):\n"
+        "    @functools.wraps(fn)\n"
+        "    def wrapper(*args):\n        return fn(*args) + 1\n"
+        "    return wrapper\n"
+        "@deco\ndef hello(x):\n    return x\n"
+        "[hello.__name__, hello.__qualname__, hello(1)]",
+        "ok",
+        value=["hello", "hello", 2],
+    ),
+    _a(
+        "total-ordering-script-class-still-works",
+        "7.5-host-state",
+        "import functools\n@functools.total_ordering\nclass V:\n"
+        "    def __init__(self, v):\n        self.v = v\n"
+        "    def __eq__(self, o):\n        return self.v == o.v\n"
+        "    def __lt__(self, o):\n        return self.v < o.v\n"
+        "[V(1) >= V(2), V(3) >= V(2)]",
+        "ok",
+        value=[False, True],
+    ),
+    # -- F04: a script's __exit__ / __aexit__ never receives a traceback ----------------------
+    _a(
+        "exit-receives-traceback",
+        "6-frames",
+        "import json\nheld = []\nclass Catch:\n"
+        "    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        held.append((t, e, tb))\n        return True\n"
+        'with Catch():\n    json.loads("{bad")\n'
+        "t, e, tb = held[0]\n[tb is None, t.__name__, type(e).__name__]",
+        "ok",
+        value=[True, "JSONDecodeError", "JSONDecodeError"],
+    ),
+    _a(
+        "aexit-receives-traceback",
+        "6-frames",
+        "held = []\nclass Catch:\n"
+        "    async def __aenter__(self):\n        return self\n"
+        "    async def __aexit__(self, t, e, tb):\n        held.append(tb)\n        return True\n"
+        "async def main():\n    async with Catch():\n        raise KeyError(1)\n"
+        "await main()\nheld == [None]",
+        "ok",
+        value=True,
+    ),
+    _a(
+        "exit-staticmethod-traceback",
+        "6-frames",
+        "class Catch:\n    def __enter__(self):\n        return self\n"
+        "    @staticmethod\n    def __exit__(t, e, tb):\n        return True\n"
+        "with Catch():\n    1 / 0",
+        "runtime",
+        "plain method",
+    ),
+    _a(
+        "caught-exception-traceback-getattr",
+        "6-frames",
+        "try:\n    1 / 0\nexcept Exception as e:\n    x = getattr(e, '__traceback__')",
+        "runtime",
+        "__traceback__",
+    ),
+    _a(
+        "caught-exception-context",
+        "6-frames",
+        "try:\n    1 / 0\nexcept Exception as e:\n    x = e.__context__",
+        "rejected",
+        "__context__",
+    ),
+    _a(
+        "caught-exception-cause-getattr",
+        "6-frames",
+        "try:\n    1 / 0\nexcept Exception as e:\n    x = getattr(e, '__cause__')",
+        "runtime",
+        "__cause__",
+    ),
+]
+"""The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""
