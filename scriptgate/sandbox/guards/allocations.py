@@ -34,6 +34,7 @@ write instead, and charges the memory budget *before* the C call allocates:
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 import types
 from collections.abc import Callable
@@ -51,6 +52,7 @@ __all__ = [
     "bounded_method",
     "checked_join",
     "install_compile_hook",
+    "repeat_count",
 ]
 
 MAX_FORWARD_REFERENCE = 1_000
@@ -104,16 +106,37 @@ def _to_bytes(number: int) -> Callable[..., bytes]:
     return to_bytes
 
 
+def repeat_count(value: Any, what: str = "a repeat count") -> int | None:
+    """The int C would read from ``value`` as a count or width, read without running its code.
+
+    The second layer under the object boundary (issue 13, F06): an exact ``int``/``bool``
+    is normalised through :func:`operator.index`, an ``int`` subclass through ``int``'s own
+    method (C reads the int value, never the subclass's methods); anything else whose type
+    has ``__index__`` is refused, since C would call it and trust the (possibly huge) int
+    it returns. ``None``: not a count at all (C raises its own ``TypeError``).
+    """
+    kind = type(value)
+    if kind is int or kind is bool:
+        return operator.index(value)
+    if isinstance(value, int):
+        return int.__index__(value)
+    if hasattr(kind, "__index__"):
+        raise TypeError(f"{what} must be an int in the sandbox, not {kind.__name__!r}")
+    return None
+
+
 def _width(obj: Any, base: Any, name: str) -> Callable[..., Any]:
     method = getattr(base, name).__get__(obj)
 
     def width_method(width: Any, *args: Any) -> Any:
-        if type(width) is int:
+        count = repeat_count(width, f"the width of {base.__name__}.{name}()")
+        if count is not None:
             _check(
-                f"{base.__name__}.{name}({width})",
-                width,
+                f"{base.__name__}.{name}({count})",
+                count,
                 "pad to the width you will show, or build the text in pieces",
             )
+            width = count  # C reads the plain int, never the value's own methods
         return method(width, *args)
 
     width_method.__name__ = name
@@ -125,9 +148,12 @@ def _expandtabs(obj: Any, base: Any) -> Callable[..., Any]:
     tab: Any = "\t" if base is str else b"\t"
 
     def expandtabs(tabsize: Any = 8) -> Any:
-        if type(tabsize) is int and tabsize > 0:
-            size = (base.count(obj, tab) + 1) * tabsize + base.__len__(obj)
-            _check(f"{base.__name__}.expandtabs({tabsize})", size, "use a smaller tab size")
+        size = repeat_count(tabsize, f"the tab size of {base.__name__}.expandtabs()")
+        if size is not None:
+            tabsize = size
+            if size > 0:
+                total = (base.count(obj, tab) + 1) * size + base.__len__(obj)
+                _check(f"{base.__name__}.expandtabs({size})", total, "use a smaller tab size")
         return method(tabsize)
 
     return expandtabs

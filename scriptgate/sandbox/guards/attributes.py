@@ -42,7 +42,7 @@ from scriptgate.sandbox.compile.shared import (
     guarded_unpack_sequence,
 )
 from scriptgate.sandbox.guards import comparisons as dagguard
-from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method
+from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method, repeat_count
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
     attribute_allowed,
@@ -506,25 +506,6 @@ def _seq_len(value: Any) -> int | None:
 
 
 _REPEATABLE: tuple[Any, ...] = (str, list, tuple, bytes, bytearray, collections.deque)
-
-
-def repeat_count(value: Any, what: str = "a repeat count") -> int | None:
-    """The int C would read from ``value`` as a count or width, read without running its code.
-
-    The second layer under the object boundary (issue 13, F06): an exact ``int``/``bool``
-    is normalised through :func:`operator.index`, an ``int`` subclass through ``int``'s own
-    method (C reads the int value, never the subclass's methods); anything else whose type
-    has ``__index__`` is refused, since C would call it and trust the (possibly huge) int
-    it returns. ``None``: not a count at all (C raises its own ``TypeError``).
-    """
-    kind = type(value)
-    if kind is int or kind is bool:
-        return operator.index(value)
-    if isinstance(value, int):
-        return int.__index__(value)
-    if hasattr(kind, "__index__"):
-        raise TypeError(f"{what} must be an int in the sandbox, not {kind.__name__!r}")
-    return None
 
 
 def _check_repeat(seq: Any, length: int, count: Any) -> None:

@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 
-from scriptgate.sandbox.guards.attributes import _STR_METHODS, guarded_mul, repeat_count
+from scriptgate.sandbox.guards.allocations import bounded_method, repeat_count
+from scriptgate.sandbox.guards.attributes import guarded_mul
 from scriptgate.sandbox.guards.errors import ScriptStop
+
+
+def _bounded(obj: Any, name: str) -> Callable[..., Any]:
+    method = bounded_method(obj, name)
+    assert method is not None
+    return method
 
 
 class _HugeIndex:
@@ -44,10 +51,10 @@ class _LyingInt(int):
         lambda x: guarded_mul(x, "ab"),
         lambda x: guarded_mul([0], x),
         lambda x: guarded_mul(b"y", x),
-        lambda x: _STR_METHODS["ljust"]("x")(x),
-        lambda x: _STR_METHODS["zfill"]("1")(x),
-        lambda x: _STR_METHODS["center"]("1")(x),
-        lambda x: _STR_METHODS["expandtabs"]("a\tb")(x),
+        lambda x: _bounded("x", "ljust")(x),
+        lambda x: _bounded("1", "zfill")(x),
+        lambda x: _bounded("1", "center")(x),
+        lambda x: _bounded("a\tb", "expandtabs")(x),
     ],
     ids=["str*x", "x*str", "list*x", "bytes*x", "ljust", "zfill", "center", "expandtabs"],
 )
@@ -66,7 +73,7 @@ def test_index_counts_int_subclass_is_measured_by_its_int_value() -> None:
     with pytest.raises(ScriptStop, match="repeated sequence"):
         guarded_mul("ab", big)
     with pytest.raises(ScriptStop, match="ljust"):
-        _STR_METHODS["ljust"]("x")(_LyingInt(10**9))
+        _bounded("x", "ljust")(_LyingInt(10**9))
 
 
 def test_index_counts_int_subclass_product_uses_ints_own_bit_length() -> None:
@@ -79,8 +86,8 @@ def test_index_counts_plain_counts_still_work() -> None:
     assert guarded_mul("ab", 3) == "ababab"
     assert guarded_mul(2, [1]) == [1, 1]
     assert guarded_mul("ab", True) == "ab"
-    assert _STR_METHODS["zfill"]("7")(3) == "007"
-    assert _STR_METHODS["expandtabs"]("a\tb")(2) == "a b"
+    assert _bounded("7", "zfill")(3) == "007"
+    assert _bounded("a\tb", "expandtabs")(2) == "a b"
     assert repeat_count("not a count") is None
     with pytest.raises(TypeError):
         guarded_mul("ab", "cd")  # Python's own error, unchanged
