@@ -95,11 +95,11 @@ PING = AgentTool(name="ping", description="ping", execute=_ping)
 
 
 async def _settled(runner: ProcessRunner) -> None:
-    """Wait until the pool holds a ready worker again (the replacement of the last run)."""
+    """Wait until the pool holds a ready worker again and the refill thread is idle."""
     while True:
         with runner._lock:
             idle = list(runner._idle)
-        if idle:
+        if idle and not runner._refilling:
             await runner._wait_ready(idle[0])
             return
         await anyio.sleep(0.001)
