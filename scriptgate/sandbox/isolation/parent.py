@@ -66,8 +66,11 @@ Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
   recorded as ``cancelled``.
 
 A worker runs one script: afterwards it is killed and a background thread forks
-its replacement from the zygote (so the next run still starts on a warm, ready
-worker), and nothing a script left in its interpreter reaches a later run.
+its replacement from the zygote, waits for it and runs the private warm-up job of
+:mod:`.warm` on it (tool calls this side answers itself, never recorded or audited)
+before it enters the pool, so the next run starts on a ready worker that has already
+paid its first touch of the engine; nothing a script left in its interpreter reaches
+a later run.
 ``reuse_workers=True`` puts a worker whose script succeeded back into the pool
 instead (the engine gives every run fresh globals); a worker that crashed, was
 killed, or ran a failing script is always discarded. The pool survives anything
@@ -139,7 +142,7 @@ from scriptgate.sandbox.isolation.jail.bwrap import (
     seccomp_for_bwrap,
 )
 from scriptgate.sandbox.isolation.jail.report import JailReport
-from scriptgate.sandbox.isolation.warm import WarmUpFailed, warm_up
+from scriptgate.sandbox.isolation.warm import WarmUpFailed, warm_limits, warm_up
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
@@ -317,6 +320,7 @@ class _Worker:
         self.wfd = self.rfd = sock.fileno()
         self.buf = bytearray()
         self.ready = False
+        self.warmed = False  # it ran the parent's warm-up job (:mod:`.warm`) and is clean
         self.jail: JailReport | None = None  # what its OS jail got (from its ready message)
         self.busy = False
         self.killed = False
@@ -868,6 +872,7 @@ class ProcessRunner:
         )
         self._max_frame = max(16 << 20, 4 * budget)
         self._job_limits = _limits_json(limits)
+        self._warm_limits = _limits_json(warm_limits(limits))
         if launcher == "bwrap":
             _command, bound = bwrap_command(["true"], "/", tmp_bytes=16 << 20)
             self._bwrap_uid = host_uid(bound)
@@ -1054,12 +1059,13 @@ class ProcessRunner:
             warm_up(
                 worker.recv_blocking,
                 worker.write_blocking,
-                self._job_limits,
+                self._warm_limits,
                 max(1.0, deadline - time.monotonic()),
             )
         except (_WorkerGone, _ProtocolError, _JailMissing, WarmUpFailed, TimeoutError, OSError):
             return False
-        return worker.quiet()
+        worker.warmed = worker.quiet()
+        return worker.warmed
 
     async def start(self) -> None:
         """Start the pool now and wait until its workers are ready (otherwise the first run does)."""

@@ -17,14 +17,24 @@ worker still serves exactly one user run afterwards.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.bridge import ToolReply, ToolSpec
 from scriptgate.sandbox.isolation.framing import _frame, _reply_frame
+from scriptgate.sandbox.result import Limits
 
-__all__ = ["WARM_CALLS", "WARM_SOURCE", "WARM_TOOL", "WarmUpFailed", "warm_up"]
+__all__ = [
+    "WARM_ASYNC_SOURCE",
+    "WARM_CALLS",
+    "WARM_SOURCE",
+    "WARM_TOOL",
+    "WarmUpFailed",
+    "warm_limits",
+    "warm_up",
+]
 
 WARM_TOOL = ToolSpec(
     name="scriptgate_warm_up_noop",
@@ -70,6 +80,26 @@ class WarmUpFailed(Exception):
     """The worker did not finish the warm-up job as an honest worker would; ``str()``: why."""
 
 
+def warm_limits(limits: Limits) -> Limits:
+    """The warm-up job's limits: the pool's, without the budgets the job itself would hit.
+
+    The tool-call quotas, the output, result and step budgets are the user's runs' (a pool
+    with ``max_tool_calls=5`` must still warm its workers); the timeout is at least 10 s.
+    """
+    steps = limits.max_steps
+    return dataclasses.replace(
+        limits,
+        timeout=None if limits.timeout is None else max(limits.timeout, 10.0),
+        max_steps=None if steps is not None and steps < 100_000 else steps,
+        max_tool_calls=None,
+        max_tool_calls_per_tool={},
+        max_output_chars=None,
+        max_result_bytes=None,
+        max_source_bytes=max(limits.max_source_bytes, 4096),
+        max_recursion=max(limits.max_recursion, 100),
+    )
+
+
 def _job(source: str, limits: dict[str, Any]) -> dict[str, Any]:
     return {
         "op": "run",
@@ -92,7 +122,7 @@ def warm_up(
 
     ``recv(deadline)`` returns the worker's next message (blocking until the
     ``time.monotonic()`` deadline), ``write(frame, deadline)`` sends a frame; ``limits`` are
-    the pool's job limits (so the job takes the same paths a user job does). Every call is
+    :func:`warm_limits` of the pool's, as JSON (so the job takes a user job's paths). Every call is
     answered with a fixed reply; anything but calls of :data:`WARM_TOOL` and an ``ok``
     result fails the warm-up (the caller then discards the worker).
     """
