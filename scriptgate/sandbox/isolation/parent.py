@@ -762,7 +762,7 @@ def _refill_loop(ref: weakref.ref[ProcessRunner], wake: threading.Condition) -> 
             runner = ref()
             if runner is None or runner.closed:
                 return
-            pending = bool(runner._retiring)
+            pending = bool(runner._retiring or runner._reaping)
             del runner
             if not pending:
                 wake.wait(1.0)
@@ -835,6 +835,7 @@ class ProcessRunner:
         # worker to a background thread that kills it and forks the replacement.
         self.reuse_workers = reuse_workers
         self._retiring: list[_Worker] = []
+        self._reaping: list[_Worker] = []  # killed, exit status not yet read (refill thread)
         # The refill thread is at work (retired workers to reap, the pool to refill and
         # warm up): for benchmarks and tests that wait until a run meets a settled machine.
         self._refilling = False
@@ -850,6 +851,7 @@ class ProcessRunner:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._warming = 0  # workers being spawned and warmed up for the pool (``_fill``)
+        self._pool_changed = threading.Condition(self._lock)  # a warming worker is done
         self._all: set[_Worker] = set()
         self._sessions: dict[str, _Worker] = {}
         self._closed = False
@@ -1029,6 +1031,7 @@ class ProcessRunner:
                 if warm:
                     with self._lock:
                         self._warming -= 1
+                        self._pool_changed.notify_all()
                 break
             if warm:
                 fresh.append(worker)
@@ -1043,6 +1046,7 @@ class ProcessRunner:
             ok = self._warm(worker)
             with self._lock:
                 self._warming -= 1
+                self._pool_changed.notify_all()
                 ok = ok and not self._closed
                 if ok:
                     self._idle.append(worker)
@@ -1102,23 +1106,34 @@ class ProcessRunner:
         if not self._started:
             self._started = True
             await anyio.to_thread.run_sync(self._fill)
-        with self._lock:
-            self._check_open()
-            if session_key is not None and session_key in self._sessions:
-                pinned = self._sessions.pop(session_key)
-                self._sessions[session_key] = pinned  # most recently used last
-                if pinned.busy:
-                    raise ConfigurationError(f"session {session_key!r} is already running a script")
-                pinned.busy = True
-                return pinned
-            while self._idle:
-                candidate = self._idle.pop(0)
-                if candidate.alive() and (not candidate.ready or candidate.quiet()):
-                    worker = candidate
-                    break
-                stale.append(candidate)
-            if worker is not None:
-                worker.busy = True
+        waited = False
+        while True:
+            with self._lock:
+                self._check_open()
+                if session_key is not None and session_key in self._sessions:
+                    pinned = self._sessions.pop(session_key)
+                    self._sessions[session_key] = pinned  # most recently used last
+                    if pinned.busy:
+                        raise ConfigurationError(
+                            f"session {session_key!r} is already running a script"
+                        )
+                    pinned.busy = True
+                    return pinned
+                while self._idle:
+                    candidate = self._idle.pop(0)
+                    if candidate.alive() and (not candidate.ready or candidate.quiet()):
+                        worker = candidate
+                        break
+                    stale.append(candidate)
+                if worker is not None:
+                    worker.busy = True
+                warming = self._warming > 0
+            if worker is not None or waited or not warming:
+                break
+            # The refill thread is making a worker ready (forked, warmed up): waiting for
+            # it is no slower than forking another, and the run gets a warm one.
+            waited = True
+            await anyio.to_thread.run_sync(self._wait_warming)
         for dead in stale:
             await self._discard(dead)
         if worker is None:
@@ -1133,6 +1148,16 @@ class ProcessRunner:
             # The pinned worker left the pool: top it up.
             await anyio.to_thread.run_sync(self._fill)
         return worker
+
+    def _wait_warming(self) -> None:
+        """Block until a worker being warmed up enters the pool or fails (or a timeout)."""
+        deadline = time.monotonic() + self.start_timeout
+        with self._pool_changed:
+            while not self._closed and not self._idle and self._warming > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._pool_changed.wait(left)
 
     def _evict_sessions(self) -> list[_Worker]:
         """Unpin the least recently used idle sessions beyond ``max_sessions`` (lock held)."""
@@ -1184,13 +1209,21 @@ class ProcessRunner:
             if not self._closed:
                 with contextlib.suppress(ConfigurationError, OSError):
                     self._fill(warm=True)
-            for worker in batch:
+            # Reaping waits for each killed worker's exit status (a jail's teardown takes
+            # milliseconds): it stops as soon as another worker retires, whose replacement
+            # comes first (the rest is reaped on a later pass).
+            self._reaping.extend(batch)
+            while self._reaping:
+                with self._retired:
+                    if self._retiring and not self._closed:
+                        break
+                worker = self._reaping.pop(0)
                 worker.reap()
                 with self._lock:
                     self._all.discard(worker)
         finally:
             with self._retired:
-                self._refilling = bool(self._retiring)
+                self._refilling = bool(self._retiring or self._reaping)
 
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
@@ -1288,6 +1321,7 @@ class ProcessRunner:
     def _take_all(self) -> set[_Worker]:
         with self._lock:
             self._closed = True
+            self._pool_changed.notify_all()
             workers = set(self._all)
             self._all.clear()
             self._idle.clear()
