@@ -852,6 +852,8 @@ class ProcessRunner:
         self._idle: list[_Worker] = []
         self._warming = 0  # workers being spawned and warmed up for the pool (``_fill``)
         self._pool_changed = threading.Condition(self._lock)  # a warming worker is done
+        # A worker retired and the refill thread has not yet begun its replacement.
+        self._refill_pending = False
         self._all: set[_Worker] = set()
         self._sessions: dict[str, _Worker] = {}
         self._closed = False
@@ -1021,13 +1023,18 @@ class ProcessRunner:
         fresh: list[_Worker] = []
         while True:
             with self._lock:
+                if warm and self._refill_pending:
+                    # (in the same critical section as the count below: a run never sees
+                    # neither a pending refill nor a warming worker while one is coming)
+                    self._refill_pending = False
+                    self._pool_changed.notify_all()
                 if self._closed or len(self._idle) + self._warming >= self.pool_size:
                     break
                 if warm:
                     self._warming += 1
             try:
                 worker = self._spawn()
-            except (_StartError, ConfigurationError):
+            except (_StartError, ConfigurationError, OSError):
                 if warm:
                     with self._lock:
                         self._warming -= 1
@@ -1127,7 +1134,7 @@ class ProcessRunner:
                     stale.append(candidate)
                 if worker is not None:
                     worker.busy = True
-                warming = self._warming > 0
+                warming = self._warming > 0 or self._refill_pending
             if worker is not None or waited or not warming:
                 break
             # The refill thread is making a worker ready (forked, warmed up): waiting for
@@ -1153,7 +1160,9 @@ class ProcessRunner:
         """Block until a worker being warmed up enters the pool or fails (or a timeout)."""
         deadline = time.monotonic() + self.start_timeout
         with self._pool_changed:
-            while not self._closed and not self._idle and self._warming > 0:
+            while (
+                not self._closed and not self._idle and (self._warming > 0 or self._refill_pending)
+            ):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return
@@ -1182,6 +1191,7 @@ class ProcessRunner:
             for key, pinned in list(self._sessions.items()):
                 if pinned is worker:
                     del self._sessions[key]
+            self._refill_pending = True
             start = self._refiller is None
             if start:
                 self._refiller = threading.Thread(
