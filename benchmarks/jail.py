@@ -15,6 +15,7 @@ Run with ``uv run python benchmarks/jail.py`` (Linux; about half a minute).
   "back to back" runs do not wait (one run per worker: they wait for the replacement),
   with their throughput; the ratio is the default against no jail with reuse (the
   fastest; for runs per second, higher is better);
+- ``--pool N``: the pool size (default 1);
 - with ``--bwrap``, the same under ``launcher="bwrap"`` (one round; each worker is an
   interpreter start, so this part takes minutes on a loaded machine).
 """
@@ -101,16 +102,19 @@ async def _settled(runner: ProcessRunner) -> None:
     while True:
         with runner._lock:
             idle = list(runner._idle)
-        if idle and not runner._refilling:
+        if idle and not getattr(runner, "_refilling", False):
             await runner._wait_ready(idle[0])
             return
         await anyio.sleep(0.001)
 
 
+POOL = int(sys.argv[sys.argv.index("--pool") + 1]) if "--pool" in sys.argv else 1
+
+
 async def _pool(jail: bool, reuse: bool, launcher: Any = "builtin") -> dict[str, float]:
     figures: dict[str, float] = {}
     async with ProcessRunner(
-        LIMITS, pool_size=1, jail=jail, reuse_workers=reuse, launcher=launcher
+        LIMITS, pool_size=POOL, jail=jail, reuse_workers=reuse, launcher=launcher
     ) as runner:
         await runner.start()
 
@@ -175,7 +179,7 @@ def main() -> None:
         for jail, reuse in configs:
             rounds[(jail, reuse)].append(anyio.run(_pool, jail, reuse))
     names = ["jail, 1 run/worker", "no jail, 1 run", "jail, reuse", "no jail, reuse"]
-    print(f"process mode (best of {ROUNDS} rounds)   " + " / ".join(names))
+    print(f"process mode (pool_size={POOL}, best of {ROUNDS} rounds)   " + " / ".join(names))
     for key in rounds[configs[0]][0]:
         best = max if "per s" in key else min
         cells = [_fmt(best(r[key] for r in rounds[c]), key) for c in configs]

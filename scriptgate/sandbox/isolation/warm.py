@@ -44,7 +44,7 @@ WARM_TOOL = ToolSpec(
 )
 """The warm-up job's only tool; no user run is ever offered it."""
 
-WARM_CALLS = 32
+WARM_CALLS = 8
 """How many tool calls the warm-up job makes (the sync part's loop and the async gather)."""
 
 _HALF = WARM_CALLS // 2
