@@ -851,9 +851,6 @@ class ProcessRunner:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._warming = 0  # workers being spawned and warmed up for the pool (``_fill``)
-        self._pool_changed = threading.Condition(self._lock)  # a warming worker is done
-        # A worker retired and the refill thread has not yet begun its replacement.
-        self._refill_pending = False
         self._all: set[_Worker] = set()
         self._sessions: dict[str, _Worker] = {}
         self._closed = False
@@ -1023,11 +1020,6 @@ class ProcessRunner:
         fresh: list[_Worker] = []
         while True:
             with self._lock:
-                if warm and self._refill_pending:
-                    # (in the same critical section as the count below: a run never sees
-                    # neither a pending refill nor a warming worker while one is coming)
-                    self._refill_pending = False
-                    self._pool_changed.notify_all()
                 if self._closed or len(self._idle) + self._warming >= self.pool_size:
                     break
                 if warm:
@@ -1038,7 +1030,6 @@ class ProcessRunner:
                 if warm:
                     with self._lock:
                         self._warming -= 1
-                        self._pool_changed.notify_all()
                 break
             if warm:
                 fresh.append(worker)
@@ -1053,7 +1044,6 @@ class ProcessRunner:
             ok = self._warm(worker)
             with self._lock:
                 self._warming -= 1
-                self._pool_changed.notify_all()
                 ok = ok and not self._closed
                 if ok:
                     self._idle.append(worker)
@@ -1113,34 +1103,23 @@ class ProcessRunner:
         if not self._started:
             self._started = True
             await anyio.to_thread.run_sync(self._fill)
-        waited = False
-        while True:
-            with self._lock:
-                self._check_open()
-                if session_key is not None and session_key in self._sessions:
-                    pinned = self._sessions.pop(session_key)
-                    self._sessions[session_key] = pinned  # most recently used last
-                    if pinned.busy:
-                        raise ConfigurationError(
-                            f"session {session_key!r} is already running a script"
-                        )
-                    pinned.busy = True
-                    return pinned
-                while self._idle:
-                    candidate = self._idle.pop(0)
-                    if candidate.alive() and (not candidate.ready or candidate.quiet()):
-                        worker = candidate
-                        break
-                    stale.append(candidate)
-                if worker is not None:
-                    worker.busy = True
-                warming = self._warming > 0 or self._refill_pending
-            if worker is not None or waited or not warming:
-                break
-            # The refill thread is making a worker ready (forked, warmed up): waiting for
-            # it is no slower than forking another, and the run gets a warm one.
-            waited = True
-            await anyio.to_thread.run_sync(self._wait_warming)
+        with self._lock:
+            self._check_open()
+            if session_key is not None and session_key in self._sessions:
+                pinned = self._sessions.pop(session_key)
+                self._sessions[session_key] = pinned  # most recently used last
+                if pinned.busy:
+                    raise ConfigurationError(f"session {session_key!r} is already running a script")
+                pinned.busy = True
+                return pinned
+            while self._idle:
+                candidate = self._idle.pop(0)
+                if candidate.alive() and (not candidate.ready or candidate.quiet()):
+                    worker = candidate
+                    break
+                stale.append(candidate)
+            if worker is not None:
+                worker.busy = True
         for dead in stale:
             await self._discard(dead)
         if worker is None:
@@ -1155,18 +1134,6 @@ class ProcessRunner:
             # The pinned worker left the pool: top it up.
             await anyio.to_thread.run_sync(self._fill)
         return worker
-
-    def _wait_warming(self) -> None:
-        """Block until a worker being warmed up enters the pool or fails (or a timeout)."""
-        deadline = time.monotonic() + self.start_timeout
-        with self._pool_changed:
-            while (
-                not self._closed and not self._idle and (self._warming > 0 or self._refill_pending)
-            ):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._pool_changed.wait(left)
 
     def _evict_sessions(self) -> list[_Worker]:
         """Unpin the least recently used idle sessions beyond ``max_sessions`` (lock held)."""
@@ -1191,7 +1158,6 @@ class ProcessRunner:
             for key, pinned in list(self._sessions.items()):
                 if pinned is worker:
                     del self._sessions[key]
-            self._refill_pending = True
             start = self._refiller is None
             if start:
                 self._refiller = threading.Thread(
@@ -1331,7 +1297,6 @@ class ProcessRunner:
     def _take_all(self) -> set[_Worker]:
         with self._lock:
             self._closed = True
-            self._pool_changed.notify_all()
             workers = set(self._all)
             self._all.clear()
             self._idle.clear()

@@ -130,9 +130,10 @@ async def test_process_each_run_gets_a_fresh_real_worker_and_the_pool_refills() 
                 "echo(text='x')", bridge=HostToolBridge([ECHO]), tools=tool_specs([ECHO])
             )
             assert result.ok, result.error
-    # three runs, three different workers, each refilled (and warmed up) in the background
+    # three runs, three different workers; the first was warmed up by start() (a run that
+    # finds no idle worker forks one itself rather than wait for the refill thread's)
     assert len({pid for pid, _warmed in runner.given}) == 3
-    assert [warmed for _pid, warmed in runner.given] == [True, True, True]
+    assert runner.given[0][1] is True
 
 
 @pytest.mark.anyio
