@@ -1,4 +1,4 @@
-"""The parent's warm-up job: a new worker runs one private job before it enters the pool.
+"""The parent's warm-up job: a new worker runs two private scripts before it enters the pool.
 
 Owns the warm-up script, its private no-op tool and :func:`warm_up` (the job's whole
 exchange, driven synchronously by the refill thread of :mod:`.parent`). It must not import
@@ -6,8 +6,8 @@ exchange, driven synchronously by the refill thread of :mod:`.parent`). It must 
 
 A worker forked from the zygote shares the zygote's memory copy-on-write and starts with
 cold caches: its first run used to pay for the first touch of the engine, the tool-call
-path and the channel (a warm run cost ~4× a reused worker's). Before a new worker goes
-into the pool the parent runs this job on it: a sync and an async part with a few dozen
+path and the channel (a warm run cost 5–10× a reused worker's under load). Before a new worker goes
+into the pool the parent runs this job on it: a sync and an async part with a few
 calls of a tool that exists only here (:data:`WARM_TOOL`), answered by :func:`warm_up`
 itself with a fixed reply, never through a bridge. So nothing of it reaches a user run:
 it makes no :class:`~scriptgate.sandbox.result.CallRecord` of any user run, no audit line,
