@@ -10,9 +10,12 @@ Run with ``uv run python benchmarks/jail.py`` (Linux; about half a minute).
   minus an empty one, per call), each with the jail and without it
   (``ProcessRunner(jail=False)``), with one run per worker (the default) and with
   ``reuse_workers=True``, alternating in the same minutes; "ready worker" runs wait
-  until the replacement is ready, "back to back" runs do not (one run per worker:
-  they wait for the replacement's fork); the ratio is the default against
-  no jail with reuse (the fastest);
+  until the replacement is ready (and warmed up) and the refill thread is idle, "new
+  text" runs a different source each time (no compile-cache hit, as a model's scripts),
+  "back to back" runs do not wait (one run per worker: they wait for the replacement),
+  with their throughput; the ratio is the default against no jail with reuse (the
+  fastest; for runs per second, higher is better);
+- ``--pool N``: the pool size (default 1);
 - with ``--bwrap``, the same under ``launcher="bwrap"`` (one round; each worker is an
   interpreter start, so this part takes minutes on a loaded machine).
 """
@@ -95,20 +98,23 @@ PING = AgentTool(name="ping", description="ping", execute=_ping)
 
 
 async def _settled(runner: ProcessRunner) -> None:
-    """Wait until the pool holds a ready worker again (the replacement of the last run)."""
+    """Wait until the pool holds a ready worker again and the refill thread is idle."""
     while True:
         with runner._lock:
             idle = list(runner._idle)
-        if idle:
+        if idle and not getattr(runner, "_refilling", False):
             await runner._wait_ready(idle[0])
             return
         await anyio.sleep(0.001)
 
 
+POOL = int(sys.argv[sys.argv.index("--pool") + 1]) if "--pool" in sys.argv else 1
+
+
 async def _pool(jail: bool, reuse: bool, launcher: Any = "builtin") -> dict[str, float]:
     figures: dict[str, float] = {}
     async with ProcessRunner(
-        LIMITS, pool_size=1, jail=jail, reuse_workers=reuse, launcher=launcher
+        LIMITS, pool_size=POOL, jail=jail, reuse_workers=reuse, launcher=launcher
     ) as runner:
         await runner.start()
 
@@ -132,10 +138,16 @@ async def _pool(jail: bool, reuse: bool, launcher: Any = "builtin") -> dict[str,
             await _settled(runner)
             spaced.append(await run("x = 1 + 2"))
         figures["warm run (ready worker)"] = statistics.median(spaced)
+        fresh_text = []
+        for i in range(WARM_RUNS // 4):
+            await _settled(runner)
+            fresh_text.append(await run(f"x = 1 + {i}"))
+        figures["warm run, new text (ready)"] = statistics.median(fresh_text)
         if launcher != "bwrap":
-            figures["warm run (back to back)"] = statistics.median(
-                [await run("x = 1 + 2") for _ in range(WARM_RUNS)]
-            )
+            start = time.perf_counter()
+            back = [await run("x = 1 + 2") for _ in range(WARM_RUNS)]
+            figures["warm run (back to back)"] = statistics.median(back)
+            figures["back to back: runs per s"] = WARM_RUNS / (time.perf_counter() - start)
         calls = f"for i in range({CALLS}):\n    ping()\n"
         empty = f"for i in range({CALLS}):\n    pass\n"
         per_call = []
@@ -149,7 +161,9 @@ async def _pool(jail: bool, reuse: bool, launcher: Any = "builtin") -> dict[str,
     return figures
 
 
-def _fmt(seconds: float) -> str:
+def _fmt(seconds: float, key: str = "") -> str:
+    if "per s" in key:
+        return f"{seconds:.0f}/s"
     return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
 
 
@@ -165,17 +179,18 @@ def main() -> None:
         for jail, reuse in configs:
             rounds[(jail, reuse)].append(anyio.run(_pool, jail, reuse))
     names = ["jail, 1 run/worker", "no jail, 1 run", "jail, reuse", "no jail, reuse"]
-    print(f"process mode (best of {ROUNDS} rounds)   " + " / ".join(names))
+    print(f"process mode (pool_size={POOL}, best of {ROUNDS} rounds)   " + " / ".join(names))
     for key in rounds[configs[0]][0]:
-        cells = [_fmt(min(r[key] for r in rounds[c])) for c in configs]
-        base = min(r[key] for r in rounds[configs[0]])
-        ratio = base / min(r[key] for r in rounds[configs[3]])
+        best = max if "per s" in key else min
+        cells = [_fmt(best(r[key] for r in rounds[c]), key) for c in configs]
+        base = best(r[key] for r in rounds[configs[0]])
+        ratio = base / best(r[key] for r in rounds[configs[3]])
         print(f"  {key:<28} " + " / ".join(f"{c:>9}" for c in cells) + f"   (x{ratio:.2f})")
     if shutil.which("bwrap") and "--bwrap" in sys.argv:
         bwrap = anyio.run(_pool, True, False, "bwrap")
         print("launcher='bwrap' (one round, 1 run/worker)")
         for key, value in bwrap.items():
-            print(f"  {key:<28} {_fmt(value):>9}")
+            print(f"  {key:<28} {_fmt(value, key):>9}")
     print("load average after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory():
         pass

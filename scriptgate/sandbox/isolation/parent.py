@@ -66,8 +66,11 @@ Outcomes, with the same :class:`ScriptResult` shape as in-process runs:
   recorded as ``cancelled``.
 
 A worker runs one script: afterwards it is killed and a background thread forks
-its replacement from the zygote (so the next run still starts on a warm, ready
-worker), and nothing a script left in its interpreter reaches a later run.
+its replacement from the zygote, waits for it and runs the private warm-up job of
+:mod:`.warm` on it (tool calls this side answers itself, never recorded or audited)
+before it enters the pool, so the next run starts on a ready worker that has already
+paid its first touch of the engine; nothing a script left in its interpreter reaches
+a later run.
 ``reuse_workers=True`` puts a worker whose script succeeded back into the pool
 instead (the engine gives every run fresh globals); a worker that crashed, was
 killed, or ran a failing script is always discarded. The pool survives anything
@@ -139,6 +142,7 @@ from scriptgate.sandbox.isolation.jail.bwrap import (
     seccomp_for_bwrap,
 )
 from scriptgate.sandbox.isolation.jail.report import JailReport
+from scriptgate.sandbox.isolation.warm import WarmUpFailed, warm_limits, warm_up
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
@@ -318,6 +322,7 @@ class _Worker:
         self.wfd = self.rfd = sock.fileno()
         self.buf = bytearray()
         self.ready = False
+        self.warmed = False  # it ran the parent's warm-up job (:mod:`.warm`) and is clean
         self.jail: JailReport | None = None  # what its OS jail got (from its ready message)
         self.busy = False
         self.killed = False
@@ -462,6 +467,34 @@ class _Worker:
                     await self.readable.wait()
                 else:
                     await anyio.wait_readable(self.rfd)
+
+    # -- blocking I/O (the refill thread's warm-up job, off every run's path) ---------
+    def recv_blocking(self, deadline: float) -> dict[str, Any]:
+        """The next message, waiting until the ``time.monotonic()`` deadline (no event loop)."""
+        while True:
+            message = self._parse()
+            if message is not None:
+                return message
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the worker did not answer in time")
+            readable, _, _ = select.select([self.rfd], [], [], left)
+            if readable:
+                self._read()
+
+    def write_blocking(self, frame: bytes, deadline: float) -> None:
+        """Write ``frame`` completely, waiting until the deadline for the socket to drain."""
+        view = memoryview(frame)
+        while view:
+            try:
+                view = view[os.write(self.wfd, view) :]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the worker did not read in time") from None
+                select.select([], [self.wfd], [], left)
+            except OSError as exc:
+                raise _WorkerGone from exc
 
     # -- life cycle ---------------------------------------------------------------
     def alive(self) -> bool:
@@ -731,7 +764,7 @@ def _refill_loop(ref: weakref.ref[ProcessRunner], wake: threading.Condition) -> 
             runner = ref()
             if runner is None or runner.closed:
                 return
-            pending = bool(runner._retiring)
+            pending = bool(runner._retiring or runner._reaping)
             del runner
             if not pending:
                 wake.wait(1.0)
@@ -804,6 +837,10 @@ class ProcessRunner:
         # worker to a background thread that kills it and forks the replacement.
         self.reuse_workers = reuse_workers
         self._retiring: list[_Worker] = []
+        self._reaping: list[_Worker] = []  # killed, exit status not yet read (refill thread)
+        # The refill thread is at work (retired workers to reap, the pool to refill and
+        # warm up): for benchmarks and tests that wait until a run meets a settled machine.
+        self._refilling = False
         self._refiller: threading.Thread | None = None
         self._retired = threading.Condition(threading.Lock())
         self.jail: JailReport | None = None
@@ -815,6 +852,7 @@ class ProcessRunner:
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
+        self._warming = 0  # workers being spawned and warmed up for the pool (``_fill``)
         self._all: set[_Worker] = set()
         self._sessions: dict[str, _Worker] = {}
         self._closed = False
@@ -837,6 +875,7 @@ class ProcessRunner:
         )
         self._max_frame = max(16 << 20, 4 * budget)
         self._job_limits = _limits_json(limits)
+        self._warm_limits = _limits_json(warm_limits(limits))
         if launcher == "bwrap":
             _command, bound = bwrap_command(["true"], "/", tmp_bytes=16 << 20)
             self._bwrap_uid = host_uid(bound)
@@ -972,28 +1011,70 @@ class ProcessRunner:
             raise
         return _Worker(pid, ours, tmpdir, self._max_frame, status=status)
 
-    def _fill(self) -> None:
-        """Spawn workers until ``pool_size`` are idle (or starting)."""
+    def _fill(self, *, warm: bool = False) -> None:
+        """Spawn workers until ``pool_size`` are idle (or starting, or warming up).
+
+        ``warm`` (the refill thread and :meth:`start`): each new worker is waited for
+        and runs the parent's private warm-up job (:mod:`.warm`) before it enters the
+        pool, so a run never pays a fresh worker's first touch of the engine; a worker
+        that fails it is discarded.
+        """
+        fresh: list[_Worker] = []
         while True:
             with self._lock:
-                if self._closed or len(self._idle) >= self.pool_size:
-                    return
+                if self._closed or len(self._idle) + self._warming >= self.pool_size:
+                    break
+                if warm:
+                    self._warming += 1
             try:
                 worker = self._spawn()
-            except (_StartError, ConfigurationError):
-                return
+            except (_StartError, ConfigurationError, OSError):
+                if warm:
+                    with self._lock:
+                        self._warming -= 1
+                break
+            if warm:
+                fresh.append(worker)
+                continue
             with self._lock:
                 if not self.closed:
                     self._idle.append(worker)
                     continue
             worker.reap()
-            return
+            break
+        for worker in fresh:
+            ok = self._warm(worker)
+            with self._lock:
+                self._warming -= 1
+                ok = ok and not self._closed
+                if ok:
+                    self._idle.append(worker)
+                else:
+                    self._all.discard(worker)
+            if not ok:
+                worker.reap()
+
+    def _warm(self, worker: _Worker) -> bool:
+        """Wait (blocking) for ``worker``'s ready message, then run the warm-up job on it."""
+        deadline = time.monotonic() + self.start_timeout
+        try:
+            self._accept_ready(worker, worker.recv_blocking(deadline))
+            warm_up(
+                worker.recv_blocking,
+                worker.write_blocking,
+                self._warm_limits,
+                max(1.0, deadline - time.monotonic()),
+            )
+        except (_WorkerGone, _ProtocolError, _JailMissing, WarmUpFailed, TimeoutError, OSError):
+            return False
+        worker.warmed = worker.quiet()
+        return worker.warmed
 
     async def start(self) -> None:
         """Start the pool now and wait until its workers are ready (otherwise the first run does)."""
         self._check_open()
         self._started = True
-        await anyio.to_thread.run_sync(self._fill)
+        await anyio.to_thread.run_sync(lambda: self._fill(warm=True))
         with self._lock:
             idle = list(self._idle)
         for worker in idle:
@@ -1089,6 +1170,7 @@ class ProcessRunner:
                 )
         with self._retired:
             self._retiring.append(worker)
+            self._refilling = True
             self._retired.notify()
         if start:
             assert self._refiller is not None
@@ -1098,15 +1180,28 @@ class ProcessRunner:
         """One pass of the background thread: reap ``batch``, top the pool up."""
         with self._retired:
             batch, self._retiring = self._retiring, []
-        for worker in batch:
-            worker.kill()
-        if not self._closed:
-            with contextlib.suppress(ConfigurationError, OSError):
-                self._fill()
-        for worker in batch:
-            worker.reap()
-            with self._lock:
-                self._all.discard(worker)
+            self._refilling = True
+        try:
+            for worker in batch:
+                worker.kill()
+            if not self._closed:
+                with contextlib.suppress(ConfigurationError, OSError):
+                    self._fill(warm=True)
+            # Reaping waits for each killed worker's exit status (a jail's teardown takes
+            # milliseconds): it stops as soon as another worker retires, whose replacement
+            # comes first (the rest is reaped on a later pass).
+            self._reaping.extend(batch)
+            while self._reaping:
+                with self._retired:
+                    if self._retiring and not self._closed:
+                        break
+                worker = self._reaping.pop(0)
+                worker.reap()
+                with self._lock:
+                    self._all.discard(worker)
+        finally:
+            with self._retired:
+                self._refilling = bool(self._retiring or self._reaping)
 
     def _release(self, worker: _Worker) -> None:
         """A healthy worker goes back to the pool (or is closed when the pool is full)."""
@@ -1142,6 +1237,10 @@ class ProcessRunner:
             return
         with anyio.fail_after(self.start_timeout):
             message = await worker.recv()
+        self._accept_ready(worker, message)
+
+    def _accept_ready(self, worker: _Worker, message: dict[str, Any]) -> None:
+        """Check a worker's first message (``ready``, its jail's report); raises if it fails."""
         if message.get("op") != "ready":
             raise _ProtocolError("the worker did not start with a ready message")
         # --- OS jail (scriptgate.sandbox.isolation.jail) ---
