@@ -152,7 +152,7 @@ ATTACKS: list[Attack] = [
     _a("exception-group", "6-policy", "raise ExceptionGroup('x', [ValueError()])", "runtime"),
     _a("printed-name", "6-policy", "print(1)\nprinted", "rejected"),
     _a("match-kwd-dunder", "6-policy", "match 1:\n    case int(__class__=c):\n        c", "rejected"),
-    _a("match-kwd-format", "6-policy", "match 'x':\n    case str(format=f):\n        f('{0.__class__}', 1)", "rejected", "format"),
+    _a("match-kwd-format", "6-policy", "match 'x':\n    case str(format=f):\n        f('{0.__class__}', 1)", "rejected", "plain name"),
     # -- §6: str.format and string.Formatter (CVE-2023-41039, CVE-2026-76825) ---
     _a("format-attribute", "6-format", "'{0.__class__}'.format(1)", "runtime", "only positions and names"),
     _a("format-index", "6-format", "'{0[x]}'.format({'x': 1})", "runtime"),

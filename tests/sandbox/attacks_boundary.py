@@ -244,5 +244,56 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         "__cause__",
     ),
+    # -- match class patterns read attributes in C (second fresh-eyes pass, G00) ----------------
+    _a(
+        "match-class-keyword-send",
+        "7.1-host-loop",
+        "async def g():\n    pass\nc = g()\nmatch c:\n    case object(send=s):\n        r = s\nr",
+        "sandbox",
+        "your own classes",
+    ),
+    _a(
+        "match-class-keyword-missing",
+        "7.1-host-loop",
+        "match 1:\n    case object(get_loop=gl):\n        r = gl",
+        "ok",
+        value=None,
+    ),
+    _a(
+        "match-class-builtin-keyword",
+        "8-memory",
+        "match 'x':\n    case str(zfill=z):\n        r = z(10 ** 9)",
+        "rejected",
+        "plain name",
+    ),
+    _a(
+        "match-class-builtin-base-method",
+        "8-memory",
+        "class S(str):\n    pass\ntry:\n    match S('x'):\n        case S(zfill=z):\n            pass\nexcept BaseException:\n    pass\nz(10 ** 9)",
+        "sandbox",
+        "builtin 'str'",
+    ),
+    _a(
+        "match-class-dotted-class",
+        "6-policy",
+        "import datetime\nmatch datetime.date(2020, 1, 1):\n    case datetime.date(year=y):\n        r = y",
+        "rejected",
+        "plain name",
+    ),
+    _a(
+        "match-class-own-ok",
+        "6-policy",
+        "class P:\n    def __init__(self, x):\n        self.x = x\nmatch P(2):\n    case P(x=v):\n        r = v\nr",
+        "ok",
+        value=2,
+    ),
+    _a(
+        "match-class-shadowed-builtin",
+        "6-policy",
+        "int = object\nmatch 5:\n    case int(n):\n        r = n\n    case _:\n        r = 0\nr",
+        "ok",
+        value=5,
+    ),
+    _a("match-class-hidden-name", "6-policy", "_mc_int_ = object", "rejected", "_mc_int_"),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

@@ -98,6 +98,7 @@ from RestrictedPython.transformer import (
 
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
+    MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     format_spec_too_wide,
@@ -1286,7 +1287,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """
         values = _named_alternatives(node.pattern)
         if values is None:
-            return self.node_contents_visit(node)
+            return self._case_with_class_checks(node)
         capture = self._temp(node)
         tests: list[ast.expr] = []
         for value in values:
@@ -1303,6 +1304,27 @@ class ScriptPolicy(RestrictingNodeTransformer):
         copy_locations(pattern, node.pattern)
         body = [self.visit(stmt) for stmt in node.body]
         new = ast.match_case(pattern=pattern, guard=test, body=body)
+        return ast.fix_missing_locations(new)
+
+    _class_checks: list[ast.expr] | None = None
+    """The checks the class patterns of the case being compiled need (visit_MatchClass)."""
+
+    def _case_with_class_checks(self, node: ast.match_case) -> Any:
+        """A case whose class patterns' checks run first in its guard (see visit_MatchClass)."""
+        outer = self._class_checks
+        self._class_checks = []
+        try:
+            pattern = self.visit(node.pattern)
+            checks = self._class_checks
+        finally:
+            self._class_checks = outer
+        guard = self.visit(node.guard) if node.guard is not None else None
+        body = [self.visit(stmt) for stmt in node.body]
+        if checks:
+            test: ast.expr = checks[0] if len(checks) == 1 else ast.BoolOp(ast.And(), checks)
+            guard = test if guard is None else ast.BoolOp(ast.And(), [test, guard])
+            copy_locations(guard, node.pattern)
+        new = ast.match_case(pattern=pattern, guard=guard, body=body)
         return ast.fix_missing_locations(new)
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
@@ -1339,12 +1361,54 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> Any:
-        """Class patterns: keyword attributes are read like ``obj.attr`` and checked the same way."""
+        """Class patterns: a builtin type's self-match, or a checked read of the script's own class.
+
+        CPython reads a class pattern's attributes (``case C(send=s)``, and the names in
+        ``C.__match_args__`` for positional sub-patterns) in C, past the attribute guard
+        and the object boundary: a script's own coroutine gave up ``send`` that way, and
+        with it the host's event loop. So:
+
+        - ``case C():`` is an ``isinstance`` test and compiles unchanged;
+        - ``case int(n):`` (a builtin type that matches itself, one sub-pattern) binds the
+          whole subject; the class is the real builtin under a name a script cannot rebind;
+        - any other class with sub-patterns must be named by a plain name, and its case
+          gets a guard in front of the script's own that checks, right after the match,
+          that the class is the script's own and no attribute came from a builtin base
+          (:func:`~scriptgate.sandbox.guards.attributes.class_pattern_check`: else the run
+          ends, so what the pattern bound is never used).
+        """
+        if not node.patterns and not node.kwd_attrs:
+            return self.node_contents_visit(node)
+        cls = node.cls
+        if (
+            isinstance(cls, ast.Name)
+            and cls.id in MATCH_SELF_TYPES
+            and len(node.patterns) == 1
+            and not node.kwd_attrs
+        ):
+            hidden = ast.Name(id=MATCH_SELF_TYPES[cls.id], ctx=ast.Load())
+            copy_locations(hidden, cls)
+            node.cls = hidden
+            node.patterns = [self.visit(pattern) for pattern in node.patterns]
+            return node
+        checks = self._class_checks
+        if not isinstance(cls, ast.Name) or cls.id in MATCH_SELF_TYPES or checks is None:
+            self.error(node, _MATCH_CLASS_MESSAGE)
+            return node
         for attr in node.kwd_attrs:
-            self._check_attribute_name(node, attr, private=False)  # read natively: no guard
+            self._check_attribute_name(node, attr, private=False)  # read natively: no _names
             if attr in _MATCH_DENIED_ATTRIBUTES:
                 self.error(node, f'"{attr}" may not be read by a class pattern.')
-        return self.node_contents_visit(node)
+        names = ast.Tuple(elts=[ast.Constant(a) for a in node.kwd_attrs], ctx=ast.Load())
+        check = _call(
+            "_mcheck_",
+            [ast.Name(id=cls.id, ctx=ast.Load()), names, ast.Constant(len(node.patterns))],
+            node,
+        )
+        checks.append(ast.fix_missing_locations(check))
+        node.patterns = [self.visit(pattern) for pattern in node.patterns]
+        node.kwd_patterns = [self.visit(pattern) for pattern in node.kwd_patterns]
+        return node
 
     def visit_MatchAs(self, node: ast.MatchAs) -> Any:
         """``case x`` / ``case p as x`` bind variables: checked like them."""
@@ -1356,7 +1420,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
 
+_MATCH_CLASS_MESSAGE = (
+    "Class patterns with sub-patterns work on your own classes named by a plain name "
+    "(`case Point(x=0):`) and as a builtin type's own match (`case int(n):`, one sub-pattern); "
+    "for other classes write `case C():` and read the attributes in the body."
+)
 _MATCH_DENIED_ATTRIBUTES = frozenset({"format", "format_map", "mro", "get_field", "vformat"})
+
 
 _PATTERN_VALUE_MESSAGE = (
     "Value patterns must be literals in the sandbox (case 1, case 'a'): a named value "

@@ -25,6 +25,7 @@ hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
 
 from __future__ import annotations
 
+import builtins
 import builtins as _builtins
 import collections
 import itertools
@@ -58,6 +59,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
     FILENAME,
+    MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     SCRIPT_CLASS_MARK,
@@ -362,6 +364,51 @@ def _read_private(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if not private_ok(obj):
         return _no_underscore(obj, name, default)
     return check_value(getattr(obj, name, *default))
+
+
+def class_pattern_problem(cls: Any, names: tuple[str, ...], positional: int) -> str | None:
+    """Why ``case cls(p, k=q):`` may not read what it read, or ``None`` when it may.
+
+    A class pattern reads its attributes in C, past the attribute guard, so the guard of the
+    case (compiled in front of the script's own) checks them right after the match: the
+    class must be the script's own (:func:`private_ok`) or a namedtuple, and no attribute
+    may come from a builtin base (``case MyStr(zfill=z)`` would hand out the raw method).
+    """
+    if not isinstance(cls, type):
+        return None  # CPython refused the pattern already
+    named_tuple = bool(getattr(cls, HOLDABLE_MARK, False)) and issubclass(cls, tuple)
+    if not (private_ok(cls) or named_tuple):
+        return (
+            f"a class pattern with sub-patterns needs one of your own classes, not "
+            f"{cls.__name__!r}: write `case {cls.__name__}():` and read the attributes in the body"
+        )
+    mro = _MRO.__get__(cls)
+    wanted = list(names)
+    if positional:
+        args = getattr(cls, "__match_args__", ())
+        if type(args) is tuple and all(type(a) is str for a in args):
+            wanted.extend(args[:positional])
+    for name in wanted:
+        for klass in mro:
+            if name in _CLASS_DICT.__get__(klass):
+                if _MODULE.__get__(klass) == "builtins":
+                    return (
+                        f"a class pattern may not read {name!r}, an attribute of the builtin "
+                        f"{klass.__name__!r}: read it in the body"
+                    )
+                break
+    return None
+
+
+def class_pattern_check(budget: Budget, cls: Any, names: tuple[str, ...], positional: int) -> bool:
+    """The compiled guard of a class pattern with sub-patterns: ``True``, or the run ends.
+
+    The stop cannot be caught, so the names the pattern bound are never used.
+    """
+    problem = class_pattern_problem(cls, names, positional)
+    if problem is not None:
+        raise budget.trip("sandbox", problem)
+    return True
 
 
 def guarded_private_write(obj: Any) -> Any:
@@ -1140,6 +1187,9 @@ def make_guards(
     guards["_tick_"] = tick
     guards["_tk_"] = budget.first_tick()  # the tick statement's hook (see Budget)
     guards["_check_"] = check
+    guards["_mcheck_"] = lambda cls, names, positional: class_pattern_check(
+        budget, cls, names, positional
+    )
     guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
     guards["__charge__"] = charge  # a helper the curated builtins use
     guards[STOP_NAME] = budget.trip  # found by errors.refuse_size through the globals
@@ -1153,6 +1203,8 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_getitem_": _guarded_getitem,
     "_write_": _guarded_write,
     "_pwrite_": guarded_private_write,
+    # `case int(n):` compiles to the real type under a name a script cannot rebind
+    **{hidden: getattr(builtins, name) for name, hidden in MATCH_SELF_TYPES.items()},
     "_apply_": _guarded_apply,
     "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
     "_unpack_sequence_": guarded_unpack_sequence,

@@ -16,6 +16,7 @@ __all__ = [
     "FAST_RECEIVER_SLOW_NAMES",
     "FILENAME",
     "HASHING_METHODS",
+    "MATCH_SELF_TYPES",
     "MAX_FORMAT_WIDTH",
     "READABLE_UNDERSCORE_NAMES",
     "SCRIPT_CLASS_MARK",
@@ -86,6 +87,17 @@ READABLE_UNDERSCORE_NAMES = frozenset(
 (``type(x).__name__``, ``x.__class__.__name__``, ``f.__doc__``) and the namedtuple API
 (the attribute guard allows the ``_`` ones on namedtuples only, ``__init__`` on the
 script's own classes, instances and ``super()`` only)."""
+
+
+MATCH_SELF_TYPES = {
+    name: f"_mc_{name}_"
+    for name in (
+        "bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set",
+        "str", "tuple",
+    )
+}  # fmt: skip
+"""Builtin types a class pattern may bind whole (``case int(n):``), and the hidden name each
+is compiled to (bound to the real type in the run's namespace; a script cannot rebind it)."""
 
 
 def is_private_name(name: str) -> bool:
