@@ -51,7 +51,8 @@ from scriptgate.runtime.types import (
     BeforeToolCallHook,
     TextContent,
 )
-from scriptgate.sandbox.model.stubs import StubStyle, render_stubs
+from scriptgate.sandbox.model.rules import DEFAULT_MAX_OUTPUT_TOKENS, codemode_description
+from scriptgate.sandbox.model.stubs import StubStyle
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptError, ScriptResult
 
 if TYPE_CHECKING:
@@ -72,8 +73,6 @@ __all__ = [
     "parse_codemode_source",
 ]
 
-DEFAULT_MAX_OUTPUT_TOKENS = 10000
-"""The output budget of one script, in estimated tokens (pi)."""
 
 CHARS_PER_TOKEN = 4
 """Characters per estimated token (pi)."""
@@ -401,110 +400,6 @@ def format_script_result(
     return AgentToolResult(
         content=(TextContent(header + body),), details=details, is_error=not result.ok
     )
-
-
-# ----------------------------------------------------------------------------- description
-
-
-def _capabilities() -> tuple[list[str], list[str]]:
-    """The builtin names and importable module names of the sandbox."""
-    from scriptgate.sandbox.world.builtins import SAFE_BUILTIN_NAMES
-    from scriptgate.sandbox.world.modules import MODULE_NAMES
-
-    return list(dict.fromkeys(SAFE_BUILTIN_NAMES)), list(MODULE_NAMES)
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g} s"
-
-
-def codemode_description(
-    tools: Iterable[AgentTool],
-    *,
-    limits: Limits | None = None,
-    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-    style: StubStyle = "sync",
-    persistent: bool = False,
-) -> str:
-    """The description of the code-mode tool: the rules, then the stubs of ``tools``.
-
-    ``persistent``: scripts share a session, so what one defines the next can use
-    (the rules say so either way).
-    """
-    limits = limits if limits is not None else Limits()
-    builtin_names, module_names = _capabilities()
-    limit_parts: list[str] = []
-    if limits.timeout is not None:
-        limit_parts.append(f"{_seconds(limits.timeout)} of wall time")
-    if limits.max_tool_calls is not None:
-        limit_parts.append(f"{limits.max_tool_calls} tool calls")
-    if limits.max_output_chars is not None:
-        limit_parts.append(f"{limits.max_output_chars} printed characters")
-    limits_line = (
-        f"- Limits per script: {', '.join(limit_parts)}. A script that exceeds a limit stops.\n"
-        if limit_parts
-        else ""
-    )
-    timeout_rule = (
-        f" (at most {round(limits.timeout * 1000)})" if limits.timeout is not None else ""
-    )
-    fence = "```"
-    stubs = render_stubs(tools, style=style)
-    tools_block = f"Tools:\n{fence}python\n{stubs}\n{fence}" if stubs else "Tools: none."
-    return (
-        "Run a Python script in which every tool below is a plain function. Use it to chain "
-        "tool calls, loop over results and keep only what matters: intermediate data stays "
-        "in the script instead of your context.\n"
-        "\n"
-        "Rules:\n"
-        '- Call a tool with keyword arguments, e.g. `read(path="notes.txt")`; it is also '
-        "`tools.<name>(...)`. Each call is validated and permission-checked exactly like a "
-        "direct tool call.\n"
-        "- A tool returns its text (`str`), or a dict/list when its declaration below has a "
-        "structured return type.\n"
-        "- A failed call raises `ToolError`; a call refused by a permission check raises "
-        "`ToolDenied` (a subclass). `str(err)` is the error text; catch them with "
-        "`try: ... except ToolError as err: ...`. Calls that already ran are not undone.\n"
-        "- Without `await`, each call blocks and returns its value. To run calls "
-        'concurrently, await them: `a, b = await gather(read(path="a"), read(path="b"))`. '
-        "In a script that uses `await`, every tool call must be awaited "
-        "(`asyncio.run(main())` at the top level runs as `await main()`).\n"
-        "- The value of the last expression (or of a top-level `return`) is the result; "
-        "`print()` output is shown too. Return or print only what you need. A value that "
-        "is not JSON comes back rendered: sets and tuples as lists, dates as ISO text, enum "
-        "members as their values, dataclass instances as dicts of their fields, other "
-        "objects as `'<TypeName object>'` (return plain data instead).\n"
-        "- Restricted Python: `_private` names work for your own variables, functions, classes "
-        "and their instances (`self._cache`); other names starting with `_` are refused "
-        "(except `__init__`, `__name__`, `__class__`, `__doc__` reads and a namedtuple's "
-        "`_asdict()`). Class patterns with sub-patterns work on your own classes "
-        "(`case Point(x=0):`) and builtins (`case int(n):`). No files, network or "
-        "host access except through the tools. Classes work as usual (`super().__init__(...)`, "
-        "`@property`, `__repr__`, `@dataclass`, `Enum`, `class P(NamedTuple)`, ...) but take no "
-        "`metaclass=` or other class keyword; `type(x)` takes one argument. Iterate generators with "
-        "`for`/`next()` and await coroutines: `send`/`throw`/`asend` are not available, and "
-        "`gather(...)` must be awaited.\n"
-        f"- Built-ins: {', '.join(builtin_names)}.\n"
-        f"- Importable modules: {', '.join(module_names)}.\n"
-        "- Importing any other module raises `ModuleNotFoundError` (an `ImportError`): "
-        "write `try: import x except ImportError: ...` or use what is listed.\n"
-        f"{_STATE_RULE[persistent]}"
-        f"{limits_line}"
-        f"- Output longer than about {max_output_tokens} tokens is cut to its head and tail "
-        "(the full text is saved to a file).\n"
-        '- Optional first line: `# @options: {"max_output_tokens": 20000, '
-        f'"timeout_ms": 10000}}` sets this script\'s output budget and time limit in '
-        f"milliseconds{timeout_rule}.\n"
-        "\n"
-        f"{tools_block}"
-    )
-
-
-_STATE_RULE = {
-    True: "- State persists: variables and functions a script defines at top level are still "
-    "defined in the next script of this conversation (tool functions are rebound each time).\n",
-    False: "- Each script starts fresh: nothing a script defines is kept for the next one.\n",
-}
 
 
 # ----------------------------------------------------------------------------- the tool
