@@ -313,5 +313,47 @@ MODULE_ATTACKS: list[Any] = [
         "rejected",
         "__globals__",
     ),
+    # -- the second fresh-eyes pass (findings2, G01-G08) ---------------------------------
+    _a(
+        "g04-bytesio-subclass-tell-lies",
+        "8-memory",
+        "import io\nclass B(io.BytesIO):\n    def tell(self):\n        return 0\n"
+        "f = B()\nfor i in range(16):\n    f.seek(50_000_000, 1)\nf.write(b'x')\n"
+        "len(f.getvalue())",
+        "runtime",
+        "cannot subclass BytesIO in the sandbox: wrap it",
+    ),
+    _a(
+        "g05-sequencematcher-subclass-sets-b2j",
+        "8-cpu",
+        "import difflib\nclass M(difflib.SequenceMatcher):\n    pass\n"
+        "m = M(None, 'a', 'b')\nm.a = 'x' * 20_000\nm.b = 'x' * 20_000\n"
+        "m.find_longest_match(0, 20_000, 0, 20_000)",
+        "runtime",
+        "cannot subclass SequenceMatcher in the sandbox: wrap it",
+    ),
+    _a(
+        "g08-fraction-subclass-refused",
+        "6-policy",
+        "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
+        "runtime",
+        "cannot subclass Fraction",
+    ),
+    _a(
+        "g08-fraction-pow-int-subclass-lying-abs",
+        "8-cpu",
+        "import fractions\nclass I(int):\n    def __abs__(self):\n        return 0\n"
+        "r = fractions.Fraction(3, 2) ** I(2_000_000)\nr.numerator.bit_length()",
+        "limit",
+        "a power of Fractions would be too large",
+    ),
+    _a(
+        "g08-fraction-pow-int-subclass-lying-numerator",
+        "8-cpu",
+        "import fractions\nclass I(int):\n    @property\n    def numerator(self):\n"
+        "        return 2_000_000\n"
+        "r = fractions.Fraction(3, 2) ** I(2)\nassert r == fractions.Fraction(9, 4), r\nr.numerator",
+        "ok",
+    ),
 ]
 """Attacks on the issue-14 stand-ins (both modes)."""

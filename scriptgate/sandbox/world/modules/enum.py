@@ -113,6 +113,8 @@ def unique(enumeration: Any) -> Any:
 
 HOLDABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag, _enum.auto)
 """Value types this stand-in hands to scripts (the script's enum classes are its own)."""
+SUBCLASSABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag)
+"""The bases of a script's enums (the metaclass checks the class body as it is made)."""
 
 
 def build(run: RunWorld) -> dict[str, Any]:
