@@ -50,8 +50,8 @@ from scriptgate.sandbox.guards.boundary import (
     check_opaque_key,
     holdable,
     holdable_class,
-    subclassable_class,
     refuse_value,
+    subclassable_class,
 )
 from scriptgate.sandbox.guards.budget import Budget
 from scriptgate.sandbox.guards.constants import (

@@ -33,6 +33,7 @@ from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 __all__ = [
     "HOLDABLE_MARK",
     "STEPPING_NAMES",
+    "SUBCLASSABLE_MARK",
     "attribute_allowed",
     "check_opaque_key",
     "check_value",
@@ -40,10 +41,9 @@ __all__ = [
     "holdable_class",
     "refuse_value",
     "register_holdable",
+    "register_opaque",
     "register_subclassable",
     "subclassable_class",
-    "SUBCLASSABLE_MARK",
-    "register_opaque",
 ]
 
 HOLDABLE_MARK = "__scriptgate_holdable__"
