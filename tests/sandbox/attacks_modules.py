@@ -333,6 +333,13 @@ MODULE_ATTACKS: list[Any] = [
         "cannot subclass SequenceMatcher in the sandbox: wrap it",
     ),
     _a(
+        "g07-unicodedata-normalize-nfkd-expands-18x",
+        "8-memory",
+        "import unicodedata\nlen(unicodedata.normalize('NFKD', '\\ufdfa' * 10_000_000))",
+        "limit",
+        "could make it 18x longer",
+    ),
+    _a(
         "g08-fraction-subclass-refused",
         "6-policy",
         "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
