@@ -340,6 +340,34 @@ MODULE_ATTACKS: list[Any] = [
         "could make it 18x longer",
     ),
     _a(
+        "g03-csv-writerow-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "csv.writer(Sink()).writerow([s] * 20)",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
+        "g03-csv-writerows-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "csv.writer(Sink()).writerows([['a'], [s] * 20])",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
+        "g03-csv-dictwriter-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "w = csv.DictWriter(Sink(), [str(i) for i in range(20)])\n"
+        "w.writerow({str(i): s for i in range(20)})",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
         "g08-fraction-subclass-refused",
         "6-policy",
         "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
