@@ -146,7 +146,7 @@ class _DictWriter(csv.DictWriter):  # type: ignore[type-arg]
     def __init__(self, f: Any, fieldnames: Any, restval: Any = "", extrasaction: Any = "raise",
                  dialect: Any = "excel", *args: Any, **kwds: Any) -> None:  # fmt: skip
         super().__init__(f, fieldnames, restval, extrasaction, _dialect(dialect), *args, **kwds)
-        self.writer = _Writer(self.writer)
+        self.writer = _Writer(self.writer)  # type: ignore[assignment]
 
 
 _DictReader.__name__ = _DictReader.__qualname__ = "DictReader"
