@@ -368,6 +368,23 @@ MODULE_ATTACKS: list[Any] = [
         "a csv row of more than",
     ),
     _a(
+        "g01-ndiff-scores-every-pair-before-first-yield",
+        "8-cpu",
+        "import difflib, itertools\n"
+        "perms = [''.join(p) for p in itertools.islice("
+        "itertools.permutations('abcdefgh'), 0, 40320, 97)]\n"
+        "next(difflib.ndiff(perms[:200], perms[200:400]))[:4]",
+        "limit",
+        "step limit",
+    ),
+    _a(
+        "g01-ndiff-long-lines-pair",
+        "8-cpu",
+        "import difflib\nlist(difflib.ndiff(['ab' * 1000], ['ba' * 1000]))",
+        "limit",
+        "ndiff of lines whose lengths multiply past",
+    ),
+    _a(
         "g08-fraction-subclass-refused",
         "6-policy",
         "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
