@@ -385,6 +385,20 @@ MODULE_ATTACKS: list[Any] = [
         "ndiff of lines whose lengths multiply past",
     ),
     _a(
+        "g06-flag-member-wide-value-iteration",
+        "8-cpu",
+        "import enum\nclass F(enum.Flag):\n    A = 2 ** 200_000 - 1\nlen(list(F.A))",
+        "runtime",
+        "a Flag value wider than 1000 bits",
+    ),
+    _a(
+        "g06-intflag-lookup-wide-value",
+        "8-cpu",
+        "import enum\nclass F(enum.IntFlag):\n    A = 1\nF(2 ** 200_000 - 1)",
+        "runtime",
+        "a Flag value wider than 1000 bits",
+    ),
+    _a(
         "g08-fraction-subclass-refused",
         "6-policy",
         "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
