@@ -44,7 +44,7 @@ def test_process_fork_zygote_dropped_concurrently_is_a_clean_error() -> None:
             try:
                 runner._fork().reap()
                 outcome.append("forked")
-            except BaseException as exc:  # noqa: BLE001 - the test reports what came out
+            except BaseException as exc:  # the test reports what came out
                 outcome.append(exc)
 
         thread = threading.Thread(target=fork)
