@@ -113,6 +113,11 @@ HOLDABLE = (
     type(iter(collections.OrderedDict().items())),
 )
 
+SUBCLASSABLE: tuple[type, ...] = (_FED_COUNTER, _FED_ORDERED_DICT, _FED_DEFAULTDICT)
+"""The dict classes (``class C(Counter)``): their guards read the ``dict`` base, never a
+method a subclass overrides (attacks ``counter-elements-subclass``,
+``hash-flood-counter-subclass``)."""
+
 
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
