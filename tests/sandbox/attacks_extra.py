@@ -113,7 +113,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("underscore-private-own-object-ok", "6-policy", "class A:\n    def __init__(self):\n        self._x = 1\nA()._x", "ok", value=1),
     _a("underscore-private-host-object", "6-policy", "import json\njson._default_encoder", "runtime", "not available"),
     _a("underscore-private-write-host", "6-policy", "x = []\nx._y = 1", "runtime", "private names"),
-    _a("underscore-private-stand-in-base", "6-policy", "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)._numerator", "runtime", "not available"),
+    _a("underscore-private-stand-in-base", "6-policy", "from collections import Counter\nclass C(Counter):\n    pass\nC(a=1)._keep_positive", "runtime", "not available"),  # Fraction is not subclassable now (G08)
     _a("underscore-private-match-class", "6-policy", "class A:\n    pass\nmatch A():\n    case A(_x=1):\n        pass", "rejected", "_x"),
     _a("dunder-init-module-level", "6-policy", "if True:\n    def __init__(self):\n        pass\n    __init__.__globals__", "rejected"),
     _a("exec-fullwidth", "6-policy", "ｅｘｅｃ('1')", "rejected", "Exec"),

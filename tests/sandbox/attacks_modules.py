@@ -313,5 +313,113 @@ MODULE_ATTACKS: list[Any] = [
         "rejected",
         "__globals__",
     ),
+    # -- the second fresh-eyes pass (findings2, G01-G08) ---------------------------------
+    _a(
+        "g04-bytesio-subclass-tell-lies",
+        "8-memory",
+        "import io\nclass B(io.BytesIO):\n    def tell(self):\n        return 0\n"
+        "f = B()\nfor i in range(16):\n    f.seek(50_000_000, 1)\nf.write(b'x')\n"
+        "len(f.getvalue())",
+        "runtime",
+        "cannot subclass BytesIO in the sandbox: wrap it",
+    ),
+    _a(
+        "g05-sequencematcher-subclass-sets-b2j",
+        "8-cpu",
+        "import difflib\nclass M(difflib.SequenceMatcher):\n    pass\n"
+        "m = M(None, 'a', 'b')\nm.a = 'x' * 20_000\nm.b = 'x' * 20_000\n"
+        "m.find_longest_match(0, 20_000, 0, 20_000)",
+        "runtime",
+        "cannot subclass SequenceMatcher in the sandbox: wrap it",
+    ),
+    _a(
+        "g07-unicodedata-normalize-nfkd-expands-18x",
+        "8-memory",
+        "import unicodedata\nlen(unicodedata.normalize('NFKD', '\\ufdfa' * 10_000_000))",
+        "limit",
+        "could make it 18x longer",
+    ),
+    _a(
+        "g03-csv-writerow-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "csv.writer(Sink()).writerow([s] * 20)",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
+        "g03-csv-writerows-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "csv.writer(Sink()).writerows([['a'], [s] * 20])",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
+        "g03-csv-dictwriter-one-call-join",
+        "8-memory",
+        "import csv\nclass Sink:\n    def write(self, line):\n        return len(line)\n"
+        "s = 'x' * 1_000_000\n"
+        "w = csv.DictWriter(Sink(), [str(i) for i in range(20)])\n"
+        "w.writerow({str(i): s for i in range(20)})",
+        "limit",
+        "a csv row of more than",
+    ),
+    _a(
+        "g01-ndiff-scores-every-pair-before-first-yield",
+        "8-cpu",
+        "import difflib, itertools\n"
+        "perms = [''.join(p) for p in itertools.islice("
+        "itertools.permutations('abcdefgh'), 0, 40320, 97)]\n"
+        "next(difflib.ndiff(perms[:200], perms[200:400]))[:4]",
+        "limit",
+        "step limit",
+    ),
+    _a(
+        "g01-ndiff-long-lines-pair",
+        "8-cpu",
+        "import difflib\nlist(difflib.ndiff(['ab' * 1000], ['ba' * 1000]))",
+        "limit",
+        "ndiff of lines whose lengths multiply past",
+    ),
+    _a(
+        "g06-flag-member-wide-value-iteration",
+        "8-cpu",
+        "import enum\nclass F(enum.Flag):\n    A = 2 ** 200_000 - 1\nlen(list(F.A))",
+        "runtime",
+        "a Flag value wider than 1000 bits",
+    ),
+    _a(
+        "g06-intflag-lookup-wide-value",
+        "8-cpu",
+        "import enum\nclass F(enum.IntFlag):\n    A = 1\nF(2 ** 200_000 - 1)",
+        "runtime",
+        "a Flag value wider than 1000 bits",
+    ),
+    _a(
+        "g08-fraction-subclass-refused",
+        "6-policy",
+        "from fractions import Fraction\nclass F(Fraction):\n    pass\nF(1, 2)",
+        "runtime",
+        "cannot subclass Fraction",
+    ),
+    _a(
+        "g08-fraction-pow-int-subclass-lying-abs",
+        "8-cpu",
+        "import fractions\nclass I(int):\n    def __abs__(self):\n        return 0\n"
+        "r = fractions.Fraction(3, 2) ** I(2_000_000)\nr.numerator.bit_length()",
+        "limit",
+        "a power of Fractions would be too large",
+    ),
+    _a(
+        "g08-fraction-pow-int-subclass-lying-numerator",
+        "8-cpu",
+        "import fractions\nclass I(int):\n    @property\n    def numerator(self):\n"
+        "        return 2_000_000\n"
+        "r = fractions.Fraction(3, 2) ** I(2)\nassert r == fractions.Fraction(9, 4), r\nr.numerator",
+        "ok",
+    ),
 ]
 """Attacks on the issue-14 stand-ins (both modes)."""

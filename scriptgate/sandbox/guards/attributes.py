@@ -46,11 +46,13 @@ from scriptgate.sandbox.guards import comparisons as dagguard
 from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method, repeat_count
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
+    SUBCLASSABLE_MARK,
     attribute_allowed,
     check_opaque_key,
     holdable,
     holdable_class,
     refuse_value,
+    subclassable_class,
 )
 from scriptgate.sandbox.guards.budget import Budget
 from scriptgate.sandbox.guards.constants import (
@@ -975,12 +977,21 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for base in bases:
         if not isinstance(base, type) or not holdable_class(base) or base is OpaqueNamespace:
             raise TypeError(f"cannot subclass {base!r} in the sandbox")
+        if not subclassable_class(base):
+            # G04/G05/G08: a stand-in's guards call its own methods (tell(), __abs__…)
+            shown = base.__qualname__
+            raise TypeError(
+                f"cannot subclass {shown} in the sandbox: wrap it instead, holding an"
+                f" instance as an attribute (self.inner = {shown}(...)) and"
+                " calling it from your methods"
+            )
     for exit_name in ("__exit__", "__aexit__"):
         if exit_name in namespace:
             namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
     cls = type(name, bases, namespace)
     setattr(cls, SCRIPT_CLASS_MARK, True)
     setattr(cls, _MADE_BY_SCRIPT, True)
+    setattr(cls, SUBCLASSABLE_MARK, True)
     return cls
 
 

@@ -33,6 +33,7 @@ from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 __all__ = [
     "HOLDABLE_MARK",
     "STEPPING_NAMES",
+    "SUBCLASSABLE_MARK",
     "attribute_allowed",
     "check_opaque_key",
     "check_value",
@@ -41,6 +42,8 @@ __all__ = [
     "refuse_value",
     "register_holdable",
     "register_opaque",
+    "register_subclassable",
+    "subclassable_class",
 ]
 
 HOLDABLE_MARK = "__scriptgate_holdable__"
@@ -97,7 +100,14 @@ _FULL: dict[type, frozenset[str]] = {}
 _OPAQUE: set[type] = set()
 """Holdable types with no readable attribute (opaque awaitables, ``typing`` aliases)."""
 _CLASSES: set[type] = set()
-"""Real classes a script may hold as values (call, ``isinstance``, subclass)."""
+"""Real classes a script may hold as values (call, ``isinstance``)."""
+_SUBCLASSABLE: set[type] = set()
+"""Real classes a script's ``class`` statement may name as a base (findings G04, G05, G08):
+builtin types and the stand-in classes listed in a module's ``SUBCLASSABLE`` tuple, whose
+guards never call a method a subclass could override."""
+SUBCLASSABLE_MARK = "__scriptgate_subclassable__"
+"""Set, in its own ``__dict__``, on a class a script may subclass: the script's own classes
+and run-made ones whose guards trust no overridable method (namedtuple classes)."""
 _FUNCTION_MODULES = frozenset(
     {"math", "time", "_functools", "_random", "itertools", "_json", "_operator", "operator"}
 )
@@ -140,6 +150,27 @@ _STATIC_METHODS: set[int] = set()
 """ids of the C static methods of listed classes (``str.maketrans``)."""
 
 
+def register_subclassable(kinds: Iterable[type]) -> None:
+    """Let a script's ``class`` statement subclass ``kinds`` (a stand-in module's
+    ``SUBCLASSABLE`` tuple: classes whose guards do not trust an overridable method)."""
+    for kind in kinds:
+        if issubclass(kind, type):
+            raise ValueError(f"{kind!r} is a metaclass: scripts may never subclass one")
+        _SUBCLASSABLE.add(kind)
+
+
+def subclassable_class(value: type) -> bool:
+    """Whether a script may name the class ``value`` as a base (holdable, and listed,
+    builtin, an exception, or marked subclassable in its own ``__dict__``)."""
+    if not holdable_class(value):
+        return False
+    return (
+        value in _SUBCLASSABLE
+        or issubclass(value, BaseException)
+        or bool(value.__dict__.get(SUBCLASSABLE_MARK, False))
+    )
+
+
 def _add_class(kind: type) -> None:
     _CLASSES.add(kind)
     for name in _public(kind):
@@ -167,6 +198,7 @@ for _kind in (str, int, float, bool, complex, list, dict, tuple, set, frozenset,
     _add_class(_kind)
 _CLASSES.add(object)  # `class Foo(object)`; it has no public attribute
 _add_class(bytearray)
+_SUBCLASSABLE.update(_CLASSES)  # the builtin types: their own methods are all the guards use
 _CLASSES.update(
     value
     for value in vars(_builtins).values()

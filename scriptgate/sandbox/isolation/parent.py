@@ -753,8 +753,17 @@ def _kill_all(workers: set[_Worker], zygote: list[_Zygote]) -> None:
     for worker in list(workers):
         worker.reap()
     workers.clear()
-    while zygote:
-        zygote.pop().close()
+    _drop_zygotes(zygote)
+
+
+def _drop_zygotes(box: list[_Zygote]) -> None:
+    """Close every zygote in ``box`` (the finalizer may empty it at exit concurrently)."""
+    while True:
+        try:
+            zygote = box.pop()
+        except IndexError:
+            return
+        zygote.close()
 
 
 def _refill_loop(ref: weakref.ref[ProcessRunner], wake: threading.Condition) -> None:
@@ -972,17 +981,21 @@ class ProcessRunner:
         box = self._zygote
         with self._zygote_lock:
             for attempt in (1, 2):
-                if not box or not box[0].alive():
-                    while box:
-                        box.pop().close()
+                # the finalizer (interpreter exit) empties ``box`` without this lock: read it once
+                zygote = box[0] if box else None
+                if zygote is None or not zygote.alive():
+                    _drop_zygotes(box)
                     if self._closed:
                         raise ConfigurationError("the process runner is closed")
-                    box.append(self._start_zygote())
+                    zygote = self._start_zygote()
+                    box.append(zygote)
                 try:
-                    return self._fork_once(box[0])
+                    return self._fork_once(zygote)
                 except (OSError, ValueError, _StartError) as exc:
-                    box.pop().close()
-                    if attempt == 2:
+                    with contextlib.suppress(ValueError):
+                        box.remove(zygote)  # already gone if the finalizer ran
+                    zygote.close()
+                    if attempt == 2 or self._closed:
                         raise _StartError(f"The worker process failed to start: {exc}") from None
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -379,6 +379,8 @@ HOLDABLE: tuple[type, ...] = (
     SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values()
 )  # fmt: skip
 """The classes the builtins hand to scripts (collected into the allow-list)."""
+SUBCLASSABLE: tuple[type, ...] = HOLDABLE
+"""The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
 
 
 _TYPE_OF: dict[type, type] = {

@@ -1,7 +1,7 @@
 """Collects the value types the world hands to scripts into the guards' allow-list.
 
 Part of ``world/``: owns only :func:`register_world`, which reads the ``HOLDABLE`` (and
-``OPAQUE_HOLDABLE``) tuple of the builtins and of every stand-in module under
+``OPAQUE_HOLDABLE``, ``SUBCLASSABLE``) tuple of the builtins and of every stand-in module under
 ``world/modules/`` — so a new module lists its own types in its own file — and registers
 them with :mod:`scriptgate.sandbox.guards.boundary`. Must not import the engine, isolation
 or the model.
@@ -13,7 +13,11 @@ import importlib
 import pkgutil
 from types import ModuleType
 
-from scriptgate.sandbox.guards.boundary import register_holdable, register_opaque
+from scriptgate.sandbox.guards.boundary import (
+    register_holdable,
+    register_opaque,
+    register_subclassable,
+)
 from scriptgate.sandbox.world import builtins as world_builtins
 from scriptgate.sandbox.world import modules as world_modules
 
@@ -37,4 +41,5 @@ def register_world() -> None:
     for module in world_modules_list():
         register_holdable(getattr(module, "HOLDABLE", ()))
         register_opaque(getattr(module, "OPAQUE_HOLDABLE", ()))
+        register_subclassable(getattr(module, "SUBCLASSABLE", ()))
     _DONE.append(True)

@@ -616,3 +616,32 @@ def test_jail_tmpdir_inode_growth_is_bounded(tmp_path: Path) -> None:
     verdict, made, code = inside.stdout.split()
     assert (verdict, code) == ("REFUSED", str(errno_module.ENOSPC)), inside.stdout
     assert int(made) < 5000
+
+
+def test_jail_check_reports_the_limits_jail_run_applies(tmp_path: Path) -> None:
+    """findings2: ``jail check`` said FSIZE 1 MiB while ``jail run`` gave 64 MiB."""
+    checked = subprocess.run(
+        [sys.executable, "-m", "scriptgate", "jail", "check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    ).stdout
+    probe = tmp_path / "limits.py"
+    probe.write_text(
+        "import os, resource\n"
+        "print(resource.getrlimit(resource.RLIMIT_FSIZE)[0])\n"
+        "st = os.statvfs('.')\n"
+        "print(st.f_blocks * st.f_frsize >> 20, st.f_files)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "scriptgate", "jail", "run", str(probe)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    fsize, tmp = ran.stdout.splitlines()
+    mib, entries = tmp.split()
+    assert f"FSIZE {fsize}," in checked
+    assert f"tmpfs of {mib} MiB, {entries} entries" in checked

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal, NoReturn
 
 from scriptgate.sandbox.isolation.jail.kernel import _PACKAGE_DIR
@@ -87,10 +88,8 @@ def bwrap_main(mode: str, argv: Sequence[str]) -> NoReturn:
     _close_fds(() if mode == "run-bwrap" else (1,))
     os.environ.clear()
     os.chdir(tmpdir)
-    if mode == "run-bwrap":
-        settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=64 << 20)
-    else:
-        settings = JailSettings(tmpdir=tmpdir, fsize=1 << 20)
+    # check-bwrap reports the limits run-bwrap applies (bubblewrap sized the tmpfs: 64 MiB)
+    settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=RUN_FSIZE)
     report = restrict_under_bwrap(settings, seccomp, int(argv[6]))
     if mode == "check-bwrap":
         os.write(1, json.dumps(report.to_json()).encode())
@@ -111,6 +110,27 @@ def bwrap_main(mode: str, argv: Sequence[str]) -> NoReturn:
     os._exit(code)
 
 
+RUN_FSIZE = 64 << 20
+"""``RLIMIT_FSIZE`` of ``scriptgate jail run`` (and what ``jail check`` reports)."""
+RUN_TMP_BYTES = 64 << 20
+"""The size of the temp dir's ``tmpfs`` under ``scriptgate jail run``."""
+RUN_TMP_INODES = 4096
+"""The entries the temp dir's ``tmpfs`` may hold under ``scriptgate jail run``."""
+
+
+def run_settings(tmpdir: str, memory_bytes: int | None = 1 << 30) -> JailSettings:
+    """The jail ``scriptgate jail run`` applies; ``jail check`` builds and reports the same
+    (findings2: check reported FSIZE 1 MiB while run gave 64 MiB)."""
+    return JailSettings(
+        tmpdir=tmpdir,
+        memory_bytes=memory_bytes,
+        fsize=RUN_FSIZE,
+        new_session=True,
+        tmp_bytes=RUN_TMP_BYTES,
+        tmp_inodes=RUN_TMP_INODES,
+    )
+
+
 def run_main(argv: Sequence[str]) -> NoReturn:
     """Launcher for ``scriptgate jail run``: ``[file, tmpdir, memory_bytes]``; runs the file jailed.
 
@@ -126,14 +146,7 @@ def run_main(argv: Sequence[str]) -> NoReturn:
     _close_fds(())
     os.environ.clear()
     os.chdir(tmpdir)
-    settings = JailSettings(
-        tmpdir=tmpdir,
-        memory_bytes=memory or None,
-        fsize=64 << 20,
-        new_session=True,
-        tmp_bytes=64 << 20,
-        tmp_inodes=4096,
-    )
+    settings = run_settings(tmpdir, memory or None)
 
     def body(report: JailReport) -> None:
         code = compile(source, path, "exec")
@@ -154,4 +167,4 @@ def check_main(argv: Sequence[str]) -> NoReturn:
     def body(report: JailReport) -> None:
         os.write(1, json.dumps(report.to_json()).encode())
 
-    _jail_process(JailSettings(tmpdir=tmpdir, fsize=1 << 20), body)
+    _jail_process(replace(run_settings(tmpdir), new_session=False), body)

@@ -205,7 +205,8 @@ def _enter_namespaces(prepared: _Prepared, settings: JailSettings, new_root: str
     _drop_capabilities()
     return (
         "user, mount, pid, net, ipc, uts, cgroup; new root: "
-        f"{len(prepared.read_only)} read-only runtime dirs, the temp dir (tmpfs), "
+        f"{len(prepared.read_only)} read-only runtime dirs, the temp dir (tmpfs of "
+        f"{prepared.tmp_bytes >> 20} MiB, {prepared.tmp_inodes} entries), "
         f"{len(prepared.devices)} devices; no /proc; no capabilities"
     )
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.attributes import fed
-from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
+from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK, SUBCLASSABLE_MARK
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -37,6 +37,7 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
     made: type = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
     setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable
+    setattr(made, SUBCLASSABLE_MARK, True)  # class P(namedtuple("P", "x y")): a tuple
     return made
 
 
@@ -111,6 +112,11 @@ HOLDABLE = (
     type(iter(collections.OrderedDict().values())),
     type(iter(collections.OrderedDict().items())),
 )
+
+SUBCLASSABLE: tuple[type, ...] = (_FED_COUNTER, _FED_ORDERED_DICT, _FED_DEFAULTDICT)
+"""The dict classes (``class C(Counter)``): their guards read the ``dict`` base, never a
+method a subclass overrides (attacks ``counter-elements-subclass``,
+``hash-flood-counter-subclass``)."""
 
 
 def build(run: RunWorld) -> dict[str, Any]:

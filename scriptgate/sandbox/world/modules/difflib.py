@@ -84,14 +84,47 @@ def _lines(a: Any, b: Any) -> tuple[list[Any], list[Any]]:
     return a, b
 
 
+MAX_PAIR = 1_000_000
+"""The largest product of the longest lines ``ndiff`` compares character by character."""
+
+
+def _longest(lines: list[Any]) -> int:
+    return max((len(line) if isinstance(line, str) else 1 for line in lines), default=0)
+
+
+def _ticking_lines(lines: list[Any], tick: Callable[[], None]) -> list[Any]:
+    """``lines`` as ``str`` subclasses whose ``len()`` ticks (finding G01).
+
+    ``ndiff`` scores every pair of lines of a replaced block (``ratio()``) before it yields
+    the block's first line; each score starts by reading both lengths, so a run's deadline
+    and steps see every pair. The lines ``ndiff`` yields are new plain ``str``.
+    """
+
+    def length(self: str) -> int:
+        tick()
+        return str.__len__(self)
+
+    line_type: type = type("line", (str,), {"__slots__": (), "__len__": length})
+    return [line_type(line) if type(line) is str else line for line in lines]
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
 
     def generator(real: Callable[..., Iterator[str]]) -> Callable[..., Iterator[str]]:
         def diff(a: Any, b: Any, *args: Any, **kwargs: Any) -> Iterator[str]:
             a, b = _lines(a, b)
-            if real is difflib.ndiff and _chars(a) * _chars(b) > 100 * MAX_WORK:
-                refuse_size("ndiff of texts this long refused in the sandbox (use unified_diff)")
+            if real is difflib.ndiff:
+                if _chars(a) * _chars(b) > 100 * MAX_WORK:
+                    refuse_size(
+                        "ndiff of texts this long refused in the sandbox (use unified_diff)"
+                    )
+                if _longest(a) * _longest(b) > MAX_PAIR:
+                    refuse_size(
+                        f"ndiff of lines whose lengths multiply past {MAX_PAIR} refused in the"
+                        " sandbox (each pair of lines is compared by characters; use unified_diff)"
+                    )
+                a, b = _ticking_lines(a, run.tick), _ticking_lines(b, run.tick)
             return run.ticking(real(a, b, *args, **kwargs))
 
         diff.__name__ = real.__name__

@@ -31,7 +31,7 @@ from scriptgate.sandbox.guards.attributes import hash_bounded
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-__all__ = ["HOLDABLE", "MEMBERS", "NAME", "ScriptEnumType", "build"]
+__all__ = ["HOLDABLE", "MAX_FLAG_BITS", "MEMBERS", "NAME", "ScriptEnumType", "build"]
 
 NAME = "enum"
 """The name a script imports."""
@@ -44,6 +44,20 @@ _FUNCTIONAL = (
     "the functional Enum API is not available in the sandbox: write a class "
     "(class Color(Enum):\n    RED = 1)"
 )
+
+
+MAX_FLAG_BITS = 1_000
+"""The widest value a ``Flag`` member (or a value looked up in one) may have, in bits:
+iterating a member walks its bits one by one in C (finding G06: ``2**200000 - 1`` took
+10-18 s in one ``list(F.A)``)."""
+
+
+def _flag_bits(value: Any) -> None:
+    if isinstance(value, int) and int.bit_length(int.__index__(value)) > MAX_FLAG_BITS:
+        raise ValueError(
+            f"a Flag value wider than {MAX_FLAG_BITS} bits is refused in the sandbox"
+            " (use auto() or small powers of two)"
+        )
 
 
 class ScriptEnumType(_enum.EnumType):
@@ -60,13 +74,19 @@ class ScriptEnumType(_enum.EnumType):
                     hash_bounded(value)
                 prepared[key] = value
             namespace = prepared
-        return super().__new__(mcls, name, bases, namespace, **kwargs)  # type: ignore[arg-type]
+        cls = super().__new__(mcls, name, bases, namespace, **kwargs)  # type: ignore[arg-type]
+        if issubclass(cls, _enum.Flag):
+            for member in cls._member_map_.values():
+                _flag_bits(member._value_)
+        return cls
 
     def __call__(cls, value: Any, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs:
             raise TypeError(_FUNCTIONAL)
         if cls.__dict__.get(SCRIPT_CLASS_MARK) is None and not cls._member_map_:
             raise TypeError(_FUNCTIONAL)
+        if issubclass(cls, _enum.Flag):
+            _flag_bits(value)
         return super().__call__(hash_bounded(value))
 
     def __getitem__(cls, name: Any) -> Any:
@@ -113,6 +133,8 @@ def unique(enumeration: Any) -> Any:
 
 HOLDABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag, _enum.auto)
 """Value types this stand-in hands to scripts (the script's enum classes are its own)."""
+SUBCLASSABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag)
+"""The bases of a script's enums (the metaclass checks the class body as it is made)."""
 
 
 def build(run: RunWorld) -> dict[str, Any]:

@@ -37,11 +37,28 @@ _REAL = fractions.Fraction
 _EXPONENT = re.compile(r"[eE]\s*([-+]?\d+)")
 
 
+def _exact(value: Any) -> Any:
+    """``value`` with an int or float subclass replaced by the exact number it holds.
+
+    Finding G08: the real arithmetic reads ``other.numerator`` (a property an int subclass may
+    override) while a bound read ``abs(other)``; both now see the number C stores, read
+    through ``int``'s and ``float``'s own methods, never the value's.
+    """
+    kind = type(value)
+    if kind is int or kind is float or kind is bool:
+        return value
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
+
+
 def _bits(value: Any) -> int:
     if isinstance(value, int):
-        return value.bit_length()
+        return int.bit_length(int.__index__(value))
     if isinstance(value, _REAL):
-        return value.numerator.bit_length() + value.denominator.bit_length()
+        return _bits(value.numerator) + _bits(value.denominator)
     return 64
 
 
@@ -63,6 +80,7 @@ class Fraction(_REAL):
     __slots__ = ()
 
     def __new__(cls, numerator: Any = 0, denominator: Any = None) -> Any:
+        numerator, denominator = _exact(numerator), _exact(denominator)
         if isinstance(numerator, str):
             if len(numerator) > MAX_TEXT:
                 refuse_size(f"a Fraction text longer than {MAX_TEXT} characters is refused")
@@ -93,6 +111,7 @@ class Fraction(_REAL):
 
     def limit_denominator(self, max_denominator: Any = 1000000) -> Any:
         """The closest Fraction with a denominator at most ``max_denominator``."""
+        max_denominator = _exact(max_denominator)
         if isinstance(max_denominator, int) and max_denominator.bit_length() > MAX_BITS:
             _too_big("limit_denominator")
         return _lift(_REAL.limit_denominator(self, max_denominator))
@@ -100,6 +119,7 @@ class Fraction(_REAL):
     def __pow__(self, other: Any, modulo: Any = None) -> Any:
         if modulo is not None:
             return NotImplemented
+        other = _exact(other)
         if isinstance(other, int) and _bits(self) * abs(other) > MAX_BITS:
             _too_big("a power")
         if (
@@ -111,6 +131,7 @@ class Fraction(_REAL):
         return _lift(_REAL.__pow__(self, other))
 
     def __rpow__(self, other: Any) -> Any:
+        other = _exact(other)
         if (
             isinstance(other, int)
             and self.denominator == 1
@@ -120,6 +141,7 @@ class Fraction(_REAL):
         return _lift(_REAL.__rpow__(self, other))
 
     def __round__(self, ndigits: Any = None) -> Any:
+        ndigits = _exact(ndigits)
         if isinstance(ndigits, int) and abs(ndigits) > MAX_EXPONENT:
             _too_big("round()")
         return _lift(_REAL.__round__(self, ndigits))
@@ -138,6 +160,7 @@ def _binary(name: str) -> Any:
     real = getattr(_REAL, name)
 
     def operator(self: Any, other: Any) -> Any:
+        other = _exact(other)
         if _bits(self) + _bits(other) > MAX_BITS:
             _too_big("an operation")
         return _lift(real(self, other))

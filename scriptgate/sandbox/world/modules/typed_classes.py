@@ -144,3 +144,5 @@ for _base in (NamedTuple, TypedDict):
 
 HOLDABLE: tuple[type, ...] = (NamedTuple, TypedDict)
 """The stand-in bases a script may subclass (the classes it makes are its own)."""
+SUBCLASSABLE: tuple[type, ...] = HOLDABLE
+"""Both are only ever subclassed (their guards call no method of the script's class)."""

@@ -28,6 +28,12 @@ HOLDABLE: tuple[type, ...] = ()
 """Value types this stand-in hands to scripts (str and numbers)."""
 MAX_TEXT = 10_000_000
 """The longest text ``normalize`` takes (a form may grow it a few times)."""
+MAX_OUTPUT = 20_000_000
+"""The most characters one ``normalize`` may produce, counted at the worst expansion."""
+_EXPANSION = {"NFC": 4, "NFD": 4, "NFKC": 18, "NFKD": 18}
+"""The most characters one character decomposes into, per form (U+1F82 gives 4 under NFD,
+U+FDFA 18 under NFKD; NFC/NFKC build the decomposition first): measured over every code
+point of Python 3.11's database."""
 
 
 def _lookup(name: str) -> Callable[..., Any]:
@@ -49,13 +55,32 @@ def _checked(form: Any, text: Any) -> None:
         refuse_size(f"normalizing more than {MAX_TEXT} characters refused in the sandbox")
 
 
-def _normalize(form: Any, text: Any) -> str:
+def _expansion_checked(form: Any, text: Any) -> bool:
+    """Whether ``text`` is ASCII (every form leaves it as it is); refuses a text whose worst
+    expansion under ``form`` passes :data:`MAX_OUTPUT` (finding G07: NFKD of
+    ``"\ufdfa" * 10**7`` made 180M characters in one C call)."""
     _checked(form, text)
+    if str.isascii(text):
+        return True
+    factor = _EXPANSION.get(form, 1) if isinstance(form, str) else 1
+    if str.__len__(text) * factor > MAX_OUTPUT:
+        refuse_size(
+            f"normalize({form!r}) of a {str.__len__(text)}-character text could make it"
+            f" {factor}x longer (more than {MAX_OUTPUT} characters): normalize it in pieces"
+        )
+    return False
+
+
+def _normalize(form: Any, text: Any) -> str:
+    if _expansion_checked(form, text) and isinstance(form, str) and form in _EXPANSION:
+        return str(text)
     return unicodedata.normalize(form, text)
 
 
 def _is_normalized(form: Any, text: Any) -> bool:
-    _checked(form, text)
+    # the C check normalizes the whole text when its quick check says "maybe"
+    if _expansion_checked(form, text) and isinstance(form, str) and form in _EXPANSION:
+        return True
     return unicodedata.is_normalized(form, text)
 
 
