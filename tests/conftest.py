@@ -13,6 +13,8 @@ SLOW_FILES = (
     "test_serve*.py",
     "test_mcp_cli*.py",
     "test_mcp_servers*.py",
+    "test_mcp.py",
+    "test_mcp_policy.py",
     "test_notebooks.py",
     "test_jupyter_kernel.py",
 )

@@ -92,7 +92,13 @@ BOTH_MODES: list[Any] = [
     *onecall.ONE_CALL_ATTACKS,
     *boundary.BOUNDARY_ATTACKS,
 ]
-DEADLINE: list[Any] = list(extra.DEADLINE_ATTACKS)
+_ONLY_THE_DEADLINE_ENDS = {"time-sleep", "m-sleep-past-deadline", "m-asyncio-sleep-past-deadline"}
+"""Attacks of the lists above that nothing but the deadline ends: run under the short one."""
+DEADLINE: list[Any] = [
+    *extra.DEADLINE_ATTACKS,
+    *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
+]
+BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]
 MEMORY: list[Any] = list(extra.MEMORY_ATTACKS)
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.

@@ -13,7 +13,7 @@ from scriptgate.sandbox.world import modules
 
 
 async def _run(source: str) -> ScriptResult:
-    return await Sandbox(limits=Limits(timeout=10)).run(source)
+    return await Sandbox(limits=Limits(timeout=3)).run(source)
 
 
 def run(source: str) -> ScriptResult:
