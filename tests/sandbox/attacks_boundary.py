@@ -256,8 +256,8 @@ BOUNDARY_ATTACKS: list[Any] = [
         "match-class-keyword-missing",
         "7.1-host-loop",
         "match 1:\n    case object(get_loop=gl):\n        r = gl",
-        "ok",
-        value=None,
+        "sandbox",
+        "your own classes",
     ),
     _a(
         "match-class-builtin-keyword",
@@ -295,5 +295,12 @@ BOUNDARY_ATTACKS: list[Any] = [
         value=5,
     ),
     _a("match-class-hidden-name", "6-policy", "_mc_int_ = object", "rejected", "_mc_int_"),
+    _a(
+        "match-class-rebound-during-match",
+        "7.1-host-loop",
+        "class Good:\n    pass\nclass Evil:\n    @property\n    def x(self):\n        global P\n        P = Good\n        return 1\nP = object\nasync def g():\n    pass\nmatch [g(), Evil()]:\n    case [P(send=s), Evil(x=_)]:\n        r = s\nr",
+        "sandbox",
+        "your own classes",
+    ),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

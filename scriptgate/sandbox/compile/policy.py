@@ -1274,8 +1274,25 @@ class ScriptPolicy(RestrictingNodeTransformer):
     # -- match ------------------------------------------------------------------
 
     def visit_Match(self, node: ast.Match) -> Any:
-        """Allow ``match``."""
-        return self.node_contents_visit(node)
+        """``match``, with the classes of its class patterns checked before it runs.
+
+        Each class pattern with sub-patterns on a class other than a builtin's self-match
+        (:meth:`visit_MatchClass`) is read once, before the subject, into a temporary the
+        script cannot name, through ``_mcheck_``: the class must be the script's own and
+        the attributes it will read not a builtin base's. The pattern then uses the
+        temporary, so what it matches against is the class that was checked (a property
+        run during the match cannot rebind the name in between).
+        """
+        outer = self._class_checks
+        self._class_checks = []
+        try:
+            new = self.node_contents_visit(node)
+            checks = self._class_checks
+        finally:
+            self._class_checks = outer
+        if not checks:
+            return new
+        return [*checks, new]
 
     def visit_match_case(self, node: ast.match_case) -> Any:
         """Allow ``case`` clauses; ``case K.x:`` / ``case K.x | K.y:`` compare in a guard.
@@ -1287,7 +1304,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """
         values = _named_alternatives(node.pattern)
         if values is None:
-            return self._case_with_class_checks(node)
+            return self.node_contents_visit(node)
         capture = self._temp(node)
         tests: list[ast.expr] = []
         for value in values:
@@ -1306,26 +1323,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         new = ast.match_case(pattern=pattern, guard=test, body=body)
         return ast.fix_missing_locations(new)
 
-    _class_checks: list[ast.expr] | None = None
-    """The checks the class patterns of the case being compiled need (visit_MatchClass)."""
-
-    def _case_with_class_checks(self, node: ast.match_case) -> Any:
-        """A case whose class patterns' checks run first in its guard (see visit_MatchClass)."""
-        outer = self._class_checks
-        self._class_checks = []
-        try:
-            pattern = self.visit(node.pattern)
-            checks = self._class_checks
-        finally:
-            self._class_checks = outer
-        guard = self.visit(node.guard) if node.guard is not None else None
-        body = [self.visit(stmt) for stmt in node.body]
-        if checks:
-            test: ast.expr = checks[0] if len(checks) == 1 else ast.BoolOp(ast.And(), checks)
-            guard = test if guard is None else ast.BoolOp(ast.And(), [test, guard])
-            copy_locations(guard, node.pattern)
-        new = ast.match_case(pattern=pattern, guard=guard, body=body)
-        return ast.fix_missing_locations(new)
+    _class_checks: list[ast.stmt] | None = None
+    """The checked class reads the class patterns of the ``match`` being compiled need."""
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         """Value patterns must be literals (``case 1``, ``case 'a'``, ``case -2.5``).
@@ -1371,11 +1370,11 @@ class ScriptPolicy(RestrictingNodeTransformer):
         - ``case C():`` is an ``isinstance`` test and compiles unchanged;
         - ``case int(n):`` (a builtin type that matches itself, one sub-pattern) binds the
           whole subject; the class is the real builtin under a name a script cannot rebind;
-        - any other class with sub-patterns must be named by a plain name, and its case
-          gets a guard in front of the script's own that checks, right after the match,
-          that the class is the script's own and no attribute came from a builtin base
-          (:func:`~scriptgate.sandbox.guards.attributes.class_pattern_check`: else the run
-          ends, so what the pattern bound is never used).
+        - any other class with sub-patterns must be named by a plain name; the ``match``
+          reads and checks it before it runs (:meth:`visit_Match`,
+          :func:`~scriptgate.sandbox.guards.attributes.class_pattern_check`: the class must
+          be the script's own and no attribute a builtin base's, else the run ends) and
+          the pattern matches against what was checked.
         """
         if not node.patterns and not node.kwd_attrs:
             return self.node_contents_visit(node)
@@ -1405,7 +1404,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
             [ast.Name(id=cls.id, ctx=ast.Load()), names, ast.Constant(len(node.patterns))],
             node,
         )
-        checks.append(ast.fix_missing_locations(check))
+        temp = self._temp(node)
+        bind = ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())], value=check)
+        copy_locations(bind, node)
+        checks.append(ast.fix_missing_locations(bind))
+        checked = ast.Name(id=temp, ctx=ast.Load())
+        copy_locations(checked, cls)
+        node.cls = checked
         node.patterns = [self.visit(pattern) for pattern in node.patterns]
         node.kwd_patterns = [self.visit(pattern) for pattern in node.kwd_patterns]
         return node

@@ -371,10 +371,10 @@ def _read_private(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
 def class_pattern_problem(cls: Any, names: tuple[str, ...], positional: int) -> str | None:
     """Why ``case cls(p, k=q):`` may not read what it read, or ``None`` when it may.
 
-    A class pattern reads its attributes in C, past the attribute guard, so the guard of the
-    case (compiled in front of the script's own) checks them right after the match: the
-    class must be the script's own (:func:`private_ok`) or a namedtuple, and no attribute
-    may come from a builtin base (``case MyStr(zfill=z)`` would hand out the raw method).
+    A class pattern reads its attributes in C, past the attribute guard, so its ``match``
+    checks the class before it runs: the class must be the script's own
+    (:func:`private_ok`) or a namedtuple, and no attribute may come from a builtin base
+    (``case MyStr(zfill=z)`` would hand out the raw method).
     """
     if not isinstance(cls, type):
         return None  # CPython refused the pattern already
@@ -402,15 +402,16 @@ def class_pattern_problem(cls: Any, names: tuple[str, ...], positional: int) -> 
     return None
 
 
-def class_pattern_check(budget: Budget, cls: Any, names: tuple[str, ...], positional: int) -> bool:
-    """The compiled guard of a class pattern with sub-patterns: ``True``, or the run ends.
+def class_pattern_check(budget: Budget, cls: Any, names: tuple[str, ...], positional: int) -> Any:
+    """The class of a class pattern with sub-patterns, read before its ``match`` runs.
 
-    The stop cannot be caught, so the names the pattern bound are never used.
+    ``cls`` when the pattern may read what it names; else the run ends (the stop cannot be
+    caught), before any attribute is read.
     """
     problem = class_pattern_problem(cls, names, positional)
     if problem is not None:
         raise budget.trip("sandbox", problem)
-    return True
+    return cls
 
 
 def guarded_private_write(obj: Any) -> Any:
