@@ -377,7 +377,7 @@ def class_pattern_problem(cls: Any, names: tuple[str, ...], positional: int) -> 
     (``case MyStr(zfill=z)`` would hand out the raw method).
     """
     if not isinstance(cls, type):
-        return None  # CPython refused the pattern already
+        return f"a class pattern needs a class, not {type(cls).__name__!r}"
     named_tuple = bool(getattr(cls, HOLDABLE_MARK, False)) and issubclass(cls, tuple)
     if not (private_ok(cls) or named_tuple):
         return (
