@@ -681,34 +681,114 @@ def guarded_print(
     return print_
 
 
-def exception_text(exc: BaseException, max_chars: int) -> str:
-    """``str(exc)``, abbreviated without rendering it all when it would be huge.
+_PLAIN_SCALARS = frozenset({str, int, float, bool, _NONE, complex, bytes})
+_PLAIN_SEQUENCES = frozenset({tuple, list, set, frozenset})
+_PLAIN_ITEMS = 1_000
+"""At most this many values are looked at to decide an exception's arguments are plain."""
+_type_name = type.__dict__["__name__"].__get__
+_type_mro = type.__dict__["__mro__"].__get__
+_type_dict = type.__dict__["__dict__"].__get__
+_exc_args = BaseException.__dict__["args"].__get__
+_group_message = BaseExceptionGroup.__dict__["message"].__get__
+_os_filename = OSError.__dict__["filename"].__get__
+_os_filename2 = OSError.__dict__["filename2"].__get__
 
-    ``raise ValueError(big_list)`` would otherwise render hundreds of megabytes
-    in the host after the script ended (no timeout applies there).
+
+def _plain(value: Any, seen: list[int]) -> bool:
+    """Whether ``value`` is built only of exact builtin data types (so rendering it runs no
+    code of the script); ``seen`` counts the values looked at, and too many is not plain."""
+    seen[0] += 1
+    if seen[0] > _PLAIN_ITEMS:
+        return False
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return True
+    if kind in _PLAIN_SEQUENCES:
+        return all(_plain(item, seen) for item in value)
+    if kind is dict:
+        return all(_plain(k, seen) and _plain(v, seen) for k, v in dict.items(value))
+    return False
+
+
+def _placeholder_repr(value: Any, depth: int = 0) -> str:
+    """A repr that runs no code of the value: plain scalars as ``repr`` gives them (long
+    ones cut), exact builtin containers a few levels deep, everything else
+    ``<TypeName object>`` (the name read through ``type``'s own descriptor)."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        text = repr(value) if kind is not int or value.bit_length() < 3000 else "<int>"
+        return text if len(text) <= 200 else text[:200] + "…"
+    if depth < 3 and kind in (tuple, list):
+        items = [_placeholder_repr(item, depth + 1) for item in itertools.islice(value, 10)]
+        if len(value) > 10:
+            items.append("...")
+        if kind is tuple:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
+    if depth < 3 and kind is dict:
+        pairs = list(dict.items(value))
+        parts = [
+            f"{_placeholder_repr(k, depth + 1)}: {_placeholder_repr(v, depth + 1)}"
+            for k, v in pairs[:10]
+        ]
+        if len(pairs) > 10:
+            parts.append("...")
+        return "{" + ", ".join(parts) + "}"
+    return f"<{_type_name(kind)} object>"  # type's own __name__: no code of the value
+
+
+def exception_text(exc: BaseException, max_chars: int) -> str:
+    """``str(exc)`` for the run's error message, built without running script code.
+
+    It is rendered in the host after the run has ended, where no deadline applies,
+    so no ``__str__``/``__repr__`` of the script may run (the engine's own
+    guarantee: rendering never runs script code after the run). An exception is
+    rendered by its class's own ``__str__`` only when no class in its MRO is the
+    script's and every argument (and ``OSError``'s file names) is built of exact
+    builtin data types; the script's own exception classes render through
+    ``BaseException.__str__`` on such arguments. Anything else (``raise
+    ValueError(obj)``, the ``KeyError`` C raises for ``d[obj]``) renders its
+    arguments with ``<TypeName object>`` placeholders. A huge message is abbreviated
+    instead of rendered (``raise ValueError(big_list)`` would otherwise render
+    hundreds of megabytes in the host).
     """
+    kind = type(exc)
+    if isinstance(exc, BaseExceptionGroup):
+        # its own __str__ reads only the message and the count of sub-exceptions
+        message = _group_message(exc)
+        if type(message) is not str:
+            return str(_type_name(kind))
+        return BaseExceptionGroup.__str__(exc)
+    args = _exc_args(exc)
+    script_class = any(_marked(k) for k in _type_mro(kind))
+    plain = type(args) is tuple and _plain(args, [0])
+    if plain and isinstance(exc, OSError):
+        plain = _plain((_os_filename(exc), _os_filename2(exc)), [0])
+    if not plain:
+        if type(args) is not tuple:
+            return str(_type_name(kind))
+        if len(args) == 1 and type(args[0]) is str:
+            return args[0][:max_chars]
+        return _placeholder_repr(args[0] if len(args) == 1 else args)[:max_chars]
     bound = max_chars * 4
-    if getattr(type(exc), SCRIPT_CLASS_MARK, False):
-        # the script's own exception class: rendered by BaseException's own __str__, so no
-        # script __str__/__repr__ runs in the host after the run
-        # (test_boundary_render_runs_no_script_code_after_the_run)
-        args = BaseException.__getattribute__(exc, "args")
-        if type(args) is not tuple or not all(type(a) in _FLAT for a in args):
-            return type(exc).__name__
-        if render_size(args, bound) > bound:
-            return type(exc).__name__
+    if render_size(args, bound) > bound:
+        short = reprlib.Repr()
+        short.maxlevel = 3
+        short.maxstring = max_chars
+        short.maxother = 200
+        if len(args) == 1:
+            only = args[0]
+            return only[:max_chars] if type(only) is str else short.repr(only)
+        return short.repr(args)
+    if script_class:
+        # the script's own exception class: BaseException's own __str__, never the script's
         return BaseException.__str__(exc)
-    if render_size(exc, bound) <= bound:
-        return str(exc)
-    short = reprlib.Repr()
-    short.maxlevel = 3
-    short.maxstring = max_chars
-    short.maxother = 200
-    args = exc.args
-    if len(args) == 1:
-        only = args[0]
-        return only[:max_chars] if type(only) is str else short.repr(only)
-    return short.repr(args)
+    return str(exc)
+
+
+def _marked(cls: type) -> bool:
+    """Whether the class's own namespace carries the script-class mark (read statically)."""
+    return bool(_type_dict(cls).get(SCRIPT_CLASS_MARK, False))
 
 
 def result_too_large(value: Any, max_bytes: int) -> int | None:

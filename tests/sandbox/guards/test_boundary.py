@@ -324,6 +324,42 @@ def test_boundary_render_runs_no_script_code_after_the_run(sandbox: Sandbox) -> 
     assert result.calls == ()
 
 
+_LOGGING_CLASS = (
+    "LOG = []\n"
+    "class A:\n"
+    "    def __str__(self):\n        LOG.append(1)\n        ping()\n        return 'chosen'\n"
+    "    def __repr__(self):\n        LOG.append(1)\n        ping()\n        return 'chosen'\n"
+    "    def __hash__(self):\n        return 1\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("raising", "message"),
+    [
+        ("raise ValueError(A())", "<A object>"),
+        ("{}[A()]", "<A object>"),
+        ("raise ValueError('n', [A(), 2])", "('n', [<A object>, 2])"),
+        ("raise OSError(2, 'No such file', A())", "(2, 'No such file')"),
+        ("raise ExceptionGroup('two', [ValueError(A()), KeyError(A())])", "two (2 sub-exceptions)"),
+        ("raise KeyError(('k', 1))", "('k', 1)"),
+        ("raise OSError(2, 'No such file', 'f.txt')", "[Errno 2] No such file: 'f.txt'"),
+    ],
+)
+def test_boundary_error_message_of_a_builtin_exception_runs_no_script_code(
+    sandbox: Sandbox, raising: str, message: str
+) -> None:
+    # attack: a builtin exception holding a script object (raised by the script, or the
+    # KeyError C raises for d[obj]) made the host run the script's __str__/__repr__ to
+    # build the error message after the run: script code chose the text, wrote to the
+    # session, and looped with no deadline; now its arguments render as placeholders
+    session = sandbox.session()
+    result = session.run_sync(_LOGGING_CLASS + raising)
+    assert result.error is not None
+    assert result.error.message == message
+    assert result.calls == ()
+    assert session.run_sync("LOG").value == []
+
+
 # ----------------------------------------------------------------------------- records
 
 
