@@ -87,6 +87,7 @@ How scripts run
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -172,6 +173,15 @@ _ENDED = (
     "{name}() belongs to a run that has ended: a run's tool functions work only in that run "
     "(call the tool by its name in the current script)"
 )
+
+_OTHER_RUN = (
+    "{name}() belongs to another run: a run's tool functions work only in that run "
+    "(call the tool by its name in the current script)"
+)
+
+_RUNNING: contextvars.ContextVar[Any] = contextvars.ContextVar("scriptgate_run", default=None)
+"""The run whose task this is (set for the run's task group; a sync script's greenlet is
+told apart by identity): a run's tool functions refuse a caller that is not that run."""
 
 INJECTED_NAMES = frozenset({"tools", "gather", "__builtins__"})
 """Names the engine binds in every run (besides tool functions and ``_hooks_``)."""
@@ -458,9 +468,21 @@ class _Run:
 
     # -- tool calls -------------------------------------------------------------
 
-    def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+    def _check_caller(self, name: str) -> None:
+        """Refuse a call of this run's tool function (or ``gather``, ``sleep``) that does not
+        come from this run: an ended run's, or one made by another run's code that got hold
+        of the function (issue 13: a host cache carried one run's object into another)."""
         if self.finished:
-            raise ToolError(_ENDED.format(name=spec.identifier))
+            raise ToolError(_ENDED.format(name=name))
+        if self.is_async:
+            if _RUNNING.get() is not self:
+                raise ToolError(_OTHER_RUN.format(name=name))
+        elif self.child is not None and greenlet.getcurrent() is not self.child:
+            # (no greenlet: a run that names no tool runs on the caller's stack)
+            raise ToolError(_OTHER_RUN.format(name=name))
+
+    def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
+        self._check_caller(spec.identifier)
         stop = self.budget.stop
         if stop is not None:
             raise stop
@@ -688,6 +710,7 @@ class _Run:
         in slices of :data:`SLEEP_SLICE` seconds with the budget checked before each, so
         it still ends at the deadline or an abort.
         """
+        self._check_caller("time.sleep")
         budget = self.budget
         budget.spend(0)
         end = time.monotonic() + seconds
@@ -704,8 +727,7 @@ class _Run:
 
     def async_sleep(self, seconds: float, result: Any = None) -> PendingGather:
         """The script's ``asyncio.sleep``: an opaque awaitable that waits on the loop."""
-        if self.finished:
-            raise ToolError(_ENDED.format(name="asyncio.sleep"))
+        self._check_caller("asyncio.sleep")
         return PendingGather(self._sleep_on_loop(seconds, result), "asyncio.sleep(...)")
 
     async def _sleep_on_loop(self, seconds: float, result: Any) -> Any:
@@ -781,8 +803,7 @@ class _Run:
                 pending._start()
 
     def _gather_opaque(self, *aws: Any, return_exceptions: bool = False) -> PendingGather:
-        if self.finished:
-            raise ToolError(_ENDED.format(name="gather"))
+        self._check_caller("gather")
         return PendingGather(self._gather(*aws, return_exceptions=return_exceptions))
 
     async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
@@ -830,6 +851,7 @@ class _Run:
         return self.budget.trip("sandbox", message)
 
     def _sync_gather(self, *values: Any, return_exceptions: bool = False) -> list[Any]:
+        self._check_caller("gather")
         return list(values)
 
     # -- namespace ----------------------------------------------------------------
@@ -941,6 +963,7 @@ class _Run:
             finally:
                 if remove is not None:
                     remove()
+        running = _RUNNING.set(self)
         try:
             async with anyio.create_task_group() as tg:
                 self.tg = tg
@@ -965,6 +988,7 @@ class _Run:
                 self._cancel_calls()
                 tg.cancel_scope.cancel()
         finally:
+            _RUNNING.reset(running)
             if remove is not None:
                 remove()
             if (

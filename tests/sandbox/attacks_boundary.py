@@ -330,5 +330,34 @@ BOUNDARY_ATTACKS: list[Any] = [
         "sandbox",
         "your own classes",
     ),
+    # -- fourth attack, F04: typing's process-wide cache keeps a subscript's key past the run;
+    # a script object there has its __eq__ called by another run's lookup
+    *(
+        _a(
+            f"typing-cache-key-{i}",
+            "7.5-host-state",
+            "import typing\nclass K:\n    def __call__(self):\n        return 1\n"
+            "    def __hash__(self):\n        return 42\n"
+            "    def __eq__(self, other):\n        return True\n" + expression,
+            "runtime",
+            "cannot be a typing subscript",
+        )
+        for i, expression in enumerate(
+            [
+                "typing.List[K()]",
+                "typing.Optional[K()]",
+                "typing.Dict[str, K()]",
+                "typing.Callable[[K()], int]",
+                "typing.Union[int, K()]",
+                "typing.Literal[K()]",
+                "typing.List[int] | K()",
+                "K() | typing.List[int]",
+                "typing.Tuple[(int, [K()])]",
+                "f = typing.List\nk = K()\nf[k]",
+                "import operator\noperator.getitem(typing.List, K())",
+                "list[K()]",
+            ]
+        )
+    ),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

@@ -661,16 +661,24 @@ class ScriptPolicy(RestrictingNodeTransformer):
             comparators=[_name("_scalar_", node)],
         )
 
-    def _hash_guard(self, key: ast.expr, node: ast.AST, bind: bool) -> ast.expr:
+    def _hash_guard(
+        self, key: ast.expr, node: ast.AST, bind: bool, obj: ast.expr | None = None
+    ) -> ast.expr:
         """``k`` → ``k if type(k) in _scalar_ else _hkey_(k)`` (``_hkey_(k)`` where nothing binds).
 
-        ``_hkey_`` (dagguard.hash_ok) returns the key once hashing it is bounded.
+        ``_hkey_`` (dagguard.hash_ok) returns the key once hashing it is bounded;
+        with ``obj`` (the subscripted object, read again) it is ``_skey_(obj, k)``,
+        which also refuses a key a ``typing`` form must not cache.
         """
+        guard, head = ("_hkey_", []) if obj is None else ("_skey_", [obj])
         if not bind:
-            return _call("_hkey_", [key], node)
+            return _call(guard, [*head, key], node)
         key_bind, key_read = self._operand(key, node, reuse=True)
         return self._ifexp(
-            self._scalar_test(key_bind, node), key_read, _call("_hkey_", [key_read], node), node
+            self._scalar_test(key_bind, node),
+            key_read,
+            _call(guard, [*head, key_read], node),
+            node,
         )
 
     def _guarded_link(
@@ -989,7 +997,14 @@ class ScriptPolicy(RestrictingNodeTransformer):
         plain_key = self._proves_plain_key(node.slice)
         inline = isinstance(node.ctx, ast.Load) and bind
         new = super().visit_Subscript(node)
-        if not plain_key:
+        if inline and not plain_key and isinstance(new, ast.Call) and len(new.args) == 2:
+            # the inline read skips _getitem_: its key guard gets the object, since a typing
+            # form's subscript is cached process-wide (boundary.check_opaque_key)
+            obj, key = new.args
+            obj, obj_read = self._operand(obj, node, reuse=True)
+            new.args[0] = obj
+            new.args[1] = self._hash_guard(key, node, bind, obj_read)
+        elif not plain_key:
             if isinstance(new, ast.Call) and len(new.args) == 2:
                 new.args[1] = self._hash_guard(new.args[1], node, bind)
             elif isinstance(new, ast.Subscript):

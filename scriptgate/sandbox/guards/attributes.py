@@ -53,6 +53,7 @@ from scriptgate.sandbox.guards.boundary import (
     holdable_class,
     refuse_value,
     subclassable_class,
+    typing_form,
 )
 from scriptgate.sandbox.guards.budget import Budget
 from scriptgate.sandbox.guards.constants import (
@@ -714,6 +715,9 @@ def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
     def guarded(a: Any, b: Any) -> Any:
         left = isinstance(a, _HASH_CONTAINERS)
         right = isinstance(b, _HASH_CONTAINERS)
+        if not (left or right) and (typing_form(a) or typing_form(b)):
+            # `List[int] | x` is typing's cached Union[...]: the same keys as a subscript
+            check_opaque_key(a if typing_form(a) else b, (a, b))
         if left and right:
             _checked_elements(a if len(a) <= len(b) else b)
         elif left or right:
@@ -870,6 +874,15 @@ def _guarded_getitem(obj: Any, key: Any) -> Any:
     if type(value) in _PLAIN:
         return value
     return check_value(value)
+
+
+def _subscript_key(obj: Any, key: Any) -> Any:
+    # the key of an inline `o[k]` read that is not a scalar: refused when `o` is a typing
+    # form or a class and the key would sit in typing's process-wide cache with code of the
+    # script behind its __eq__ (check_opaque_key), then hashed within bounds
+    if type(obj) not in _PLAIN:
+        check_opaque_key(obj, key)
+    return dagguard.hash_ok(key)
 
 
 def _charge_slice(obj: Any, key: slice) -> None:
@@ -1254,6 +1267,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_cmpok_": dagguard.compare_ok,
     "_inok_": dagguard.contains_ok,
     "_hkey_": dagguard.hash_ok,
+    "_skey_": _subscript_key,
     "_cval_": dagguard.operand_ok,
     "__metaclass__": _script_metaclass,
     "__name__": "__script__",

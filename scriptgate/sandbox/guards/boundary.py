@@ -44,6 +44,7 @@ __all__ = [
     "register_opaque",
     "register_subclassable",
     "subclassable_class",
+    "typing_form",
 ]
 
 HOLDABLE_MARK = "__scriptgate_holdable__"
@@ -54,6 +55,9 @@ STEPPING_NAMES = frozenset({"send", "throw", "close", "asend", "athrow"})
 what the coroutine yields to its driver, the host's ``Future``)."""
 
 _INTERNAL_PREFIXES = ("cr_", "gi_", "ag_", "f_", "tb_", "co_")
+_type_name = type.__dict__["__name__"].__get__
+_type_module = type.__dict__["__module__"].__get__
+_TYPING_MODULES = frozenset({"typing", "types", "typing_extensions"})
 
 
 def _iter_types() -> set[type]:
@@ -211,16 +215,63 @@ MAX_FORWARD_REFERENCE = 1_000
 compiles string forward references (``Optional["x" * 10**7]`` was one long compile)."""
 
 
+_KEY_SCALARS = frozenset({str, int, bool, bytes, float, type(None), type(Ellipsis)})
+_KEY_ITEMS = 1_000
+
+
 def check_opaque_key(obj: Any, key: Any) -> None:
-    """Refuse ``alias[key]`` on an opaque value when ``key`` holds a long string."""
-    if type(obj) not in _OPAQUE:
+    """Refuse ``alias[key]`` on a ``typing`` form or a class unless ``key`` is made of keys that
+    compare without running script code.
+
+    ``typing``'s subscriptions go through a process-wide cache whose keys outlive the run:
+    a script object kept there as a key (it passes typing's check with a ``__call__``) would
+    have its ``__eq__`` called by a later lookup in another run, another Sandbox or the
+    host (issue 13, the fourth attack's F04). So a key may hold only classes (they compare
+    by identity), ``None``, ``...``, ``str``/``int``/``bool``/``bytes``/``float`` values of
+    exactly those types (a string at most :data:`MAX_FORWARD_REFERENCE` characters: it is
+    compiled as a forward reference), other ``typing`` forms and lists or tuples of these.
+    """
+    if not typing_form(obj):
         return
-    keys = key if type(key) is tuple else (key,)
-    for item in keys:
-        if isinstance(item, str) and str.__len__(item) > MAX_FORWARD_REFERENCE:
-            raise ValueError(
-                f"a forward reference longer than {MAX_FORWARD_REFERENCE} characters is refused"
+    pending = [key]
+    seen = 0
+    while pending:
+        item = pending.pop()
+        seen += 1
+        if seen > _KEY_ITEMS:
+            raise TypeError(f"a typing subscript of more than {_KEY_ITEMS} parts is refused")
+        kind = type(item)
+        if kind in _KEY_SCALARS:
+            if kind is str and str.__len__(item) > MAX_FORWARD_REFERENCE:
+                raise ValueError(
+                    f"a forward reference longer than {MAX_FORWARD_REFERENCE} characters is refused"
+                )
+        elif kind is tuple or kind is list:
+            pending.extend(item)
+        elif issubclass(kind, type):
+            continue  # a class: compared by identity
+        elif typing_form(item):
+            pending.extend(_form_args(item))
+        else:
+            raise TypeError(
+                f"a {_type_name(kind)} object cannot be a typing subscript in the sandbox: "
+                "write classes, None, other typing forms or str/int/bool values "
+                "(typing.Literal['a', 1])"
             )
+
+
+def typing_form(value: Any) -> bool:
+    """Whether ``value`` is a class, an opaque value or an object of a class of ``typing``
+    (``typing.Tuple``, ``typing.Literal``…: their ``[]`` and ``|`` cache the operands)."""
+    kind = type(value)
+    return kind in _OPAQUE or issubclass(kind, type) or _type_module(kind) in _TYPING_MODULES
+
+
+def _form_args(form: Any) -> tuple[Any, ...]:
+    # the arguments a typing form compares by (read through the type's own attribute, not a
+    # script method); a form without any has none
+    args = getattr(form, "__args__", ())
+    return args if type(args) is tuple else ()
 
 
 def holdable_class(value: type) -> bool:

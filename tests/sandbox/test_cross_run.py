@@ -1,0 +1,81 @@
+"""A run's tool functions, ``gather`` and ``asyncio.sleep`` refuse a caller that is not that run.
+
+Issue 13 (defense in depth, the fourth attack's F04): a host cache once carried one run's
+object into another Sandbox's run, whose code then called the first run's tool function
+while both ran. The boundary closes such channels; this layer holds if one opens again:
+a run's functions check that the caller is the run itself (its task, or its sync script's
+greenlet). The test opens the channel by hand, moving a function between two sessions'
+globals on the host side while the owning run is still running.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.sandbox import Sandbox
+
+pytestmark = pytest.mark.anyio
+
+
+def _tools(executed: list[Any], gate: anyio.Event, entered: anyio.Event) -> list[AgentTool]:
+    def echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        executed.append(params)
+        return AgentToolResult(content=(TextContent("echoed"),))
+
+    async def wait(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        entered.set()
+        await gate.wait()
+        return AgentToolResult(content=(TextContent("released"),))
+
+    schema = {"type": "object", "additionalProperties": True}
+    return [
+        AgentTool(name="echo", description="Echo.", parameters=schema, execute=echo),
+        AgentTool(name="wait", description="Wait.", parameters=schema, execute=wait),
+    ]
+
+
+_OWNER = {
+    "async": "keep = echo\nkeep_gather = gather\nawait wait()\n'owner done'",
+    "sync": "keep = echo\nkeep_gather = gather\nwait()\n'owner done'",
+}
+_THIEF = {
+    "async": "r = await keep(m='stolen')\nr",
+    "sync": "keep(m='stolen')",
+    "async-gather": "r = await keep_gather()\nr",
+}
+
+
+@pytest.mark.parametrize("owner", sorted(_OWNER))
+@pytest.mark.parametrize("thief", sorted(_THIEF))
+async def test_cross_run_tool_function_refuses_another_runs_call(owner: str, thief: str) -> None:
+    executed: list[Any] = []
+    gate, entered = anyio.Event(), anyio.Event()
+    tools = _tools(executed, gate, entered)
+    first = Sandbox(tools).session()
+    second = Sandbox(tools).session()
+    results: dict[str, Any] = {}
+
+    async def run_owner() -> None:
+        results["owner"] = await first.run(_OWNER[owner])
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_owner)
+        await entered.wait()
+        # the channel a boundary break would open: the owner's functions in the thief's globals
+        stolen = {name: first._state[name] for name in ("keep", "keep_gather")}
+        second._state.update(stolen)
+        results["thief"] = await second.run(_THIEF[thief])
+        gate.set()
+
+    assert results["owner"].ok, results["owner"].error
+    thief_result = results["thief"]
+    assert not thief_result.ok
+    assert thief_result.error is not None
+    assert "belongs to another run" in thief_result.error.message
+    assert executed == []
+    assert thief_result.calls == ()
