@@ -810,40 +810,42 @@ class _Run:
         if self.finished:
             raise ToolError(_ENDED.format(name="gather"))
         self._start_pending()
-        boxes: list[tuple[anyio.Event, list[Any]]] = []
+        boxes: list[list[Any]] = []
+        wake = anyio.Event()
+        left = [0]
+        failure: list[BaseException] = []
+        stops = (ScriptStop, anyio.get_cancelled_exc_class())
         for aw in aws:
-            done = anyio.Event()
             box: list[Any] = []
 
             own = type(aw) is PendingToolCall or type(aw) is PendingGather
             if not own and hasattr(aw, "__await__"):
                 aw = CheckedAwait(aw, self._refuse_yield)  # a script's coroutine (F07)
 
-            async def runner(aw: Any = aw, done: anyio.Event = done, box: list[Any] = box) -> None:
+            async def runner(aw: Any = aw, box: list[Any] = box) -> None:
                 try:
                     box.append((True, await aw))
                 except BaseException as exc:
                     box.append((False, exc))
+                    if isinstance(exc, stops) or not return_exceptions:
+                        failure.append(exc)  # raised at once, as asyncio.gather does
+                        wake.set()
                 finally:
-                    done.set()
+                    left[0] -= 1
+                    if not left[0]:
+                        wake.set()
 
             if own or type(aw) is CheckedAwait:
+                left[0] += 1
                 self.tg.start_soon(runner)
             else:
                 box.append((True, aw))
-                done.set()
-            boxes.append((done, box))
-        results: list[Any] = []
-        for done, box in boxes:
-            await done.wait()
-            ok, value = box[0]
-            if not ok and (
-                isinstance(value, (ScriptStop, anyio.get_cancelled_exc_class()))
-                or not return_exceptions
-            ):
-                raise value
-            results.append(value)
-        return results
+            boxes.append(box)
+        if left[0]:
+            await wake.wait()
+        if failure:
+            raise failure[0]  # the others keep running, as in asyncio (cancelled at the end)
+        return [box[0][1] for box in boxes]
 
     def _refuse_yield(self, message: str) -> BaseException:
         # a script's coroutine yielded something not the loop's own: the run ends, final

@@ -79,3 +79,22 @@ def test_asyncio_run_inside_a_function_says_to_await(sandbox: Sandbox) -> None:
 def test_asyncio_timeout_error_is_the_builtin(sandbox: Sandbox) -> None:
     src = "import asyncio\ntry:\n    raise asyncio.TimeoutError('t')\nexcept TimeoutError as e:\n    r = str(e)\nr"
     assert value(sandbox, src) == "t"
+
+
+def test_asyncio_gather_raises_the_first_failure_at_once(sandbox: Sandbox) -> None:
+    # as asyncio.gather does: the failure is raised when it happens, not after the slowest
+    # sibling (the sibling sleeping 60 s would end the run at its 10 s deadline otherwise)
+    src = (
+        "import asyncio\n"
+        "async def slow():\n"
+        "    await asyncio.sleep(60)\n"
+        "async def fails():\n"
+        "    raise ValueError('failed')\n"
+        "try:\n"
+        "    await asyncio.gather(slow(), fails())\n"
+        "except ValueError as e:\n"
+        "    out = str(e)\n"
+        "both = await asyncio.gather(asyncio.sleep(0, 'x'), fails(), return_exceptions=True)\n"
+        "[out, [str(v) for v in both]]"
+    )
+    assert value(sandbox, src) == ["failed", ["x", "failed"]]
