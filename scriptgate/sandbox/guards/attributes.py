@@ -46,6 +46,7 @@ from scriptgate.sandbox.guards import comparisons as dagguard
 from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method, repeat_count
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
+    STEPPING_NAMES,
     SUBCLASSABLE_MARK,
     attribute_allowed,
     check_opaque_key,
@@ -435,6 +436,14 @@ def _no_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
 def _refuse_attribute(obj: Any, name: str) -> NoReturn:
     kind = type(obj)
     if kind in (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
+        if name in STEPPING_NAMES:
+            # refused by design (issue 13): what they step out is the driver's (a host Future)
+            raise AttributeError(
+                f'"{name}" is not available on {kind.__name__} objects in the sandbox: '
+                "keep the state in a class with a method instead (avg.add(10) for "
+                "g.send(10)), or pass values as arguments; iterate generators with "
+                "for/next() and await coroutines"
+            )
         raise AttributeError(
             f'"{name}" is not available on {kind.__name__} objects in the sandbox '
             "(iterate generators with for/next(), await coroutines, async for over async "
