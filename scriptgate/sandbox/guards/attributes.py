@@ -126,6 +126,7 @@ from scriptgate.sandbox.guards.sizes import (
 )
 
 __all__ = [
+    "ITEM_WRITABLE_MARK",
     "MAX_INT_BITS",
     "MAX_RANGE",
     "MAX_SEQUENCE",
@@ -192,6 +193,10 @@ _PLAIN = frozenset(
 _WRITABLE = frozenset(
     {collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque}
 )
+ITEM_WRITABLE_MARK = "__scriptgate_item_writable__"
+"""Set (``True``) in its own ``__dict__`` on a stand-in class whose instances a script may
+write items to (``cfg[k] = v``): one that checks what it holds at every use and has
+``__slots__`` (``collections.ChainMap``)."""
 _FAST_RECEIVERS = frozenset(
     {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
 )
@@ -900,6 +905,8 @@ def _guarded_write(obj: Any) -> Any:
     kind = type(obj)
     if kind is dict or kind is list or kind in _WRITABLE:
         return obj
+    if _CLASS_DICT.__get__(kind).get(ITEM_WRITABLE_MARK) is True:
+        return obj  # a stand-in mapping that checks what it holds at every use (ChainMap)
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
     if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:

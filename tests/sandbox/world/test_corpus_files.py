@@ -59,7 +59,6 @@ FINDINGS: dict[str, str] = {
     "sl-itertools-tee-islice": "itertools.tee is not exposed",
     "sl-typing-literal-protocol": "subclassing typing.Protocol is refused",
     "tx-str-format-attr-item": "str.format with an item field ({p[x]}) is refused",
-    "wr-chainmap-config": "collections.ChainMap is not exposed",
 }
 
 # Scripts refused by design (issue 13): each must stay refused, and the message must tell

@@ -73,9 +73,7 @@ def _pattern_of(cls: type) -> Any:
             flags | re.VERBOSE,
         )
     if not {"escaped", "named", "braced", "invalid"} <= set(compiled.groupindex):
-        raise ValueError(
-            "a Template pattern needs the groups escaped, named, braced and invalid"
-        )
+        raise ValueError("a Template pattern needs the groups escaped, named, braced and invalid")
     return compiled
 
 
