@@ -39,7 +39,6 @@ PENDING: dict[str, str] = {}
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
     "cl-abc-abstractmethod": "abc is not importable",
-    "cl-cached-property": "functools.cached_property is not exposed",
     "cl-contextlib-contextmanager": "contextlib is not importable",
     "cl-docstring": "a method's __doc__ reads None",
     "cl-matrix-class": "__matmul__ is refused at compile time",
