@@ -127,6 +127,7 @@ from scriptgate.sandbox.guards.sizes import (
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
+    "STATELESS_BASE_MARK",
     "MAX_INT_BITS",
     "MAX_RANGE",
     "MAX_SEQUENCE",
@@ -347,7 +348,8 @@ def private_ok(obj: Any) -> bool:
 
     True for an instance or class whose classes are all the script's own (defined by a
     ``class`` statement of the script) or builtins (``object``, ``dict``, ``Exception``…,
-    which keep no private state in an instance). A stand-in's class, a host base written
+    which keep no private state in an instance), or stateless stand-in bases
+    (:data:`STATELESS_BASE_MARK`: ``ABC``, ``Protocol``). A stand-in's class, a host base written
     in Python (``Fraction`` and its ``_numerator``), a module or a function refuses: their
     private names are the host's.
     """
@@ -357,9 +359,18 @@ def private_ok(obj: Any) -> bool:
         module = _CLASS_DICT.__get__(klass).get("__module__")
         if module == "__script__":
             script = True
-        elif _MODULE.__get__(klass) != "builtins":
+        elif (
+            _MODULE.__get__(klass) != "builtins"
+            and _CLASS_DICT.__get__(klass).get(STATELESS_BASE_MARK) is not True
+        ):
             return False
     return script
+
+
+STATELESS_BASE_MARK = "__scriptgate_stateless_base__"
+"""Set (``True``) in its own ``__dict__`` on a stand-in base class that defines no private
+name and keeps no state in an instance (``abc.ABC``, ``typing.Protocol``): it counts as a
+builtin for :func:`private_ok`, so ``self._x`` works in a script class that subclasses it."""
 
 
 _MRO = type.__dict__["__mro__"]
