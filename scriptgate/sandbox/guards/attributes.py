@@ -127,10 +127,10 @@ from scriptgate.sandbox.guards.sizes import (
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
-    "STATELESS_BASE_MARK",
     "MAX_INT_BITS",
     "MAX_RANGE",
     "MAX_SEQUENCE",
+    "STATELESS_BASE_MARK",
     "Budget",
     "CheckedFeed",
     "OpaqueNamespace",

@@ -49,7 +49,7 @@ class ABC:
             for name in getattr(base, "__abstractmethods__", ()):
                 if _abstract(getattr(cls, name, None)):
                     names.add(name)
-        cls.__abstractmethods__ = frozenset(names)  # type: ignore[misc]
+        type.__setattr__(cls, "__abstractmethods__", frozenset(names))
 
     @classmethod
     def register(cls, subclass: Any) -> Any:

@@ -96,7 +96,11 @@ class ChainMap:
 
     def get(self, key: Any, default: Any = None) -> Any:
         """``self[key]``, or ``default`` when no map has it."""
-        return self[key] if key in self else default
+        key = _key(key)
+        for mapping in self._maps():
+            if key in mapping:
+                return check_value(mapping[key])
+        return default
 
     def __contains__(self, key: Any) -> bool:
         key = _key(key)

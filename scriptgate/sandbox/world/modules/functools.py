@@ -24,8 +24,8 @@ from scriptgate.sandbox.guards.attributes import (
     hash_bounded,
     script_function,
 )
-from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, is_private_name
 from scriptgate.sandbox.guards.comparisons import SCALARS
+from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, is_private_name
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -173,7 +173,7 @@ def _total_ordering(cls: Any) -> Any:
 _UNSET: Any = object()
 
 
-class cached_property:  # noqa: N801 (the standard name)
+class cached_property:
     """``@cached_property``: computed on the first read, then stored in the instance's
     ``__dict__`` (``del obj.name`` computes it again)."""
 
@@ -187,7 +187,7 @@ class cached_property:  # noqa: N801 (the standard name)
 
     def __set_name__(self, owner: type, name: str) -> None:
         if type(name) is not str or not (
-            name.isidentifier() and name[0] != "_" or is_private_name(name)
+            (name.isidentifier() and name[0] != "_") or is_private_name(name)
         ):
             raise TypeError(f"a cached_property cannot be named {name!r} in the sandbox")
         if self.attrname is None:

@@ -122,7 +122,7 @@ class Template:
         compiled = _pattern_of(type(self))
         delimiter = getattr(type(self), "delimiter", "$")
         get = self._lookup(mapping, kws)
-        budget = _current_budget()
+        budget: Any = _current_budget()
         state = [len(text), 0]
 
         def convert(found: Any) -> str:
