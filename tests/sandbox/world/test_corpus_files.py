@@ -54,7 +54,6 @@ FINDINGS: dict[str, str] = {
     "ct-raise-from-cause": "__cause__ is refused at compile time",
     "ct-type-checks": "type(None) is refused (NoneType is not available)",
     "sl-builtins-bytes-bytearray": "bytearray item assignment is refused",
-    "sl-typing-literal-protocol": "subclassing typing.Protocol is refused",
     "tx-str-format-attr-item": "str.format with an item field ({p[x]}) is refused",
 }
 
