@@ -38,7 +38,6 @@ PENDING: dict[str, str] = {}
 # What this corpus found refused or wrong that no stand-in in progress covers (issue 14):
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
-    "cl-contextlib-contextmanager": "contextlib is not importable",
     "cl-docstring": "a method's __doc__ reads None",
     "cl-matrix-class": "__matmul__ is refused at compile time",
     "cl-mixin": "self.__dict__ is refused at compile time",

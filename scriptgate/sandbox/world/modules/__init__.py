@@ -27,6 +27,7 @@ from scriptgate.sandbox.world.modules import (
     base64,
     bisect,
     collections,
+    contextlib,
     copy,
     csv,
     dataclasses,
@@ -65,7 +66,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
     asyncio,
-    dataclasses, enum, abc,
+    dataclasses, enum, abc, contextlib,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
