@@ -597,6 +597,7 @@ MODULE_ATTACKS += [
         "8-cpu",
         "from collections import ChainMap\n" + _DAG + "ChainMap({1: 2})[t]",
         "limit",
+        "hashing this value",
     ),
     _a(
         "chainmap-many-maps-walk",
@@ -633,6 +634,29 @@ MODULE_ATTACKS += [
         "from string import Template\nt = Template('$a')\nt.template = 5",
         "runtime",
         "cannot be modified",
+    ),
+    _a(
+        "template-mapping-typing-alias",
+        "6-policy",
+        "from string import Template\nimport typing\n"
+        "class T(Template):\n    idpattern = '[a-z]+'\nT('$' + 'x' * 10**6).substitute(typing.List)",
+        "runtime",
+        "Template substitution takes dicts",
+    ),
+    _a(
+        "chainmap-repr-many-large-maps",
+        "8-memory",
+        "from collections import ChainMap\nd = {i: 'x' * 100 for i in range(9000)}\n"
+        "repr(ChainMap(*([d] * 2000)))",
+        "limit",
+        "repr() of this ChainMap",
+    ),
+    _a(
+        "chainmap-update-dag-keys",
+        "8-cpu",
+        "from collections import ChainMap\n" + _DAG + "ChainMap().update([(t, 1)])",
+        "limit",
+        "hashing this value",
     ),
     _a(
         "template-mapping-host-value",

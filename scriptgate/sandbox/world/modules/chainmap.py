@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from scriptgate.sandbox.guards.attributes import ITEM_WRITABLE_MARK, check_value, hash_bounded
+from scriptgate.sandbox.guards.attributes import ITEM_WRITABLE_MARK, check_value, fed, hash_bounded
 from scriptgate.sandbox.guards.comparisons import SCALARS
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.regex import _current_budget
-from scriptgate.sandbox.guards.sizes import safe_repr
+from scriptgate.sandbox.guards.sizes import check_render, safe_repr
 
-__all__ = ["ChainMap"]
+__all__ = ["ChainMap", "mapping_ok"]
 
 _CHARGE_FROM = 64
 _NOTHING: Any = object()
@@ -38,12 +38,12 @@ def _spend(steps: int) -> None:
             budget.spend(steps)
 
 
-def _mapping(value: Any) -> Any:
+def mapping_ok(value: Any, who: str = "a ChainMap holds") -> Any:
+    """``value`` if a stand-in may look keys up in it from the host side (a dict, a ChainMap,
+    an instance of the script's own class), else ``TypeError`` (``who`` opens its message)."""
     if isinstance(value, (dict, ChainMap)) or getattr(type(value), SCRIPT_CLASS_MARK, False):
         return value
-    raise TypeError(
-        f"a ChainMap holds dicts (or your own mapping classes), not {type(value).__name__}"
-    )
+    raise TypeError(f"{who} dicts (or your own mapping classes), not {type(value).__name__}")
 
 
 def _key(key: Any) -> Any:
@@ -58,14 +58,14 @@ class ChainMap:
 
     def __init__(self, *maps: Any) -> None:
         _spend(len(maps))
-        self.maps: list[Any] = [_mapping(m) for m in maps] or [{}]
+        self.maps: list[Any] = [mapping_ok(m) for m in maps] or [{}]
 
     def _maps(self) -> list[Any]:
         maps = self.maps
         if type(maps) is not list:
             raise TypeError("ChainMap.maps must be a list")
         _spend(list.__len__(maps))
-        return [_mapping(m) for m in maps]
+        return [mapping_ok(m) for m in maps]
 
     def _first(self) -> Any:
         maps = self._maps()
@@ -173,7 +173,10 @@ class ChainMap:
         first = self._first()
         if isinstance(other, ChainMap):
             other = other._items()
-        first.update(other, **kwargs) if type(first) is dict else _update(first, other, kwargs)
+        if type(first) is dict:
+            first.update(fed(other, "dict"), **kwargs)  # hashed in checked chunks
+        else:
+            _update(first, other, kwargs)
 
     def copy(self) -> ChainMap:
         """A new ChainMap with a copy of ``maps[0]`` and the same other maps."""
@@ -188,7 +191,7 @@ class ChainMap:
         if m is None:
             m = kwargs
         elif kwargs:
-            _mapping(m).update(kwargs)
+            mapping_ok(m).update(kwargs)
         return ChainMap(m, *self._maps())
 
     @property
@@ -219,7 +222,9 @@ class ChainMap:
         return self
 
     def __repr__(self) -> str:
-        return f"ChainMap({', '.join(safe_repr(m) for m in self._maps())})"
+        maps = self._maps()
+        check_render(maps, "repr() of this ChainMap")  # all maps together, not each alone
+        return f"ChainMap({', '.join(safe_repr(m) for m in maps)})"
 
 
 def _update(target: Any, other: Any, kwargs: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ and checked at every call: they go through the same regex guard).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.attributes import check_value
@@ -24,6 +24,7 @@ from scriptgate.sandbox.guards.comparisons import SCALARS
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.regex import _current_budget, make_re
 from scriptgate.sandbox.guards.sizes import check_render
+from scriptgate.sandbox.world.modules.chainmap import mapping_ok
 
 __all__ = ["MAX_DELIMITER", "MAX_RESULT", "Template"]
 
@@ -105,8 +106,9 @@ class Template:
     def _lookup(self, mapping: Any, kws: dict[str, Any]) -> Callable[[str], Any]:
         if mapping is _NOTHING:
             return kws.__getitem__
-        if not isinstance(mapping, Mapping) and not hasattr(mapping, "__getitem__"):
-            raise TypeError("substitute() takes a mapping")
+        mapping_ok(
+            mapping, "Template substitution takes"
+        )  # never a host object whose [] skips the item guard
 
         def get(name: str) -> Any:
             if name in kws:
