@@ -31,8 +31,10 @@ def _base() -> ModuleType:
 Attack = _base().Attack
 
 
-def _a(id: str, category: str, source: str, expect: str, message: str | None = None) -> Any:
-    return Attack("m-" + id, category, source, expect, message)
+def _a(
+    id: str, category: str, source: str, expect: str, message: str | None = None, **value: Any
+) -> Any:
+    return Attack("m-" + id, category, source, expect, message, **value)
 
 
 _D = "from decimal import Decimal, getcontext, localcontext, Context, setcontext\n"
@@ -514,6 +516,39 @@ MODULE_ATTACKS += [
         _CTX + "import json\nwith closing(json):\n    pass",
         "runtime",
         "close",
+    ),
+    _a(
+        "exitstack-many-exits",
+        "8-memory",
+        "from contextlib import ExitStack\ns = ExitStack()\nfor i in range(20000):\n"
+        "    s.callback(len, 'x')",
+        "runtime",
+        "at most 10000 exits",
+    ),
+    _a(
+        "exitstack-exit-swallows-stop",
+        "8-cpu",
+        "from contextlib import ExitStack\nclass Eat:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        return True\nwhile True:\n"
+        "    with ExitStack() as s:\n        s.enter_context(Eat())\n        while True:\n"
+        "            pass",
+        "limit",
+    ),
+    _a(
+        "exitstack-exit-gets-no-traceback",
+        "6-policy",
+        "from contextlib import ExitStack\nseen = []\nclass C:\n    def __enter__(self):\n"
+        "        return self\n    def __exit__(self, t, e, tb):\n        seen.append(tb)\n"
+        "        return True\nwith ExitStack() as s:\n    s.enter_context(C())\n    1 / 0\nseen",
+        "ok",
+        value=[None],
+    ),
+    _a(
+        "exitstack-enter-module",
+        "6-policy",
+        "from contextlib import ExitStack\nimport json\nExitStack().enter_context(json)",
+        "runtime",
+        "context manager protocol",
     ),
     # -- functools.cached_property: the script's own instances, the private-name rule -------
     _a(

@@ -86,6 +86,19 @@ FEATURES: dict[str, str] = {
     "    out.append('not suppressed')\nwith nullcontext(5) as n:\n    out.append(n)\n"
     "class R:\n    closed = False\n    def close(self):\n        self.closed = True\nr = R()\n"
     "with closing(r) as same:\n    out.append(same is r)\nout + [r.closed]",
+    "exitstack": "from contextlib import ExitStack, contextmanager\nlog = []\n@contextmanager\n"
+    "def res(n):\n    log.append('open ' + n)\n    try:\n        yield n\n    finally:\n"
+    "        log.append('close ' + n)\nclass CM:\n    def __enter__(self):\n        return self\n"
+    "    def __exit__(self, t, e, tb):\n        log.append('cm exit ' + t.__name__)\n"
+    "        return True\nwith ExitStack() as st:\n"
+    "    log.append([st.enter_context(res(x)) for x in 'ab'])\n    st.callback(log.append, 'cb')\n"
+    "with ExitStack() as st:\n    st.enter_context(CM())\n    st.enter_context(res('c'))\n"
+    "    raise KeyError('k')\ntry:\n    with ExitStack() as st:\n        st.callback(log.append, 'x')\n"
+    "        raise ValueError('v')\nexcept ValueError:\n    log.append('v out')\n"
+    "with ExitStack() as st:\n    st.enter_context(res('d'))\n    moved = st.pop_all()\n"
+    "log.append('popped')\nmoved.close()\ndef boom():\n    raise RuntimeError('cb')\ntry:\n"
+    "    with ExitStack() as st:\n        st.callback(boom)\nexcept RuntimeError as e:\n"
+    "    log.append(str(e))\nlog",
     "cached-property": "from functools import cached_property\nclass D:\n"
     "    def __init__(self, xs):\n        self.xs = xs\n        self.calls = 0\n"
     "    @cached_property\n    def total(self):\n        self.calls += 1\n        return sum(self.xs)\n"
@@ -143,6 +156,15 @@ REFUSALS: dict[str, tuple[str, str]] = {
         "needs a generator function",
     ),
     "suppress-non-exception": (_CTX + "suppress(int)", "exception classes"),
+    "exitstack-not-a-context-manager": (
+        "from contextlib import ExitStack\nExitStack().enter_context(5)",
+        "does not support the context manager protocol",
+    ),
+    "exitstack-private-keyword": (
+        "from contextlib import ExitStack\ndef f(**k):\n    return k\n"
+        "ExitStack().callback(f, _trusted=True)",
+        "starts with",
+    ),
     "cached-property-private-on-stand-in-subclass": (
         "from functools import cached_property\nfrom collections import Counter\n"
         "class C(Counter):\n    @cached_property\n    def _secret(self):\n        return 1\n"

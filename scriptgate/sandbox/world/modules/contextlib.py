@@ -16,6 +16,10 @@ behind it). What they promise:
   them, and a generator context manager closes its generator (its ``finally`` runs) and
   lets the stop go on instead of throwing it in.
 - ``closing(x)`` calls ``x.close()`` through the attribute guard.
+- ``ExitStack`` (``enter_context``, ``callback``, ``pop_all``, ``close``) holds at most
+  :data:`MAX_EXITS` exits; each exit gets no traceback, a callback's keywords follow the
+  call rule (no ``_name=``), and once a stop is in flight no further exit of the script runs
+  (the run is ending; a stop is never suppressed).
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.attributes import check_value, guarded_read, script_function
+from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = [
     "HOLDABLE",
+    "MAX_EXITS",
     "MEMBERS",
     "NAME",
+    "ExitStack",
     "build",
     "closing",
     "contextmanager",
@@ -41,7 +48,7 @@ __all__ = [
 
 NAME = "contextlib"
 """The name a script imports."""
-MEMBERS: tuple[str, ...] = ("contextmanager", "suppress", "nullcontext", "closing")
+MEMBERS: tuple[str, ...] = ("contextmanager", "suppress", "nullcontext", "closing", "ExitStack")
 """The members a script may use."""
 
 
@@ -180,8 +187,94 @@ class closing:
         guarded_read(self.thing, "close")()
 
 
-for _cls in (GeneratorContextManager, suppress, nullcontext, closing):
+MAX_EXITS = 10_000
+"""Most exits one ``ExitStack`` may hold."""
+
+
+class ExitStack:
+    """``with ExitStack() as stack:`` — ``stack.enter_context(cm)`` and
+    ``stack.callback(fn, *args)`` are unwound in reverse order on exit."""
+
+    __slots__ = ("_exits",)
+
+    def __init__(self) -> None:
+        self._exits: list[tuple[Any, Any, tuple[Any, ...], dict[str, Any]]] = []
+
+    def _push(self, entry: tuple[Any, Any, tuple[Any, ...], dict[str, Any]]) -> None:
+        if len(self._exits) >= MAX_EXITS:
+            raise ValueError(f"an ExitStack holds at most {MAX_EXITS} exits in the sandbox")
+        self._exits.append(entry)
+
+    def enter_context(self, cm: Any) -> Any:
+        """Enter ``cm`` and push its exit; returns what its ``__enter__`` returns."""
+        kind = type(cm)
+        try:
+            enter, exit_ = kind.__enter__, kind.__exit__
+        except AttributeError:
+            raise TypeError(
+                f"{kind.__name__!r} object does not support the context manager protocol"
+            ) from None
+        result = check_value(enter(cm))
+        self._push((exit_, cm, (), {}))
+        return result
+
+    def callback(self, callback: Any, /, *args: Any, **kwds: Any) -> Any:
+        """Push ``callback(*args, **kwds)`` to run on exit; returns ``callback``."""
+        if not callable(callback):
+            raise TypeError("callback() takes a callable")
+        for key in kwds:
+            if key.startswith("_"):
+                raise TypeError(
+                    f'keyword argument "{key}" is not allowed because it starts with "_"'
+                )
+        self._push((None, callback, args, kwds))
+        return callback
+
+    def pop_all(self) -> ExitStack:
+        """A new ExitStack with this one's exits (this one is left empty)."""
+        moved = ExitStack()
+        moved._exits, self._exits = self._exits, []
+        return moved
+
+    def close(self) -> None:
+        """Unwind every exit now."""
+        self.__exit__(None, None, None)
+
+    def __enter__(self) -> ExitStack:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> bool:
+        original = value
+        pending = value
+        exits = self._exits
+        while exits:
+            if pending is not None and not _catchable(pending):
+                exits.clear()  # a stop: the run is ending, no more script code
+                break
+            exit_, target, args, kwds = exits.pop()
+            try:
+                if exit_ is None:
+                    target(*args, **kwds)
+                elif exit_(target, None if pending is None else type(pending), pending, None):
+                    pending = None
+            except BaseException as exc:
+                pending = exc
+        if pending is None:
+            return original is not None
+        if pending is original:
+            return False
+        raise pending
+
+    def __repr__(self) -> str:
+        return f"<contextlib.ExitStack of {len(self._exits)} exits>"
+
+
+for _cls in (GeneratorContextManager, suppress, nullcontext, closing, ExitStack):
     _cls.__module__ = "contextlib"
+
+# `stack.close()`: the allow-list of listed types leaves out every stepping name (close
+# among them), so ExitStack is marked holdable instead (all its public names are its own)
+setattr(ExitStack, HOLDABLE_MARK, True)
 
 HOLDABLE: tuple[type, ...] = (GeneratorContextManager, suppress, nullcontext, closing)
 """Value types this stand-in hands to scripts (not subclassable)."""
@@ -194,4 +287,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "suppress": suppress,
         "nullcontext": nullcontext,
         "closing": closing,
+        "ExitStack": ExitStack,
     }
