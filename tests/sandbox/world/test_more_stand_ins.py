@@ -123,6 +123,9 @@ FEATURES: dict[str, str] = {
     " t.get_identifiers(), t.is_valid(), t.template]",
     "template-idpattern": "from string import Template\nclass T(Template):\n"
     "    idpattern = r'[a-z]+_[a-z]+'\nT('$first_name $x').safe_substitute(first_name='ann')",
+    "template-pattern": "from string import Template\nclass T(Template):\n"
+    "    pattern = r'\\[(?:(?P<escaped>\\[) | (?P<named>[a-z]+)\\] | (?P<braced>[a-z]+)\\]"
+    " | (?P<invalid>))'\n[T('hi [name] [[').substitute(name='ann'), T('[x]').get_identifiers()]",
     "protocol": "from typing import Protocol, runtime_checkable, TypeVar\nT = TypeVar('T')\n"
     "class HasLen(Protocol):\n    def __len__(self) -> int: ...\n@runtime_checkable\n"
     "class Named(Protocol):\n    name: str\n    def greet(self) -> str: ...\n"

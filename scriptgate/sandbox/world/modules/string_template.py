@@ -57,7 +57,7 @@ def _pattern_of(cls: type) -> Any:
     flags = int(_setting(cls, "flags", (int, re.RegexFlag)))
     own = _setting(cls, "pattern", (str, type(None)))
     if own is not None:
-        compiled = _compile(own, flags)
+        compiled = _compile(own, flags | re.VERBOSE)  # as CPython compiles it
     else:
         delimiter = _setting(cls, "delimiter", (str,))
         if not 0 < len(delimiter) <= MAX_DELIMITER:
