@@ -9,7 +9,8 @@ rendering (:func:`render_last_value`) and must be equal. A deterministic sample
 ``async.txt`` scripts call the tools ``lookup(key=...)`` and ``weather(city=...)``:
 real ``AgentTool``s in the sandbox, ``async def`` functions in plain Python
 (``gather`` is ``asyncio.gather``). Scripts whose module is not a stand-in yet are
-listed in ``PENDING`` and marked ``xfail(strict=True)``.
+listed in ``PENDING`` and marked ``xfail(strict=True)``; scripts refused by design are in
+``REFUSED`` and must stay refused with a message that says what to write instead.
 """
 
 from __future__ import annotations
