@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MODULE_ATTACKS"]
+__all__ = ["MODULE_ATTACKS", "MODULE_DEADLINE_ATTACKS", "MODULE_MEMORY_ATTACKS"]
 
 
 def _base() -> ModuleType:
@@ -31,8 +31,10 @@ def _base() -> ModuleType:
 Attack = _base().Attack
 
 
-def _a(id: str, category: str, source: str, expect: str, message: str | None = None) -> Any:
-    return Attack("m-" + id, category, source, expect, message)
+def _a(
+    id: str, category: str, source: str, expect: str, message: str | None = None, **value: Any
+) -> Any:
+    return Attack("m-" + id, category, source, expect, message, **value)
 
 
 _D = "from decimal import Decimal, getcontext, localcontext, Context, setcontext\n"
@@ -422,4 +424,343 @@ MODULE_ATTACKS: list[Any] = [
         "ok",
     ),
 ]
-"""Attacks on the issue-14 stand-ins (both modes)."""
+"""Attacks on the issue-14 stand-ins (both modes; the second batch is appended below)."""
+
+_ABC = "from abc import ABC, abstractmethod\n"
+_CTX = "from contextlib import contextmanager, suppress, nullcontext, closing\n"
+_DAG = "t = ()\nfor _ in range(100):\n    t = (t, t)\n"
+
+MODULE_ATTACKS += [
+    # -- abc: no metaclass, no register, no write to host functions ------------------------
+    _a("abc-register-list", "6-policy", _ABC + "ABC.register(list)", "runtime", "subclass the ABC"),
+    _a(
+        "abc-register-own-class",
+        "6-policy",
+        _ABC + "class P(ABC):\n    pass\nP.register(dict)\nisinstance({}, P)",
+        "runtime",
+        "not available in the sandbox",
+    ),
+    _a(
+        "abc-abstractmethod-host-function",
+        "6-policy",
+        _ABC + "from functools import lru_cache\nabstractmethod(lru_cache)",
+        "runtime",
+        "a function you define",
+    ),
+    _a("abc-init-subclass-read", "6-policy", _ABC + "ABC.__init_subclass__", "rejected"),
+    _a(
+        "abc-abstractmethods-clear",
+        "6-policy",
+        _ABC + "class A(ABC):\n    @abstractmethod\n    def f(self): ...\n"
+        "A.__abstractmethods__ = frozenset()\nA()",
+        "rejected",
+    ),
+    _a(
+        "abc-base-write",
+        "6-policy",
+        _ABC + "ABC.register = lambda c: c",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "abc-private-on-subclass-ok",
+        "6-policy",
+        _ABC + "class A(ABC):\n    def __init__(self):\n        self._x = 2\nA()._x",
+        "ok",
+    ),
+    # -- contextlib: the script's generator is stepped host-side; stops are never swallowed -
+    _a(
+        "contextmanager-generator-held",
+        "6-policy",
+        _CTX + "@contextmanager\ndef c():\n    yield 1\nc()._gen",
+        "runtime",
+        "_gen",
+    ),
+    _a(
+        "contextmanager-class-over-host-function",
+        "6-policy",
+        _CTX + "@contextmanager\ndef c():\n    yield 1\ntype(c())(iter, ([1],), {})",
+        "runtime",
+        "a generator function you define",
+    ),
+    _a(
+        "contextmanager-yields-host-object",
+        "6-policy",
+        _CTX + "@contextmanager\ndef c():\n    yield c\nwith c() as f:\n    f.__globals__",
+        "rejected",
+    ),
+    _a(
+        "suppress-base-exception-step-limit",
+        "8-cpu",
+        _CTX
+        + "while True:\n    with suppress(BaseException):\n        while True:\n            pass",
+        "limit",
+    ),
+    _a(
+        "contextmanager-swallows-stop",
+        "8-cpu",
+        _CTX + "@contextmanager\ndef swallow():\n    while True:\n        try:\n            yield\n"
+        "        except BaseException:\n            pass\nwhile True:\n    with swallow():\n"
+        "        while True:\n            pass",
+        "limit",
+    ),
+    _a(
+        "suppress-tool-error-keeps-record",
+        "6-policy",
+        _CTX + "with suppress(Exception):\n    secret()\n'done'",
+        "ok",
+    ),
+    _a(
+        "closing-host-object",
+        "6-policy",
+        _CTX + "import json\nwith closing(json):\n    pass",
+        "runtime",
+        "close",
+    ),
+    _a(
+        "exitstack-many-exits",
+        "8-memory",
+        "from contextlib import ExitStack\ns = ExitStack()\nfor i in range(20000):\n"
+        "    s.callback(len, 'x')",
+        "runtime",
+        "at most 10000 exits",
+    ),
+    _a(
+        "exitstack-exit-swallows-stop",
+        "8-cpu",
+        "from contextlib import ExitStack\nclass Eat:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        return True\nwhile True:\n"
+        "    with ExitStack() as s:\n        s.enter_context(Eat())\n        while True:\n"
+        "            pass",
+        "limit",
+    ),
+    _a(
+        "exitstack-exit-gets-no-traceback",
+        "6-policy",
+        "from contextlib import ExitStack\nseen = []\nclass C:\n    def __enter__(self):\n"
+        "        return self\n    def __exit__(self, t, e, tb):\n        seen.append(tb)\n"
+        "        return True\nwith ExitStack() as s:\n    s.enter_context(C())\n    1 / 0\nseen",
+        "ok",
+        value=[None],
+    ),
+    _a(
+        "exitstack-enter-module",
+        "6-policy",
+        "from contextlib import ExitStack\nimport json\nExitStack().enter_context(json)",
+        "runtime",
+        "context manager protocol",
+    ),
+    # -- functools.cached_property: the script's own instances, the private-name rule -------
+    _a(
+        "cached-property-private-on-stand-in-subclass",
+        "6-policy",
+        "from functools import cached_property\nfrom collections import Counter\n"
+        "class C(Counter):\n    @cached_property\n    def _secret(self):\n        return 1\nC()._secret",
+        "runtime",
+        "_secret",
+    ),
+    _a(
+        "cached-property-rename",
+        "6-policy",
+        "from functools import cached_property\nclass C:\n    @cached_property\n    def p(self):\n"
+        "        return 1\nC.p.attrname = '__class__'",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "cached-property-func-swap",
+        "6-policy",
+        "from functools import cached_property\nclass C:\n    @cached_property\n    def p(self):\n"
+        "        return 1\nC.p.func = len",
+        "runtime",
+        "cannot be modified",
+    ),
+    # -- itertools.tee: bounded branches, charged buffers ------------------------------------
+    _a("tee-many-branches", "8-memory", "import itertools\nitertools.tee([1], 10**9)", "limit"),
+    _a(
+        "tee-infinite-lag",
+        "8-memory",
+        "from itertools import tee, count\na, b = tee(count())\nfor _ in range(10**8):\n    next(a)",
+        "limit",
+    ),
+    # -- collections.ChainMap: maps checked at every use, keys bounded, walks charged -------
+    _a(
+        "chainmap-typing-alias-map",
+        "6-policy",
+        "from collections import ChainMap\nimport typing\nChainMap(typing.List)['x' * 10**7]",
+        "runtime",
+        "ChainMap holds dicts",
+    ),
+    _a(
+        "chainmap-module-appended",
+        "6-policy",
+        "from collections import ChainMap\nimport json\nc = ChainMap()\nc.maps.append(json)\n"
+        "c['loads']",
+        "runtime",
+        "ChainMap holds dicts",
+    ),
+    _a(
+        "chainmap-maps-replaced",
+        "6-policy",
+        "from collections import ChainMap\nc = ChainMap()\nc.maps = 'x'\nc['a']",
+        "runtime",
+        "must be a list",
+    ),
+    _a(
+        "chainmap-class-write",
+        "6-policy",
+        "from collections import ChainMap\nChainMap.get = lambda *a: 1",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "chainmap-subclass",
+        "6-policy",
+        "from collections import ChainMap\nclass C(ChainMap):\n    pass",
+        "runtime",
+        "cannot subclass ChainMap",
+    ),
+    _a(
+        "chainmap-new-attribute",
+        "6-policy",
+        "from collections import ChainMap\nChainMap().evil = 1",
+        "runtime",
+        "evil",
+    ),
+    _a(
+        "chainmap-dag-key",
+        "8-cpu",
+        "from collections import ChainMap\n" + _DAG + "ChainMap({1: 2})[t]",
+        "limit",
+        "hashing this value",
+    ),
+    _a(
+        "chainmap-many-maps-walk",
+        "8-cpu",
+        "from collections import ChainMap\nd = {i: i for i in range(1000)}\n"
+        "c = ChainMap(*([d] * 1000))\nwhile True:\n    len(c)",
+        "limit",
+    ),
+    # -- string.Template: own class, regex guard, bounded output ------------------------------
+    _a(
+        "template-huge-result",
+        "8-memory",
+        "from string import Template\nTemplate('$a' * 10**6).substitute(a='x' * 1000)",
+        "limit",
+        "longer than",
+    ),
+    _a(
+        "template-repeat-idpattern",
+        "8-cpu",
+        "from string import Template\nclass T(Template):\n    idpattern = 'a{1000000}{1000}'\n"
+        "T('$a').substitute(a=1)",
+        "limit",
+    ),
+    _a(
+        "template-class-state",
+        "6-policy",
+        "from string import Template\nTemplate.delimiter = '%'",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "template-instance-write",
+        "6-policy",
+        "from string import Template\nt = Template('$a')\nt.template = 5",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "template-mapping-typing-alias",
+        "6-policy",
+        "from string import Template\nimport typing\n"
+        "class T(Template):\n    idpattern = '[a-z]+'\nT('$' + 'x' * 10**6).substitute(typing.List)",
+        "runtime",
+        "Template substitution takes dicts",
+    ),
+    _a(
+        "chainmap-repr-many-large-maps",
+        "8-memory",
+        "from collections import ChainMap\nd = {i: 'x' * 100 for i in range(9000)}\n"
+        "repr(ChainMap(*([d] * 2000)))",
+        "limit",
+        "repr() of this ChainMap",
+    ),
+    _a(
+        "chainmap-update-dag-keys",
+        "8-cpu",
+        "from collections import ChainMap\n" + _DAG + "ChainMap().update([(t, 1)])",
+        "limit",
+        "hashing this value",
+    ),
+    _a(
+        "template-mapping-host-value",
+        "6-policy",
+        "from string import Template\nclass M:\n    def __getitem__(self, k):\n        return M\n"
+        "Template('$a').substitute(M())",
+        "ok",
+    ),
+    # -- typing.Protocol: metaclass never held, checks run no host code ----------------------
+    _a(
+        "protocol-metaclass",
+        "6-policy",
+        "from typing import Protocol\nclass P(Protocol):\n    pass\ntype(P)",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "protocol-metaclass-build",
+        "6-policy",
+        "from typing import Protocol\nclass P(Protocol):\n    pass\n"
+        "type(P)('X', (), {'__index__': lambda s: 1})",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "protocol-register",
+        "6-policy",
+        "from typing import Protocol\nclass P(Protocol):\n    pass\nP.register(list)",
+        "runtime",
+        "register",
+    ),
+    _a(
+        "protocol-member-reads-generator-internals",
+        "6-policy",
+        "from typing import Protocol, runtime_checkable\n@runtime_checkable\n"
+        "class P(Protocol):\n    gi_frame: int\ndef g():\n    yield 1\nisinstance(g(), P)",
+        "ok",
+    ),
+]
+
+MODULE_DEADLINE_ATTACKS: list[Any] = [
+    _a(
+        "suppress-base-exception-deadline",
+        "8-cpu",
+        _CTX
+        + "import time\nwhile True:\n    with suppress(BaseException):\n        time.sleep(10)",
+        "limit",
+        "timed out",
+    ),
+    _a(
+        "contextmanager-swallows-deadline",
+        "8-cpu",
+        _CTX + "@contextmanager\ndef swallow():\n    while True:\n        try:\n            yield\n"
+        "        except BaseException:\n            pass\n        finally:\n            pass\n"
+        "import time\nwhile True:\n    with swallow():\n        time.sleep(10)",
+        "limit",
+        "timed out",
+    ),
+]
+"""Stand-in attacks only the deadline ends (a sleep the stop interrupts, under the short
+deadline, both modes)."""
+
+MODULE_MEMORY_ATTACKS: list[Any] = [
+    _a(
+        "tee-infinite-lag-memory",
+        "8-memory",
+        "from itertools import tee, count\na, b = tee(count())\nfor _ in range(10**8):\n    next(a)",
+        "limit",
+        "tee buffering more than",
+    ),
+]
+"""Stand-in attacks run under the small memory budget with no step limit (both modes)."""

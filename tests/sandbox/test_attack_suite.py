@@ -96,10 +96,11 @@ _ONLY_THE_DEADLINE_ENDS = {"time-sleep", "m-sleep-past-deadline", "m-asyncio-sle
 """Attacks of the lists above that nothing but the deadline ends: run under the short one."""
 DEADLINE: list[Any] = [
     *extra.DEADLINE_ATTACKS,
+    *stand_ins.MODULE_DEADLINE_ATTACKS,
     *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
 ]
 BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]
-MEMORY: list[Any] = list(extra.MEMORY_ATTACKS)
+MEMORY: list[Any] = [*extra.MEMORY_ATTACKS, *stand_ins.MODULE_MEMORY_ATTACKS]
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.
 PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)

@@ -46,6 +46,7 @@ from scriptgate.sandbox.guards import comparisons as dagguard
 from scriptgate.sandbox.guards.allocations import BOUNDED_NAMES, bounded_method, repeat_count
 from scriptgate.sandbox.guards.boundary import (
     HOLDABLE_MARK,
+    STEPPING_NAMES,
     SUBCLASSABLE_MARK,
     attribute_allowed,
     check_opaque_key,
@@ -126,9 +127,11 @@ from scriptgate.sandbox.guards.sizes import (
 )
 
 __all__ = [
+    "ITEM_WRITABLE_MARK",
     "MAX_INT_BITS",
     "MAX_RANGE",
     "MAX_SEQUENCE",
+    "STATELESS_BASE_MARK",
     "Budget",
     "CheckedFeed",
     "OpaqueNamespace",
@@ -192,6 +195,10 @@ _PLAIN = frozenset(
 _WRITABLE = frozenset(
     {collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque}
 )
+ITEM_WRITABLE_MARK = "__scriptgate_item_writable__"
+"""Set (``True``) in its own ``__dict__`` on a stand-in class whose instances a script may
+write items to (``cfg[k] = v``): one that checks what it holds at every use and has
+``__slots__`` (``collections.ChainMap``)."""
 _FAST_RECEIVERS = frozenset(
     {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
 )
@@ -342,7 +349,8 @@ def private_ok(obj: Any) -> bool:
 
     True for an instance or class whose classes are all the script's own (defined by a
     ``class`` statement of the script) or builtins (``object``, ``dict``, ``Exception``…,
-    which keep no private state in an instance). A stand-in's class, a host base written
+    which keep no private state in an instance), or stateless stand-in bases
+    (:data:`STATELESS_BASE_MARK`: ``ABC``, ``Protocol``). A stand-in's class, a host base written
     in Python (``Fraction`` and its ``_numerator``), a module or a function refuses: their
     private names are the host's.
     """
@@ -352,9 +360,18 @@ def private_ok(obj: Any) -> bool:
         module = _CLASS_DICT.__get__(klass).get("__module__")
         if module == "__script__":
             script = True
-        elif _MODULE.__get__(klass) != "builtins":
+        elif (
+            _MODULE.__get__(klass) != "builtins"
+            and _CLASS_DICT.__get__(klass).get(STATELESS_BASE_MARK) is not True
+        ):
             return False
     return script
+
+
+STATELESS_BASE_MARK = "__scriptgate_stateless_base__"
+"""Set (``True``) in its own ``__dict__`` on a stand-in base class that defines no private
+name and keeps no state in an instance (``abc.ABC``, ``typing.Protocol``): it counts as a
+builtin for :func:`private_ok`, so ``self._x`` works in a script class that subclasses it."""
 
 
 _MRO = type.__dict__["__mro__"]
@@ -436,6 +453,14 @@ def _no_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
 def _refuse_attribute(obj: Any, name: str) -> NoReturn:
     kind = type(obj)
     if kind in (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType):
+        if name in STEPPING_NAMES:
+            # refused by design (issue 13): what they step out is the driver's (a host Future)
+            raise AttributeError(
+                f'"{name}" is not available on {kind.__name__} objects in the sandbox: '
+                "keep the state in a class with a method instead (avg.add(10) for "
+                "g.send(10)), or pass values as arguments; iterate generators with "
+                "for/next() and await coroutines"
+            )
         raise AttributeError(
             f'"{name}" is not available on {kind.__name__} objects in the sandbox '
             "(iterate generators with for/next(), await coroutines, async for over async "
@@ -904,6 +929,8 @@ def _guarded_write(obj: Any) -> Any:
     kind = type(obj)
     if kind is dict or kind is list or kind in _WRITABLE:
         return obj
+    if _CLASS_DICT.__get__(kind).get(ITEM_WRITABLE_MARK) is True:
+        return obj  # a stand-in mapping that checks what it holds at every use (ChainMap)
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
     if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:

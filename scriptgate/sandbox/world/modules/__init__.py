@@ -22,10 +22,12 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import OpaqueNamespace
 from scriptgate.sandbox.world.modules import (
+    abc,
     asyncio,
     base64,
     bisect,
     collections,
+    contextlib,
     copy,
     csv,
     dataclasses,
@@ -64,7 +66,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
     asyncio,
-    dataclasses, enum,
+    dataclasses, enum, abc, contextlib,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 

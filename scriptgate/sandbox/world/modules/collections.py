@@ -3,7 +3,8 @@
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. ``Counter``, ``OrderedDict`` and
 ``defaultdict`` check what they hash (:func:`guards.fed`); namedtuples are tuples
-(their ``index`` and ``count`` are wrapped by the attribute guard).
+(their ``index`` and ``count`` are wrapped by the attribute guard); ``ChainMap`` is the
+sandbox's own class (:mod:`.chainmap`).
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK, SUBCLASSABLE_MARK
+from scriptgate.sandbox.world.modules.chainmap import ChainMap
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
 
 NAME = "collections"
 """The name a script imports."""
-MEMBERS: tuple[str, ...] = ("Counter", "defaultdict", "OrderedDict", "deque", "namedtuple")
+MEMBERS: tuple[str, ...] = (
+    "Counter", "defaultdict", "OrderedDict", "deque", "namedtuple", "ChainMap",
+)  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (
     collections.Counter, collections.defaultdict, collections.OrderedDict, collections.deque,
+    ChainMap,
 )  # fmt: skip
 """Value types this stand-in hands to scripts (namedtuple classes are tuples)."""
 
@@ -127,4 +132,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "OrderedDict": _FED_ORDERED_DICT,
         "deque": collections.deque,
         "namedtuple": _namedtuple,
+        "ChainMap": ChainMap,
     }

@@ -5,7 +5,9 @@ isolation or the model-facing text. ``lru_cache``/``cache`` check the arguments'
 hashing (:func:`guards.hash_bounded`) before the cached call; ``cmp_to_key``
 compares with the script's own function. ``update_wrapper``/``wraps`` and
 ``total_ordering`` write only to the script's own functions, classes and instances
-(issue 13, F01).
+(issue 13, F01); ``cached_property`` is the sandbox's own descriptor, which caches into the
+``__dict__`` of the script's own instances only, under a public name or (on the script's
+own classes) a private one.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import (
     guarded_metadata_write,
+    guarded_private_write,
     guarded_read,
     guarded_write,
     hash_bounded,
     script_function,
 )
 from scriptgate.sandbox.guards.comparisons import SCALARS
+from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, is_private_name
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -30,7 +34,7 @@ NAME = "functools"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "reduce", "lru_cache", "cache", "cmp_to_key", "partial", "wraps", "update_wrapper",
-    "total_ordering",
+    "total_ordering", "cached_property",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (
@@ -166,6 +170,69 @@ def _total_ordering(cls: Any) -> Any:
     return functools.total_ordering(guarded_write(cls))
 
 
+_UNSET: Any = object()
+
+
+class cached_property:
+    """``@cached_property``: computed on the first read, then stored in the instance's
+    ``__dict__`` (``del obj.name`` computes it again)."""
+
+    __slots__ = ("attrname", "func")
+
+    def __init__(self, func: Any) -> None:
+        if not callable(func):
+            raise TypeError("cached_property decorates a method")
+        self.func = func
+        self.attrname: str | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if type(name) is not str or not (
+            (name.isidentifier() and name[0] != "_") or is_private_name(name)
+        ):
+            raise TypeError(f"a cached_property cannot be named {name!r} in the sandbox")
+        if self.attrname is None:
+            self.attrname = name
+        elif name != self.attrname:
+            raise TypeError(
+                "Cannot assign the same cached_property to two different names "
+                f"({self.attrname!r} and {name!r})."
+            )
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        name = self.attrname
+        if name is None:
+            raise TypeError(
+                "Cannot use cached_property instance without calling __set_name__ on it."
+            )
+        if not getattr(type(instance), SCRIPT_CLASS_MARK, False):
+            raise TypeError("cached_property works on instances of your own classes")
+        if name[0] == "_":
+            guarded_private_write(instance)  # the private-name rule: the script's own classes
+        try:
+            cache = instance.__dict__
+        except AttributeError:
+            raise TypeError(
+                f"No '__dict__' attribute on {type(instance).__name__!r} instance to cache "
+                f"{name!r} property."
+            ) from None
+        if type(cache) is not dict:
+            raise TypeError("cached_property needs an instance __dict__")
+        value = cache.get(name, _UNSET)
+        if value is _UNSET:
+            value = self.func(instance)
+            cache[name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"<cached_property {self.attrname!r}>"
+
+
+cached_property.__module__ = "functools"
+HOLDABLE = (*HOLDABLE, cached_property)
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
     charge, ticking = run.charge, run.ticking
@@ -184,4 +251,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "wraps": _wraps,
         "update_wrapper": _update_wrapper,
         "total_ordering": _total_ordering,
+        "cached_property": cached_property,
     }

@@ -2,18 +2,21 @@
 
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. The infinite iterators tick per item so a
-limit can stop them; ``groupby`` checks each key it compares (dagguard).
+limit can stop them; ``groupby`` checks each key it compares (dagguard). ``tee`` is
+the sandbox's own: at most :data:`MAX_TEE` branches, and every item buffered for a
+lagging branch is charged to the memory budget (at most :data:`MAX_TEE_BUFFER` items).
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards.comparisons import SCALARS, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.memory import guarded_add
+from scriptgate.sandbox.guards.memory import charge_bytes, guarded_add
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -24,6 +27,7 @@ MEMBERS: tuple[str, ...] = (
     "count", "cycle", "repeat", "chain", "islice", "accumulate", "groupby", "product",
     "permutations", "combinations", "combinations_with_replacement", "zip_longest",
     "starmap", "takewhile", "dropwhile", "compress", "pairwise", "filterfalse", "batched",
+    "tee",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = tuple(
@@ -36,6 +40,53 @@ MAX_WIDTH = 10_000
 """Longest tuple ``product``/``permutations``/``combinations*`` may yield: the C
 constructor allocates (and fills) index arrays of ``r`` (or all pools) up front, so
 ``combinations([], 10**9)`` was 8 GB in one call before yielding nothing."""
+
+
+MAX_TEE = 100
+"""Most branches ``tee(it, n)`` may make."""
+MAX_TEE_BUFFER = 1_000_000
+"""Most items ``tee`` may hold for its lagging branches together (about 50 MB):
+``tee(count())`` with one branch run ahead buffers every item it passes."""
+_BUFFERED_ITEM_BYTES = 48
+"""About what one buffered item keeps alive (a deque slot and a small object)."""
+
+
+def _tee(charge: Any, ticking: Any, iterable: Any, n: Any = 2) -> tuple[Iterator[Any], ...]:
+    """``itertools.tee``: ``n`` independent iterators over one iterable, bounded."""
+    if type(n) is not int:
+        raise TypeError(f"tee() n must be an int, not {type(n).__name__}")
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    if n > MAX_TEE:
+        refuse_size(f"itertools.tee of {n} branches refused: the sandbox allows at most {MAX_TEE}")
+    source = iter(charge(iterable))
+    buffers: list[collections.deque[Any]] = [collections.deque() for _ in range(n)]
+    held = [0]
+
+    def branch(mine: collections.deque[Any]) -> Iterator[Any]:
+        while True:
+            if mine:
+                held[0] -= 1
+                yield mine.popleft()
+                continue
+            try:
+                item = next(source)
+            except StopIteration:
+                return
+            if n > 1:
+                held[0] += n - 1
+                if held[0] > MAX_TEE_BUFFER:
+                    refuse_size(
+                        f"itertools.tee buffering more than {MAX_TEE_BUFFER} items refused "
+                        "(advance the branches together, or make a list once)"
+                    )
+                charge_bytes((n - 1) * _BUFFERED_ITEM_BYTES)
+                for other in buffers:
+                    if other is not mine:
+                        other.append(item)
+            yield item
+
+    return tuple(ticking(branch(buffer)) for buffer in buffers)
 
 
 def _width_ok(name: str, r: Any) -> None:
@@ -105,6 +156,9 @@ def build(run: RunWorld) -> dict[str, Any]:
             return ticking(itertools.groupby(map(compared, charge(iterable))))
         return ticking(itertools.groupby(charge(iterable), key=lambda item: compared(key(item))))
 
+    def tee(iterable: Any, n: Any = 2) -> tuple[Iterator[Any], ...]:
+        return _tee(charge, ticking, iterable, n)
+
     return {
         "count": run.lazy(itertools.count),
         "cycle": run.lazy_first(itertools.cycle),
@@ -127,4 +181,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "pairwise": run.lazy_first(itertools.pairwise),
         "filterfalse": run.lazy_second(itertools.filterfalse),
         "batched": run.lazy_first(_batched),
+        "tee": tee,
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from scriptgate.sandbox.world.modules import typed_classes
+from scriptgate.sandbox.world.modules import typed_classes, typing_protocol
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -20,6 +20,7 @@ MEMBERS: tuple[str, ...] = (
     "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Iterable",
     "Iterator", "Callable", "Sequence", "Mapping", "Literal", "TypedDict", "cast", "TypeVar",
     "Protocol", "NamedTuple", "Generic", "Final", "ClassVar", "Awaitable", "Generator",
+    "runtime_checkable",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (typing.TypeVar,)
@@ -47,5 +48,10 @@ their attributes forward to ``collections.abc`` (``typing.Mapping.register(list)
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
     members = {name: getattr(typing, name) for name in MEMBERS}
-    members.update(NamedTuple=typed_classes.NamedTuple, TypedDict=typed_classes.TypedDict)
+    members.update(
+        NamedTuple=typed_classes.NamedTuple,
+        TypedDict=typed_classes.TypedDict,
+        Protocol=typing_protocol.Protocol,
+        runtime_checkable=typing_protocol.runtime_checkable,
+    )
     return members
