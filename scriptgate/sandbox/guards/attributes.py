@@ -115,6 +115,7 @@ from scriptgate.sandbox.guards.memory import (
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
 from scriptgate.sandbox.guards.script_classes import (
+    InstanceDict,
     prepare_namespace,
     private_ok,
     read_dunder,
@@ -909,6 +910,8 @@ def _guarded_write(obj: Any) -> Any:
     kind = type(obj)
     if kind is dict or kind is list or kind in _WRITABLE:
         return obj
+    if kind is InstanceDict:
+        return obj  # vars(obj)[k] = v: its own __setitem__ applies the attribute-name rules
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
     if script_function(obj):
