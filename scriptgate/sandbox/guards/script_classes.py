@@ -206,13 +206,16 @@ def _has_instance_dict(obj: Any) -> bool:
 
 def instance_dict(obj: Any, what: str = "__dict__") -> InstanceDict:
     """The ``__dict__`` of an instance of the script's own class, as an :class:`InstanceDict`."""
+    # an attribute read refuses as one (AttributeError, so hasattr() is False); vars() as
+    # Python's does (TypeError)
+    error = TypeError if what == "vars()" else AttributeError
     if isinstance(obj, type):
-        raise TypeError(
+        raise error(
             f"{what} of a class is not available in the sandbox: read class attributes with "
             "getattr(cls, name), or use vars(instance) for an instance's attributes"
         )
     if not private_ok(obj):
-        raise TypeError(
+        raise error(
             f"{what} of {type(obj).__name__} objects is not available in the sandbox: it "
             "works on instances of your own classes; read attributes with getattr(obj, name)"
         )
