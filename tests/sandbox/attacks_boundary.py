@@ -230,19 +230,21 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         "__traceback__",
     ),
+    # the chain is readable (issue 14) and value-checked; the frames behind it are not
     _a(
         "caught-exception-context",
         "6-frames",
-        "try:\n    1 / 0\nexcept Exception as e:\n    x = e.__context__",
-        "rejected",
-        "__context__",
+        "try:\n    1 / 0\nexcept Exception as e:\n    x = [e.__context__, e.__cause__]\nx",
+        "ok",
+        value=[None, None],
     ),
     _a(
         "caught-exception-cause-getattr",
         "6-frames",
-        "try:\n    1 / 0\nexcept Exception as e:\n    x = getattr(e, '__cause__')",
+        "try:\n    try:\n        1 / 0\n    except Exception as e:\n        raise KeyError(1) from e\n"
+        "except KeyError as k:\n    x = getattr(getattr(k, '__cause__'), '__traceback__')",
         "runtime",
-        "__cause__",
+        "__traceback__",
     ),
     # -- issue 14: the dunder doors of script classes (guards/script_classes.py) ----------------
     _a(
