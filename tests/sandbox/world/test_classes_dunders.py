@@ -108,6 +108,12 @@ FEATURES = {
         "[r.as_dict(), r.a, r.c, r._p, r.e, gone, hasattr(r, 'b'), type(d) is dict,"
         " 'a' in d, sorted(vars(r))]"
     ),
+    "instance-dict-copies": (
+        "import copy, json\nclass P:\n    def __init__(self):\n        self.x = 1\n"
+        "        self.l = [1]\nd = vars(P())\n"
+        "[copy.copy(d), copy.deepcopy(d), json.dumps(d), {**d}, d | {'z': 1},"
+        " sorted(d.items()), d == {'x': 1, 'l': [1]}, d.copy(), type(copy.copy(d)).__name__]"
+    ),
     "vars-of-exception-and-subclass": (
         "class E(Exception):\n    def __init__(self, msg, code):\n"
         "        super().__init__(msg)\n        self.code = code\n"
