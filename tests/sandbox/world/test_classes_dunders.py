@@ -22,10 +22,9 @@ from scriptgate.sandbox.guards.script_classes import InstanceDict, read_dunder
 from scriptgate.sandbox.sandbox import Sandbox
 
 
-def _support() -> ModuleType:
-    name = "scriptgate_tests_classes_support"
+def _load(name: str, file: str) -> ModuleType:
     if name not in sys.modules:
-        path = Path(__file__).with_name("classes_support.py")
+        path = Path(__file__).with_name(file)
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None
         assert spec.loader is not None
@@ -34,7 +33,8 @@ def _support() -> ModuleType:
     return sys.modules[name]
 
 
-support = _support()
+support = _load("scriptgate_tests_classes_support", "classes_support.py")
+corpus = _load("scriptgate_tests_corpus_files", "test_corpus_files.py")
 same_as_python, refused = support.same_as_python, support.refused
 
 
@@ -135,6 +135,30 @@ FEATURES = {
 @pytest.mark.parametrize("name", sorted(FEATURES))
 def test_classes_dunders_match_plain_python(sandbox: Sandbox, name: str) -> None:
     same_as_python(sandbox, FEATURES[name])
+
+
+CORPUS_NAMES = (
+    "cl-slots-class",
+    "cl-matrix-class",
+    "cl-str-format-with-class",
+    "ct-match-class-pattern",
+    "ct-raise-from-cause",
+    "cl-mixin",
+    "cl-vars-dict",
+    "ct-decorator-counting-calls",
+)
+"""The corpus scripts these doors were opened for (FINDINGS of test_corpus_files before)."""
+
+
+@pytest.mark.parametrize("name", CORPUS_NAMES)
+def test_classes_dunders_corpus_scripts_run_as_written(sandbox: Sandbox, name: str) -> None:
+    # test_corpus_files runs every script in-process (and a sample in process mode): these
+    # run here in both modes, compared with plain Python as that file compares them
+    assert name not in corpus.FINDINGS
+    style, source = corpus.CORPUS[name]
+    result = sandbox.run_sync(source)
+    assert result.ok, result.error
+    assert result.value == corpus.plain(style, source)
 
 
 REFUSALS = {
