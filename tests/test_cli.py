@@ -242,11 +242,11 @@ def test_cli_check_reports_imports_scripts_cannot_make(
 def test_cli_check_reports_rejected_constructs(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = _script(workdir, "x = {}\ny = x.__dict__\n")
+    script = _script(workdir, "x = {}\ny = x.__subclasses__\n")
     assert main(["check", script]) == EXIT_SCRIPT_FAILED
     out = capsys.readouterr().out
     assert out.startswith(f"{script}:2: rejected: ")
-    assert "__dict__" in out
+    assert "__subclasses__" in out
 
 
 def test_cli_check_warns_about_dynamic_tool_use() -> None:

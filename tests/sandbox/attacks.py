@@ -177,7 +177,9 @@ ATTACKS: list[Attack] = [
     _a("tool-object-argument", "7.2-tool-surface", "echo(fn=print)", "runtime", "not JSON"),
     _a("tool-live-dict", "7.2-tool-surface", "c = config()\nc['limit'] = 999\nc['nested']['admin'] = True\nconfig()", "ok", value={"limit": 10, "nested": {"admin": False}}),
     _a("tool-exception-secrets", "7.2-tool-surface", "try:\n    secret()\nexcept ToolError as e:\n    r = [str(e), hasattr(e, 'headers'), list(e.args)]\nr", "ok", value=["request failed", False, ["request failed"]]),
-    _a("tool-exception-cause", "7.2-tool-surface", "try:\n    secret()\nexcept ToolError as e:\n    e.__cause__", "rejected"),
+    # exc.__cause__/__context__ are readable (issue 14): the tool's own exception (its
+    # headers) is chained to nothing the script can reach
+    _a("tool-exception-cause", "7.2-tool-surface", "try:\n    secret()\nexcept ToolError as e:\n    r = [e.__cause__, e.__context__]\nr", "ok", value=[None, None]),
     _a("tool-rich-return-value", "7.2-tool-surface", "p = path()\np.read_text()", "tool", "not JSON"),
     _a("tool-function-closure", "7.2-tool-surface", "echo.__closure__", "rejected"),
     _a("tool-function-wrapped", "7.2-tool-surface", "getattr(echo, '__wrapped__')", "runtime"),
@@ -218,7 +220,8 @@ ATTACKS: list[Attack] = [
     _a("module-attribute-write", "7.5-host-state", "import math\nmath.pi = 3", "runtime", "read-only"),
     _a("host-class-write", "7.5-host-state", "import datetime\ndatetime.date.today = None", "runtime", "cannot be modified"),
     _a("builtin-function-write", "7.5-host-state", "len.x = 1", "runtime", "cannot be modified"),
-    _a("function-attribute-write", "7.5-host-state", "def f():\n    pass\nf.x = 1", "runtime", "cannot be modified"),
+    # the script's own functions take attributes (issue 14: `wrapper.calls = 0`); a stand-in's do not
+    _a("function-attribute-write", "7.5-host-state", "def f():\n    pass\nf.x = 1\nimport json\njson.loads.x = 1", "runtime", "cannot be modified"),
     _a("json-encoder-table", "7.5-host-state", "import json\njson.encoder.ESCAPE_DCT['a'] = 'b'", "runtime"),
     _a("random-module-state", "7.5-host-state", "import random\nrandom.seed(1)\nrandom.randint(0, 10 ** 9)", "ok"),
     # -- §7.6: objects that call back later ----------------------------------------

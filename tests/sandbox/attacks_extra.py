@@ -94,7 +94,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("getattr-fullwidth-name", "6-policy", "getattr(1, '\\uff3f\\uff3fclass\\uff3f\\uff3f')", "runtime"),
     _a("str-subclass-dunder-name", "6-policy", "class S(str):\n    pass\ngetattr(1, S('__class__'))", "runtime", "must be a str"),
     _a("lambda-code", "6-policy", "(lambda: 0).__code__", "rejected", "__code__"),
-    _a("class-dict", "6-policy", "class A:\n    pass\nA.__dict__", "rejected", "__dict__"),
+    _a("class-dict", "6-policy", "class A:\n    pass\nA.__dict__", "runtime", "__dict__ of a class"),
     _a("builtin-self", "6-policy", "len.__self__", "rejected", "__self__"),
     _a("builtin-self-getattr", "6-policy", "getattr(isinstance, '__self__')", "runtime", "__self__"),
     _a("print-self-getattr", "6-policy", "getattr(print, '__self__')", "runtime", "__self__"),
@@ -128,7 +128,8 @@ EXTRA_ATTACKS: list[Any] = [
     _a("ag-frame", "6-frames", "async def f():\n    yield 1\nc = f()\nc.ag_frame", "rejected", "ag_frame"),
     _a("tb-frame", "6-frames", "try:\n    1 / 0\nexcept Exception as e:\n    t = getattr(e, 'with_traceback')(None)\n    t.tb_frame", "rejected", "tb_frame"),
     _a("f-back", "6-frames", "def g():\n    yield 1\nx = g()\nnext(x)\ngetattr(x, 'gi_frame').f_back", "rejected", "f_back"),
-    _a("exception-context", "6-frames", "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError('x')\nexcept ValueError as e:\n    e.__context__", "rejected", "__context__"),
+    # the chain is readable (issue 14): the builtin exception, value-checked; its frames never
+    _a("exception-context", "6-frames", "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError('x')\nexcept ValueError as e:\n    r = [type(e.__context__).__name__, str(e.__context__)]\nr", "ok", value=["ZeroDivisionError", "division by zero"]),
     # -- §6: format machinery -------------------------------------------------------------------
     _a("format-globals-field", "6-format", "def f():\n    pass\n'{0.__globals__}'.format(f)", "runtime", "only positions and names"),
     _a("format-map-mro", "6-format", "'{a.__class__.__mro__}'.format_map({'a': 1})", "runtime", "only positions and names"),
@@ -560,7 +561,7 @@ EXTRA_ATTACKS += [
     _a("dc-fields-type-getattr", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\ngetattr(fields(P)[0].type, '__subclasses__')", "runtime", "__subclasses__"),
     _a("dc-factory-not-callable", "6-policy", _DC + "@dataclass\nclass P:\n    x: list = field(default_factory=1)", "runtime", "must be callable"),
     _a("dc-factory-host-builtin", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = field(default_factory=getattr)\nP()", "runtime", "getattr"),
-    _a("dc-default-host-namespace", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = tools\nP().x.__dict__", "rejected", "__dict__"),
+    _a("dc-default-host-namespace", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = tools\nP().x.__dict__", "runtime", "__dict__ of OpaqueNamespace"),
     _a("dc-frozen-object-setattr", "6-policy", _DC + "@dataclass(frozen=True)\nclass P:\n    x: int\nobject.__setattr__(P(1), 'x', 2)", "rejected", "__setattr__"),
     _a("dc-frozen-setattr-builtin", "6-policy", _DC + "@dataclass(frozen=True)\nclass P:\n    x: int\nsetattr(P(1), 'x', 2)", "runtime", "cannot assign to field"),
     _a("dc-init-foreign-self", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\nclass Q:\n    pass\nq = Q()\nP.__init__(q, 1)", "runtime", "takes an instance of P"),

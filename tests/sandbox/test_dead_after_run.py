@@ -80,6 +80,9 @@ class E(Exception):
         echo(m="Estr"); return "E"
     def __repr__(self):
         echo(m="Erepr"); return "E"
+class F:
+    def __format__(self, spec):
+        echo(m="format"); return "F"
 """
 
 _AFTER_THE_RUN = {
@@ -97,6 +100,11 @@ _AFTER_THE_RUN = {
     "raise-group-with-instance": ("raise ExceptionGroup('g', [ValueError(A())])", None),
     "assert-with-instance": ("assert False, A()", None),
     "global-instances-dropped": ("a = A()\nl = L([1])\nd = D(a=1)\nNone", None),
+    # __format__ is a script method since issue 14: rendering never formats a value
+    "value-format-instances": ("[F(), {'k': F()}, vars(F())]", None),
+    "raise-builtin-with-format-instance": ("raise ValueError(F(), 'x')", None),
+    "raise-own-exception-with-format-instance": ("raise E(F())", None),
+    "raise-chained-to-format-instance": ("raise KeyError(F()) from ValueError(F())", None),
 }
 
 
@@ -131,9 +139,10 @@ def test_dead_after_run_rendering_runs_no_script_code(sandbox: Sandbox, case: st
 
 
 def test_dead_after_run_script_dunders_the_host_would_call_are_refused(sandbox: Sandbox) -> None:
-    # __format__, __getattr__ and __del__ run from host code (format(), a missing
-    # attribute, the garbage collector after the run): a script cannot define them
-    for name in ("__format__", "__getattr__", "__del__"):
+    # __getattr__ and __del__ run from host code (a missing attribute, the garbage
+    # collector after the run): a script cannot define them (__format__ may be defined
+    # since issue 14: no rendering formats a value, see the rendering cases above)
+    for name in ("__getattr__", "__del__"):
         result = sandbox.run_sync(f"class A:\n    def {name}(self, *a):\n        echo(m=1)\n1")
         assert result.error is not None
         assert result.error.kind == "rejected", result.error

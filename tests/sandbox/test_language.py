@@ -172,11 +172,11 @@ def test_language_runtime_error_reports_type_and_line() -> None:
 
 
 def test_language_rejected_reports_policy_message() -> None:
-    result = anyio.run(_run, "x = 1\ny = x.__dict__")
+    result = anyio.run(_run, "x = 1\ny = x.__subclasses__")
     assert result.error is not None
     assert result.error.kind == "rejected"
     assert result.error.line == 2
-    assert "__dict__" in result.error.message
+    assert "__subclasses__" in result.error.message
 
 
 def test_language_uncaught_tool_error_has_kind_tool() -> None:
@@ -192,7 +192,7 @@ def test_language_uncaught_tool_error_has_kind_tool() -> None:
 def test_language_exported_name_lists() -> None:
     for name in ("len", "sorted", "print", "ToolError", "ToolDenied", "isinstance"):
         assert name in SAFE_BUILTIN_NAMES
-    for forbidden in ("eval", "exec", "open", "getattr" + "x", "vars"):
+    for forbidden in ("eval", "exec", "open", "getattr" + "x", "dir", "globals"):
         assert forbidden not in SAFE_BUILTIN_NAMES
     assert {
         "json",

@@ -97,10 +97,12 @@ from RestrictedPython.transformer import (
 )
 
 from scriptgate.sandbox.guards.constants import (
+    CLASS_BODY_NAMES,
     FAST_RECEIVER_SLOW_NAMES,
     MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
+    SCRIPT_DUNDER_READS,
     format_spec_too_wide,
     is_private_name,
 )
@@ -117,6 +119,7 @@ _GUARDED_BINOPS: dict[type[ast.operator], str] = {
     ast.Pow: "_pow_",
     ast.LShift: "_lshift_",
     ast.Mod: "_mod_",
+    ast.MatMult: "_matmul_",
 }
 
 _SET_OPERATORS: dict[type[ast.operator], str] = {
@@ -393,6 +396,10 @@ _EXTRA_MAGIC_METHODS = frozenset(
         "__radd__",
         "__neg__",
         "__abs__",
+        "__matmul__",
+        "__rmatmul__",
+        "__imatmul__",
+        "__format__",
     }
 )
 """Methods a script class may define on top of RestrictedPython's list (context managers,
@@ -803,7 +810,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         return ast.fix_missing_locations(new)
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
-        """RestrictedPython's name check; methods may also be context-manager/iterator protocol."""
+        """RestrictedPython's name check; methods may also be context-manager/iterator protocol.
+
+        ``__slots__ = ...`` and ``__match_args__ = ...`` directly in a class body are allowed
+        (their values are checked when the class is made: guards.script_classes).
+        """
+        if id(node) in self._class_body_names:
+            return
         if (
             allow_magic_methods
             and name in _EXTRA_MAGIC_METHODS
@@ -1032,7 +1045,16 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 return read
             node.value = _call("_pwrite_", [node.value], node.value)
             return node
-        if node.attr in READABLE_UNDERSCORE_NAMES and isinstance(node.ctx, ast.Load):
+        if node.attr == "__traceback__":
+            self.error(
+                node,
+                '"__traceback__" is not available in the sandbox (frames are the host\'s): '
+                "use str(exc), type(exc).__name__ and exc.__cause__ instead.",
+            )
+            return node
+        if (
+            node.attr in READABLE_UNDERSCORE_NAMES or node.attr in SCRIPT_DUNDER_READS
+        ) and isinstance(node.ctx, ast.Load):
             # x.__class__, cls.__name__, f.__doc__, nt._asdict: the guard decides per object
             node = self.node_contents_visit(node)
             read = _call("_getattr_", [node.value, ast.Constant(node.attr)], node)
@@ -1284,7 +1306,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
                 return node
             self.error(node, _CLASS_KEYWORD_MESSAGE.format(keyword.arg))
             return node
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Name) and target.id in CLASS_BODY_NAMES:
+                    self._class_body_names = self._class_body_names | {id(target)}
         return super().visit_ClassDef(node)
+
+    _class_body_names: frozenset[int] = frozenset()
+    """The ``__slots__``/``__match_args__`` targets of class bodies (by node id)."""
 
     # -- match ------------------------------------------------------------------
 

@@ -62,11 +62,11 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
-    FILENAME,
     MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     SCRIPT_CLASS_MARK,
+    SCRIPT_DUNDER_READS,
     SIZED_VIEWS,
     TICK_CHUNK,
     format_spec_too_wide,
@@ -116,6 +116,14 @@ from scriptgate.sandbox.guards.memory import (
 )
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.script_classes import (
+    STATELESS_BASE_MARK,
+    InstanceDict,
+    prepare_namespace,
+    private_ok,
+    read_dunder,
+    script_function,
+)
 from scriptgate.sandbox.guards.sizes import (
     CHECKED_METHOD_TYPES,
     FLAT_TYPES,
@@ -146,6 +154,7 @@ __all__ = [
     "needs_feed",
     "private_ok",
     "safe_str_format",
+    "script_function",
 ]
 
 MAX_SEQUENCE = 10_000_000
@@ -344,44 +353,14 @@ _NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.M
 _DOC_TYPES = frozenset({str, bytes, bytearray})
 
 
-def private_ok(obj: Any) -> bool:
-    """Whether ``obj``'s private names (``_x``) are the script's own to read and write.
-
-    True for an instance or class whose classes are all the script's own (defined by a
-    ``class`` statement of the script) or builtins (``object``, ``dict``, ``Exception``…,
-    which keep no private state in an instance), or stateless stand-in bases
-    (:data:`STATELESS_BASE_MARK`: ``ABC``, ``Protocol``). A stand-in's class, a host base written
-    in Python (``Fraction`` and its ``_numerator``), a module or a function refuses: their
-    private names are the host's.
-    """
-    owner = obj if isinstance(obj, type) else type(obj)
-    script = False
-    for klass in _MRO.__get__(owner):
-        module = _CLASS_DICT.__get__(klass).get("__module__")
-        if module == "__script__":
-            script = True
-        elif (
-            _MODULE.__get__(klass) != "builtins"
-            and _CLASS_DICT.__get__(klass).get(STATELESS_BASE_MARK) is not True
-        ):
-            return False
-    return script
-
-
-STATELESS_BASE_MARK = "__scriptgate_stateless_base__"
-"""Set (``True``) in its own ``__dict__`` on a stand-in base class that defines no private
-name and keeps no state in an instance (``abc.ABC``, ``typing.Protocol``): it counts as a
-builtin for :func:`private_ok`, so ``self._x`` works in a script class that subclasses it."""
-
-
 _MRO = type.__dict__["__mro__"]
 _CLASS_DICT = type.__dict__["__dict__"]
 _MODULE = type.__dict__["__module__"]
 
 
 def _read_private(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
-    """``self._x``: a private name of the script's own objects (:func:`private_ok`)."""
-    if not private_ok(obj):
+    """``self._x``: a private name of the script's own objects and functions (:func:`private_ok`)."""
+    if not (private_ok(obj) or script_function(obj)):
         return _no_underscore(obj, name, default)
     return check_value(getattr(obj, name, *default))
 
@@ -408,6 +387,9 @@ def class_pattern_problem(cls: Any, names: tuple[str, ...], positional: int) -> 
         args = getattr(cls, "__match_args__", ())
         if type(args) is tuple and all(type(a) is str for a in args):
             wanted.extend(args[:positional])
+        for name in wanted:
+            if name.startswith("_") or name in INSPECT_ATTRIBUTES or name in _DENIED_NAMES:
+                return f"a class pattern may not read {name!r}: read it in the body"
     for name in wanted:
         for klass in mro:
             if name in _CLASS_DICT.__get__(klass):
@@ -433,8 +415,8 @@ def class_pattern_check(budget: Budget, cls: Any, names: tuple[str, ...], positi
 
 
 def guarded_private_write(obj: Any) -> Any:
-    """The write guard of ``obj._x = v`` targets: the script's own objects only."""
-    if private_ok(obj):
+    """The write guard of ``obj._x = v`` targets: the script's own objects and functions only."""
+    if private_ok(obj) or script_function(obj):
         return obj
     raise TypeError(
         f"private names of {type(obj).__name__} objects cannot be written in the sandbox "
@@ -621,6 +603,32 @@ def guarded_mul(a: Any, b: Any) -> Any:
     return a * b
 
 
+def _check_matmul(a: Any, b: Any) -> None:
+    # no builtin type defines `@`: a script class's __matmul__ runs script code (guarded),
+    # yet a sequence operand is checked as `*` and `+` check it, whatever method runs
+    for seq, other in ((a, b), (b, a)):
+        length = _seq_len(seq)
+        if length is not None:
+            _check_repeat(seq, length, other)
+            if length > CHECK_FROM and _seq_len(other) is not None:
+                other_length = _seq_len(other) or 0
+                if length + other_length > MAX_SEQUENCE:
+                    _too_big("a concatenated sequence")
+
+
+def guarded_matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` with the size checks of ``*`` and ``+`` on sequence operands (issue 14)."""
+    _check_matmul(a, b)
+    return a @ b
+
+
+def guarded_imatmul(a: Any, b: Any) -> Any:
+    """``a @= b`` with the size checks of :func:`guarded_matmul`."""
+    _check_matmul(a, b)
+    a @= b
+    return a
+
+
 def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
     """``a ** b`` / ``pow(a, b[, mod])`` refusing huge ints (blocks ``10 ** 10**9``, ``pow(7, 10**9)``).
 
@@ -704,7 +712,7 @@ def _build_inplace() -> None:
             "^=": guarded_set_operator(operator.ixor),
             "&=": guarded_set_operator(operator.iand),
             "//=": operator.ifloordiv,
-            "@=": operator.imatmul,
+            "@=": guarded_imatmul,
         }
     )
 
@@ -811,6 +819,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             return _read_underscore(obj, name, default)
         if is_private_name(name):
             return _read_private(obj, name, default)
+        if name in SCRIPT_DUNDER_READS:
+            return read_dunder(obj, name, default)  # exc.__cause__, self.__dict__ (issue 14)
         raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
     if name in INSPECT_ATTRIBUTES:
         raise AttributeError(
@@ -931,8 +941,12 @@ def _guarded_write(obj: Any) -> Any:
         return obj
     if _CLASS_DICT.__get__(kind).get(ITEM_WRITABLE_MARK) is True:
         return obj  # a stand-in mapping that checks what it holds at every use (ChainMap)
+    if kind is InstanceDict:
+        return obj  # vars(obj)[k] = v: its own __setitem__ applies the attribute-name rules
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
+    if script_function(obj):
+        return obj  # `wrapper.calls = 0` on the script's own functions (never a host one's)
     if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:
         # the class object itself: only a class the script's own `class` statement made
         # (a host class marked for writable instances, decimal's Context, stays read-only)
@@ -947,11 +961,6 @@ guarded_write = _guarded_write
 
 guarded_read = _guarded_getattr
 """The read guard (``obj.x``, ``getattr``): what host helpers read on the script's behalf."""
-
-
-def script_function(obj: Any) -> bool:
-    """Whether ``obj`` is a function the script itself defined (its code is the script's)."""
-    return type(obj) is types.FunctionType and obj.__code__.co_filename == FILENAME
 
 
 def guarded_metadata_write(obj: Any) -> Any:
@@ -1029,6 +1038,7 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for exit_name in ("__exit__", "__aexit__"):
         if exit_name in namespace:
             namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
+    prepare_namespace(namespace)  # __slots__, __match_args__, __format__ (script_classes)
     cls = type(name, bases, namespace)
     setattr(cls, SCRIPT_CLASS_MARK, True)
     setattr(cls, _MADE_BY_SCRIPT, True)
@@ -1265,6 +1275,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_iadd_": guarded_iadd,
     "_star_": guarded_star,
     "_pow_": guarded_pow,
+    "_matmul_": guarded_matmul,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,
     "_inplace_": guarded_inplace,

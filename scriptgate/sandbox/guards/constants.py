@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "CLASS_BODY_NAMES",
     "COMPARING_NAMES",
     "DENIED_NAMES",
     "ENTRY",
@@ -20,6 +21,7 @@ __all__ = [
     "MAX_FORMAT_WIDTH",
     "READABLE_UNDERSCORE_NAMES",
     "SCRIPT_CLASS_MARK",
+    "SCRIPT_DUNDER_READS",
     "SIZED_VIEWS",
     "TICK_CHUNK",
     "format_spec_too_wide",
@@ -87,6 +89,13 @@ READABLE_UNDERSCORE_NAMES = frozenset(
 (``type(x).__name__``, ``x.__class__.__name__``, ``f.__doc__``) and the namedtuple API
 (the attribute guard allows the ``_`` ones on namedtuples only, ``__init__`` on the
 script's own classes, instances and ``super()`` only)."""
+
+SCRIPT_DUNDER_READS = frozenset({"__cause__", "__context__", "__suppress_context__", "__dict__"})
+"""Dunder names a script may read, each decided per object by :mod:`.script_classes`: an
+exception's chain (``exc.__cause__``; never ``__traceback__``) and the instance ``__dict__``
+of the script's own objects."""
+CLASS_BODY_NAMES = frozenset({"__slots__", "__match_args__"})
+"""Dunder names a script's class body may assign (checked when the class is made)."""
 
 
 MATCH_SELF_TYPES = {

@@ -18,7 +18,9 @@ and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse rendering
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
-(what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
+(what they make stays behind the allow-list of ``guards/boundary``). ``vars(obj)`` is the
+attributes of an instance of the script's own class (a checked snapshot that writes through:
+``guards/script_classes``). Never available: ``vars()``, ``dir``, ``globals``, ``locals``,
 ``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``. ``hash`` is keyed per process (:func:`hash_`: the real hash of a
 str would reveal the host's hash secret); ``setattr``/``delattr`` write as ``obj.x = v``
@@ -55,6 +57,7 @@ from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 
 __all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
@@ -81,7 +84,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "next", "oct", "ord", "pow", "print", "range", "repr", "reversed", "round", "set",
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented", "bytes",
     "bytearray", "slice", "super", "property", "staticmethod", "classmethod", "object",
-    "setattr", "delattr", "hash",
+    "setattr", "delattr", "hash", "vars",
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
@@ -381,6 +384,7 @@ HOLDABLE: tuple[type, ...] = (
 """The classes the builtins hand to scripts (collected into the allow-list)."""
 SUBCLASSABLE: tuple[type, ...] = HOLDABLE
 """The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
+HOLDABLE += (InstanceDict,)  # vars(obj) / obj.__dict__: held, never subclassed
 
 
 _TYPE_OF: dict[type, type] = {
@@ -388,6 +392,7 @@ _TYPE_OF: dict[type, type] = {
     set: _HASHING_TYPES["set"],
     frozenset: _HASHING_TYPES["frozenset"],
     dict: _HASHING_TYPES["dict"],
+    InstanceDict: _HASHING_TYPES["dict"],  # type(vars(obj)) is dict
 }
 """``type(x)`` of these gives the script's own name for the type (``type({}) is dict``)."""
 
@@ -479,6 +484,7 @@ def _static() -> dict[str, Any]:
             "__build_class__": _b.__build_class__,
             "type": type_of,
             "hash": hash_,
+            "vars": script_vars,  # instances of the script's own classes (guards.script_classes)
             "setattr": _SETATTR[0],
             "delattr": _SETATTR[1],
             # classes as models write them (test_boundary_class_idioms): the real ones; the

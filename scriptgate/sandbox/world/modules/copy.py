@@ -16,6 +16,7 @@ import datetime
 from typing import Any
 
 from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.script_classes import InstanceDict
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -59,6 +60,9 @@ def _copy(value: Any) -> Any:
     if kind in _SHALLOW:
         charge_copy(value)
         return value.copy()
+    if kind is InstanceDict:
+        charge_copy(value)
+        return dict(value)  # copy.copy(vars(obj)): a plain dict, as in Python
     raise _refuse(value)
 
 
@@ -85,9 +89,9 @@ def build(run: RunWorld) -> dict[str, Any]:
             elif kind is tuple:
                 out = tuple(walk(x) for x in item)
                 memo[id(item)] = (out, item)
-            elif kind in (dict, collections.OrderedDict, collections.Counter):
+            elif kind in (dict, collections.OrderedDict, collections.Counter, InstanceDict):
                 charge_copy(item)
-                out = kind()
+                out = {} if kind is InstanceDict else kind()
                 memo[id(item)] = (out, item)
                 for k, v in item.items():
                     out[walk(k)] = walk(v)
