@@ -1037,7 +1037,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """``o.name`` reads through ``_getattr_``, inline for exact builtin data types."""
         if is_private_name(node.attr) and node.attr not in READABLE_UNDERSCORE_NAMES:
             # self._x: read and written through the guards, which allow it on the script's
-            # own objects only (guards.attributes.private_ok)
+            # own objects only (guards.script_classes.private_ok)
             node = self.node_contents_visit(node)
             if isinstance(node.ctx, ast.Load):
                 read = _call("_getattr_", [node.value, ast.Constant(node.attr)], node)

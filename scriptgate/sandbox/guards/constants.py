@@ -115,7 +115,7 @@ def is_private_name(name: str) -> bool:
     One leading underscore and no trailing one: every hook the compiler injects ends with
     ``_`` (``_getattr_``, ``_tk_``), as do enum's ``_value_`` family, and ``__x`` is a
     dunder or a mangled name; those stay refused. The attribute guard allows a private name
-    only on objects whose classes the script defined (:func:`.attributes.private_ok`).
+    only on objects whose classes the script defined (:func:`.script_classes.private_ok`).
     """
     return len(name) > 1 and name[0] == "_" and name[1] != "_" and name[-1] != "_"
 
