@@ -18,8 +18,10 @@ and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse rendering
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
 ``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
-(what they make stays behind the allow-list of ``guards/boundary``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
-``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
+(what they make stays behind the allow-list of ``guards/boundary``). ``eval`` and ``exec``
+compile their string through the script's own policy (added per run by the engine from
+``world.evaluate``). Never available: ``vars``, ``dir``, ``globals``, ``locals``,
+``open``, ``compile``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``. ``hash`` is keyed per process (:func:`hash_`: the real hash of a
 str would reveal the host's hash secret); ``setattr``/``delattr`` write as ``obj.x = v``
 does: the script's own objects only.
@@ -70,6 +72,7 @@ SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
     "UnicodeError", "ValueError", "ZeroDivisionError", "Warning", "UserWarning",
     "DeprecationWarning", "RuntimeWarning",
+    "SyntaxError",  # eval()/exec() of a string raise it (world.evaluate)
     "ToolError", "ToolDenied",
 )  # fmt: skip
 """Exception classes a script can name, raise and catch."""
@@ -82,6 +85,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented", "bytes",
     "bytearray", "slice", "super", "property", "staticmethod", "classmethod", "object",
     "setattr", "delattr", "hash",
+    "eval", "exec",  # made per run by world.evaluate (the engine adds them)
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
