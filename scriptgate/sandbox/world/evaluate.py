@@ -129,11 +129,12 @@ _PREPARED_SIZE = 256
 
 
 def _one_line(failure: CompileFailure, what: str) -> str:
+    """The policy's first message on one line, and where: ``… (in the eval() string, line 2)``."""
     lines = [line for line in failure.message.splitlines() if line.strip()] or [failure.type]
-    text = lines[0]
-    if len(lines) > 1:
-        text += f" (and {len(lines) - 1} more)"
-    return f"{text} (in the {what}() string)"
+    text = lines[0].rstrip(".")
+    more = f"; {len(lines) - 1} more" if len(lines) > 1 else ""
+    where = "" if failure.line is None or text.startswith("Line ") else f", line {failure.line}"
+    return f"{text} (in the {what}() string{where}{more})"
 
 
 def _script_frame() -> types.FrameType | None:
@@ -197,12 +198,14 @@ def make_evaluators(
                 if _plain(name):
                     dict.__setitem__(space, name, value)
 
-    def write_back(space: EvalNamespace, target: dict[Any, Any], seeded: set[str]) -> None:
+    def write_back(space: EvalNamespace, target: dict[Any, Any], before: dict[str, Any]) -> None:
+        # the names the code bound (new, or another value than seeded) go to `target`;
+        # the target's names it deleted are deleted there
         budget.spend(len(space))
         for name, value in space.items():
-            if _plain(name) and target.get(name, _MISSING) is not value:
+            if _plain(name) and before.get(name, _MISSING) is not value:
                 target[name] = value
-        for name in [k for k in target if _plain(k) and k in seeded and k not in space]:
+        for name in [k for k in target if _plain(k) and k in before and k not in space]:
             del target[name]
 
     def prepare(source: Any, what: str) -> types.CodeType:
@@ -227,8 +230,8 @@ def make_evaluators(
             except SyntaxError as exc:
                 line = f", line {exc.lineno}" if exc.lineno else ""
                 raise SyntaxError(f"{exc.msg} (in the eval() string{line})") from None
-            except (RecursionError, MemoryError, ValueError) as exc:
-                raise SyntaxError(f"the eval() string is too complex to parse: {exc}") from None
+            except (RecursionError, MemoryError, ValueError):
+                raise SyntaxError("the eval() string is too complex to parse") from None
             del tree
         compiled = compile_script(source, session=True, cache=len(source) <= _CACHED_SOURCE)
         if budget.memory is not None:
@@ -237,9 +240,7 @@ def make_evaluators(
         if isinstance(compiled, CompileFailure):
             if compiled.kind == "sandbox":
                 raise budget.trip("sandbox", compiled.message)
-            error = SyntaxError(_one_line(compiled, what))
-            error.lineno = compiled.line
-            raise error
+            raise SyntaxError(_one_line(compiled, what))
         if compiled.is_async:
             raise SyntaxError(
                 f"'await' is not allowed in an {what}() string in the sandbox: "
@@ -279,7 +280,6 @@ def make_evaluators(
             raise RecursionError(f"eval()/exec() nested more than {MAX_EVAL_DEPTH} deep")
         code = prepare(source, what)
         target: dict[Any, Any] | None = None
-        seeded: set[str] = set()
         if given_globals is None:
             caller = _script_frame()
             base: dict[str, Any] = ns if caller is None else caller.f_globals
@@ -298,7 +298,6 @@ def make_evaluators(
                 seed(space, {k: v for k, v in base.items() if _plain(k)}, extra)
                 if given_locals is not None:
                     target = given_locals
-                    seeded = {k for k in given_locals if _plain(k)}
         else:
             space = space_for(given_globals)
             if given_locals is None or given_locals is given_globals:
@@ -307,7 +306,7 @@ def make_evaluators(
             else:
                 seed(space, given_globals, given_locals)
                 target = given_locals
-            seeded = {k for k in target if _plain(k)}
+        before = {} if target is None else {k: v for k, v in space.items() if _plain(k)}
         depth[0] += 1
         try:
             exec(code, space)  # defines __script__ (named __eval__) in the namespace
@@ -317,7 +316,7 @@ def make_evaluators(
             finally:
                 if target is not None:
                     assert isinstance(space, EvalNamespace)
-                    write_back(space, target, seeded)
+                    write_back(space, target, before)
         finally:
             depth[0] -= 1
         return value if what == "eval" else None
