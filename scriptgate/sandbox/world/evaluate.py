@@ -22,8 +22,9 @@ How a string runs
 - Namespaces: with none given, the globals of the calling script frame (the script's own
   globals, where the run's hooks live); inside a script function, its local variables
   are readable too (a snapshot, as in Python assignments to them do not change the
-  function's variables). Given dicts must be plain ``dict`` objects; their entries whose
-  names start with ``_`` (``_getattr_``, ``__builtins__``…) are ignored: the code runs in
+  function's variables). Given dicts must be plain ``dict`` objects; their entries under
+  names no script can write (hooks such as ``_getattr_``, dunders such as
+  ``__builtins__``, non-identifiers; a private ``_x`` is kept) are ignored: the code runs in
   a namespace of ours (:class:`EvalNamespace`) holding the run's hooks and builtins, seeded
   from the dicts, whose new and changed names are written back to the dict afterwards
   (to ``locals`` when it is given, as Python does). Functions defined there keep that
@@ -40,10 +41,11 @@ import types
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
+from threading import Lock
 from typing import Any
 
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
-from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
+from scriptgate.sandbox.guards.constants import ENTRY, FILENAME, is_private_name
 
 __all__ = [
     "EVAL_ENTRY",
@@ -106,7 +108,8 @@ class EvalNamespace(dict):  # type: ignore[type-arg]
 
 
 def _plain(name: object) -> bool:
-    return type(name) is str and not name.startswith("_")
+    """A name a script can write: not a hook (``_x_``), dunder or mangled name (``_x`` is)."""
+    return type(name) is str and name.isidentifier() and (name[0] != "_" or is_private_name(name))
 
 
 def _renamed(code: types.CodeType) -> types.CodeType:
@@ -126,6 +129,7 @@ def _renamed(code: types.CodeType) -> types.CodeType:
 
 _PREPARED: OrderedDict[tuple[str, str], types.CodeType] = OrderedDict()
 _PREPARED_SIZE = 256
+_PREPARED_LOCK = Lock()
 
 
 def _one_line(failure: CompileFailure, what: str) -> str:
@@ -221,7 +225,8 @@ def make_evaluators(
                 f"the {what}() string is {size} bytes long, more than the limit of {limit} bytes"
             )
         key = (what, source)
-        code = _PREPARED.get(key)
+        with _PREPARED_LOCK:
+            code = _PREPARED.get(key)
         if code is not None:
             return code
         if what == "eval":
@@ -248,9 +253,10 @@ def make_evaluators(
             )
         code = _renamed(compiled.code)
         if len(source) <= _CACHED_SOURCE:
-            _PREPARED[key] = code
-            if len(_PREPARED) > _PREPARED_SIZE:
-                _PREPARED.popitem(last=False)
+            with _PREPARED_LOCK:
+                _PREPARED[key] = code
+                if len(_PREPARED) > _PREPARED_SIZE:
+                    _PREPARED.popitem(last=False)
         return code
 
     def space_for(given: dict[Any, Any]) -> EvalNamespace:
@@ -284,7 +290,8 @@ def make_evaluators(
             caller = _script_frame()
             base: dict[str, Any] = ns if caller is None else caller.f_globals
             if base is not ns and not isinstance(base, EvalNamespace):
-                base = ns  # (only the script's globals and ours are script frames' globals)
+                base = ns  # (only the script's globals and ours hold script frames)
+                caller = None
             extra: dict[str, Any] | None = given_locals
             if extra is None and caller is not None:
                 code_of = caller.f_code
