@@ -862,7 +862,14 @@ class _Run:
         ns["__builtins__"] = builtins
         # eval/exec/compile: the string compiles through the script's policy and runs with
         # these hooks (world.evaluate)
-        builtins.update(make_evaluators(ns, guards, max_source_bytes=self.limits.max_source_bytes))
+        builtins.update(
+            make_evaluators(
+                ns,
+                guards,
+                max_source_bytes=self.limits.max_source_bytes,
+                taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
+            )
+        )
         if self.inline:
             # the script names no tool, `tools` or `gather` (run_script): none can be
             # reached, so none is made (start-up cost; test_sandbox_inline_run_binds_no_tools)

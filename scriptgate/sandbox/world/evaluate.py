@@ -156,35 +156,40 @@ def make_evaluators(
     hooks: Iterable[str],
     *,
     max_source_bytes: int | None,
+    taken: Iterable[str] = (),
 ) -> dict[str, Any]:
     """``eval``, ``exec`` and ``compile`` for the run whose script globals are ``ns``.
 
     ``hooks``: the names of the run's hooks in ``ns`` (``make_guards``' keys); ``ns`` must
-    already hold them, ``__builtins__`` and ``__budget__``. Renews the hooks of the
-    namespaces earlier runs of a session made (their functions charge this run).
+    already hold them, ``__builtins__`` and ``__budget__``. ``taken``: the identifiers of
+    the run's tools (a tool named ``compile`` keeps its name: no refusing builtin then).
+    Renews the hooks of the namespaces earlier runs of a session made (their functions
+    charge this run).
     """
     budget = ns["__budget__"]
-    hook_names = frozenset(hooks) - _LIVE
+    names: list[frozenset[str]] = []  # the hook names, made when the first namespace is
     limit = MAX_EVAL_SOURCE if max_source_bytes is None else min(MAX_EVAL_SOURCE, max_source_bytes)
     depth = [0]
     by_dict: OrderedDict[int, tuple[dict[str, Any], EvalNamespace]] = OrderedDict()
 
-    registry = ns.get(_REGISTRY)
-    if not isinstance(registry, weakref.WeakValueDictionary):
-        registry = weakref.WeakValueDictionary()
-        ns[_REGISTRY] = registry
-
     def refresh(space: EvalNamespace) -> None:
-        for name in hook_names:
+        if not names:
+            names.append(frozenset(hooks) - _LIVE)
+        for name in names[0]:
             if name in ns:
                 dict.__setitem__(space, name, ns[name])
         dict.__setitem__(space, "__builtins__", ns["__builtins__"])
         space.live = ns
 
-    for space in list(registry.values()):
-        refresh(space)
+    registry = ns.get(_REGISTRY)
+    if isinstance(registry, weakref.WeakValueDictionary):
+        for space in list(registry.values()):  # a session's earlier runs made them
+            refresh(space)
 
     def new_space() -> EvalNamespace:
+        nonlocal registry
+        if not isinstance(registry, weakref.WeakValueDictionary):
+            registry = ns[_REGISTRY] = weakref.WeakValueDictionary()
         space = EvalNamespace()
         refresh(space)
         registry[id(space)] = space
@@ -336,7 +341,10 @@ def make_evaluators(
         """Run a string of statements under the script's policy and limits."""
         run("exec", source, globals, locals)
 
-    return {"eval": eval_, "exec": exec_, "compile": _compile_refused}
+    made: dict[str, Any] = {"eval": eval_, "exec": exec_}
+    if "compile" not in set(taken):
+        made["compile"] = _compile_refused
+    return made
 
 
 def _compile_refused(*args: Any, **kwargs: Any) -> Any:
