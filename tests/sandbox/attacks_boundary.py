@@ -436,6 +436,20 @@ BOUNDARY_ATTACKS: list[Any] = [
         "eval-loop-past-steps", "8-cpu", "exec('while True:\\n    pass', {})", "limit", "step limit"
     ),
     _a(
+        "eval-cpu-loop-past-deadline",
+        "8-cpu",
+        "exec('s = \"a\" * 100_000\\nwhile True:\\n    t = s.upper()', {})",
+        "limit",
+        "timed out",
+    ),
+    _a(
+        "eval-class-body-loop",
+        "8-cpu",
+        "exec('class A:\\n    while True:\\n        pass', {})",
+        "limit",
+        "step limit",
+    ),
+    _a(
         "eval-sleep-loop-past-deadline",
         "8-cpu",
         "exec('import time\\nwhile True:\\n    time.sleep(0.01)', {})",

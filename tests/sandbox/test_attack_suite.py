@@ -97,6 +97,7 @@ _ONLY_THE_DEADLINE_ENDS = {
     "m-sleep-past-deadline",
     "m-asyncio-sleep-past-deadline",
     "b-eval-sleep-loop-past-deadline",
+    "b-eval-cpu-loop-past-deadline",
 }
 """Attacks of the lists above that nothing but the deadline ends: run under the short one."""
 DEADLINE: list[Any] = [

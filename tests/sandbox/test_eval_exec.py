@@ -92,6 +92,16 @@ def test_eval_exec_into_a_dict_keeps_functions_that_see_each_other(sandbox: Sand
     assert _value(sandbox, source) == [20, ["base", "f", "g", "made"]]
 
 
+def test_eval_exec_class_with_a_loop_in_its_body_runs_in_a_given_dict(sandbox: Sandbox) -> None:
+    source = (
+        "ns = {}\n"
+        "exec('class A:\\n    i = 0\\n    while i < 3:\\n        i += 1\\n"
+        "    def get(self):\\n        return self.i', ns)\n"
+        "ns['A']().get()"
+    )
+    assert _value(sandbox, source) == 3
+
+
 def test_eval_exec_reads_the_callers_locals_and_globals(sandbox: Sandbox) -> None:
     source = (
         "k = 100\n"

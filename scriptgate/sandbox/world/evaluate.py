@@ -341,7 +341,9 @@ def make_evaluators(
         """Run a string of statements under the script's policy and limits."""
         run("exec", source, globals, locals)
 
-    made: dict[str, Any] = {"eval": eval_, "exec": exec_}
+    # a class body reads names past the namespace's __missing__ (LOAD_NAME): its `while`
+    # ticks finds this one in the builtins, the run's chunked ticker (steps, deadline, depth)
+    made: dict[str, Any] = {"eval": eval_, "exec": exec_, "_tk_": ns["_tick_"]}
     if "compile" not in set(taken):
         made["compile"] = _compile_refused
     return made
