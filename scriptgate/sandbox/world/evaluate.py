@@ -28,7 +28,10 @@ How a string runs
   a namespace of ours (:class:`EvalNamespace`) holding the run's hooks and builtins, seeded
   from the dicts, whose new and changed names are written back to the dict afterwards
   (to ``locals`` when it is given, as Python does). Functions defined there keep that
-  namespace; in a session its hooks are renewed at the start of every run.
+  namespace; in a session its hooks are renewed at the start of every run. Its ``_tk_``
+  (the tick the budget swaps in the script's globals) is read through the script's globals,
+  so both count one chunk; a class body, which looks names up past ``__missing__``, finds
+  the run's chunked ticker (``_tick_``) under that name in the builtins.
 - ``compile()`` stays absent: calling it raises a ``NameError`` that says to pass the
   text to ``eval()``/``exec()`` (a code object would be a host object in the script).
 """
