@@ -92,6 +92,11 @@ def test_eval_exec_into_a_dict_keeps_functions_that_see_each_other(sandbox: Sand
     assert _value(sandbox, source) == [20, ["base", "f", "g", "made"]]
 
 
+def test_eval_exec_nested_in_the_same_dict_keeps_the_outer_names(sandbox: Sandbox) -> None:
+    source = "ns = {}\nns['ns'] = ns\nexec('x = 1\\nexec(\"y = x + 1\", ns)\\nz = x + y', ns)\n"
+    assert _value(sandbox, source + "[ns['x'], ns['y'], ns['z']]") == [1, 2, 3]
+
+
 def test_eval_exec_class_with_a_loop_in_its_body_runs_in_a_given_dict(sandbox: Sandbox) -> None:
     source = (
         "ns = {}\n"

@@ -198,13 +198,17 @@ def make_evaluators(
         registry[id(space)] = space
         return space
 
+    active: dict[int, int] = {}  # id(namespace) -> how many eval/exec calls run in it
+
     def seed(space: EvalNamespace, *sources: dict[Any, Any]) -> None:
         keep: set[str] = set()
         for source in sources:
             budget.spend(len(source))
             keep.update(k for k in source if _plain(k))
-        for name in [k for k in space if _plain(k) and k not in keep]:
-            del space[name]
+        if not active.get(id(space)):
+            # (an eval in the same dict inside a running exec keeps the names bound so far)
+            for name in [k for k in space if _plain(k) and k not in keep]:
+                del space[name]
         for source in sources:
             for name, value in source.items():
                 if _plain(name):
@@ -323,6 +327,8 @@ def make_evaluators(
                 target = given_locals
         before = {} if target is None else {k: v for k, v in space.items() if _plain(k)}
         depth[0] += 1
+        key = id(space)
+        active[key] = active.get(key, 0) + 1
         try:
             exec(code, space)  # defines __script__ (named __eval__) in the namespace
             fn = space.pop(ENTRY)
@@ -334,6 +340,9 @@ def make_evaluators(
                     write_back(space, target, before)
         finally:
             depth[0] -= 1
+            active[key] -= 1
+            if not active[key]:
+                del active[key]
         return value if what == "eval" else None
 
     def eval_(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
