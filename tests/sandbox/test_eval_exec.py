@@ -226,5 +226,11 @@ def test_eval_exec_session_function_from_a_dict_is_charged_to_the_later_run() ->
             "Script timed out after 0.5 s",
         )
         assert session.run_sync("spin(4)").value == 4
+        kept = session.run_sync("e = eval\ne('1 + 1')")
+        assert kept.value == 2
+        stale = session.run_sync("e('spin(10**12)')")
+        assert stale.error is not None
+        assert (stale.error.kind, stale.error.message) == ("limit", "Script timed out after 0.5 s")
+        assert session.run_sync("e('spin(5)')").value == 5
     finally:
         box.close()

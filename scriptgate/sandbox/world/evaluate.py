@@ -292,6 +292,9 @@ def make_evaluators(
         return value
 
     def run(what: str, source: Any, globals_: Any, locals_: Any) -> Any:
+        nonlocal budget
+        # the current run's (in a session a kept `eval` is called by later runs)
+        budget = ns.get("__budget__", budget)
         given_globals = check_dict(globals_, what, "globals")
         given_locals = check_dict(locals_, what, "locals")
         if depth[0] >= MAX_EVAL_DEPTH:
