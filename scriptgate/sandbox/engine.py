@@ -122,6 +122,7 @@ from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.records import arguments_size, record_arguments
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
 from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 
@@ -883,6 +884,16 @@ class _Run:
         ns.update(guards)
         self.budget.hooks = ns
         ns["__builtins__"] = builtins
+        # eval/exec/compile: the string compiles through the script's policy and runs with
+        # these hooks (world.evaluate)
+        builtins.update(
+            make_evaluators(
+                ns,
+                guards,
+                max_source_bytes=self.limits.max_source_bytes,
+                taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
+            )
+        )
         if self.inline:
             # the script names no tool, `tools` or `gather` (run_script): none can be
             # reached, so none is made (start-up cost; test_sandbox_inline_run_binds_no_tools)
@@ -1065,6 +1076,7 @@ async def run_script(
             and not compiled.is_async
             and not (compiled.names & _tool_names(tools))
             and not (compiled.names & _SLEEPS)
+            and not (compiled.names & EVAL_NAMES)  # a string may name a tool or sleep
         ),
     )
     try:

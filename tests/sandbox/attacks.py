@@ -144,8 +144,9 @@ ATTACKS: list[Attack] = [
     _a("object-subclasses", "6-policy", "object.__subclasses__()", "rejected"),
     _a("globals-builtin", "6-policy", "globals()", "runtime", "globals"),
     _a("vars-builtin", "6-policy", "vars()", "runtime"),
-    _a("exec-call", "6-policy", "exec('x = 1')", "rejected", "Exec"),
-    _a("eval-call", "6-policy", "eval('1')", "rejected", "Eval"),
+    _a("exec-call", "6-policy", "exec('x = 1')\nx", "ok", value=1),
+    # eval/exec compile their string through the policy (issue 14; the b-eval-* attacks)
+    _a("eval-call", "6-policy", "eval('1')", "ok", value=1),
     _a("compile-builtin", "6-policy", "compile('1', 'f', 'eval')", "runtime"),
     _a("open-builtin", "6-policy", "open('/etc/passwd').read()", "runtime", "open"),
     _a("try-star", "6-policy", "try:\n    pass\nexcept* ValueError:\n    pass", "rejected"),

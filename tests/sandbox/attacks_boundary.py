@@ -555,5 +555,131 @@ BOUNDARY_ATTACKS: list[Any] = [
             ]
         )
     ),
+    # -- eval/exec of a string (issue 14): the same policy, the run's own hooks -----------
+    _a(
+        "eval-hook-override-getattr",
+        "6-policy",
+        "eval('s.upper()', {'_getattr_': lambda o, n: (lambda: 'owned'), 's': 'ab'})",
+        "ok",
+        value="AB",
+    ),
+    _a(
+        "eval-hook-override-getiter",
+        "8-cpu",
+        "import itertools\n"
+        "exec('for i in it:\\n    pass', {'_getiter_': lambda x: x, 'it': itertools.repeat(1, 10**7)})",
+        "limit",
+        "step limit",
+    ),
+    _a(
+        "eval-hook-planted-after-exec",
+        "6-policy",
+        "ns = {}\nexec('def f(s):\\n    return s.upper()', ns)\n"
+        "ns['_getattr_'] = lambda o, n: (lambda: 'owned')\nexec('pass', ns)\nns['f']('ab')",
+        "ok",
+        value="AB",
+    ),
+    _a(
+        "eval-builtins-override",
+        "6-policy",
+        "eval('len(x)', {'__builtins__': {'len': lambda o: 99}, 'x': 'ab'})",
+        "ok",
+        value=2,
+    ),
+    _a(
+        "eval-builtins-override-adds-open",
+        "6-policy",
+        "exec('f = open', {'__builtins__': {'open': print}})",
+        "runtime",
+        "'open' is not defined",
+    ),
+    _a(
+        "eval-dict-receives-no-hook",
+        "7.5-host-state",
+        "ns = {}\nexec('x = 1', ns)\neval('y', ns, {'y': 2})\nsorted(ns)",
+        "ok",
+        value=["x"],
+    ),
+    _a("eval-hook-name-in-string", "6-policy", "eval('_getattr_')", "runtime", "starts with"),
+    _a(
+        "eval-builtins-name-in-string", "6-policy", "eval('__builtins__')", "runtime", "starts with"
+    ),
+    _a("eval-dunder-in-string", "6-policy", "eval('().__class__.__base__')", "runtime", "__base__"),
+    _a(
+        "eval-string-built-at-run-time",
+        "6-policy",
+        "eval('().' + '_' * 2 + 'class_' + '_.' + '_' * 2 + 'subclasses__()')",
+        "runtime",
+        "invalid attribute name",
+    ),
+    _a(
+        "eval-function-globals",
+        "6-policy",
+        "ns = {}\nexec('def f():\\n    return 1', ns)\neval('f.__glo' + 'bals__', ns)",
+        "runtime",
+        "__globals__",
+    ),
+    _a(
+        "eval-import-os",
+        "7.3-module-graph",
+        "exec('import ' + 'os')",
+        "runtime",
+        "No module named 'os'",
+    ),
+    _a(
+        "eval-host-frame-locals",
+        "7.5-host-state",
+        "sorted(['items', 'key'], key=eval)",
+        "runtime",
+        "is not defined",
+    ),
+    _a(
+        "eval-compile-refused",
+        "6-policy",
+        "compile('1', '<s>', 'eval')",
+        "runtime",
+        "eval() or exec()",
+    ),
+    _a("eval-recursion-bomb", "8-cpu", "s = 'eval(s)'\neval(s)", "runtime", "nested more than"),
+    _a(
+        "eval-recursion-bomb-retried",
+        "8-cpu",
+        "s = 'eval(s)'\ndef bomb():\n    try:\n        eval(s)\n    except RecursionError:\n"
+        "        bomb()\n        bomb()\nbomb()",
+        "limit",
+        "recursion limit",
+    ),
+    _a(
+        "eval-huge-source",
+        "8-memory",
+        "eval('1+' * 100_000 + '1')",
+        "runtime",
+        "more than the limit",
+    ),
+    _a("eval-deep-source", "8-cpu", "eval('-' * 50_000 + '1')", "runtime", "too complex"),
+    _a(
+        "eval-loop-past-steps", "8-cpu", "exec('while True:\\n    pass', {})", "limit", "step limit"
+    ),
+    _a(
+        "eval-cpu-loop-past-deadline",
+        "8-cpu",
+        "exec('s = \"a\" * 100_000\\nwhile True:\\n    t = s.upper()', {})",
+        "limit",
+        "timed out",
+    ),
+    _a(
+        "eval-class-body-loop",
+        "8-cpu",
+        "exec('class A:\\n    while True:\\n        pass', {})",
+        "limit",
+        "step limit",
+    ),
+    _a(
+        "eval-sleep-loop-past-deadline",
+        "8-cpu",
+        "exec('import time\\nwhile True:\\n    time.sleep(0.01)', {})",
+        "limit",
+        "timed out",
+    ),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

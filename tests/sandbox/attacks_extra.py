@@ -116,8 +116,8 @@ EXTRA_ATTACKS: list[Any] = [
     _a("underscore-private-stand-in-base", "6-policy", "from collections import Counter\nclass C(Counter):\n    pass\nC(a=1)._keep_positive", "runtime", "not available"),  # Fraction is not subclassable now (G08)
     _a("underscore-private-match-class", "6-policy", "class A:\n    pass\nmatch A():\n    case A(_x=1):\n        pass", "rejected", "_x"),
     _a("dunder-init-module-level", "6-policy", "if True:\n    def __init__(self):\n        pass\n    __init__.__globals__", "rejected"),
-    _a("exec-fullwidth", "6-policy", "ｅｘｅｃ('1')", "rejected", "Exec"),
-    _a("eval-fullwidth", "6-policy", "ｅｖａｌ('1')", "rejected", "Eval"),
+    _a("exec-fullwidth", "6-policy", "ｅｘｅｃ('x = 1')\nx", "ok", value=1),
+    _a("eval-fullwidth", "6-policy", "ｅｖａｌ('1')", "ok", value=1),  # the real eval (issue 14)
     _a("breakpoint", "6-policy", "breakpoint()", "rejected", "breakpoint"),
     *[_a(f"builtin-{n}", "6-policy", n, "runtime", n) for n in _UNAVAILABLE_BUILTINS],
     # -- §6: frames -----------------------------------------------------------------------------

@@ -92,7 +92,13 @@ BOTH_MODES: list[Any] = [
     *onecall.ONE_CALL_ATTACKS,
     *boundary.BOUNDARY_ATTACKS,
 ]
-_ONLY_THE_DEADLINE_ENDS = {"time-sleep", "m-sleep-past-deadline", "m-asyncio-sleep-past-deadline"}
+_ONLY_THE_DEADLINE_ENDS = {
+    "time-sleep",
+    "m-sleep-past-deadline",
+    "m-asyncio-sleep-past-deadline",
+    "b-eval-sleep-loop-past-deadline",
+    "b-eval-cpu-loop-past-deadline",
+}
 """Attacks of the lists above that nothing but the deadline ends: run under the short one."""
 DEADLINE: list[Any] = [
     *extra.DEADLINE_ATTACKS,

@@ -338,12 +338,15 @@ _CACHE_LOCK = Lock()
 
 
 def compile_script(
-    source: str, *, max_source_bytes: int | None = None, session: bool = False
+    source: str, *, max_source_bytes: int | None = None, session: bool = False, cache: bool = True
 ) -> CompiledScript | CompileFailure:
     """Compile a script under the policy (cached by source text); never raises.
 
     ``session``: the script runs in a session's globals, which may hold values of
     earlier runs (module-level names prove nothing to the ``+`` size guard).
+    ``cache=False``: neither read nor fill the cache (``eval`` of long texts). A failure
+    from a full stack or memory (``RecursionError``, ``MemoryError``: the caller's state,
+    not the text's) is never cached.
     """
     if max_source_bytes is not None:
         size = len(source.encode("utf-8", "surrogatepass"))
@@ -356,7 +359,7 @@ def compile_script(
             )
     key = (source, session)
     with _CACHE_LOCK:
-        cached = _CACHE.get(key)
+        cached = _CACHE.get(key) if cache else None
         if cached is not None:
             _CACHE.move_to_end(key)
             return cached
@@ -370,6 +373,10 @@ def compile_script(
         result = CompileFailure(
             "rejected", type(exc).__name__, "the script could not be compiled", None
         )
+    if not cache or (
+        isinstance(result, CompileFailure) and result.type in ("RecursionError", "MemoryError")
+    ):
+        return result
     with _CACHE_LOCK:
         _CACHE[key] = result
         if len(_CACHE) > _CACHE_SIZE:

@@ -105,6 +105,11 @@ def codemode_description(
         "`for`/`next()` and await coroutines: `send`/`throw`/`asend` are not available (keep "
         "the state in a class with a method instead of `g.send(x)`), and "
         "`gather(...)` must be awaited.\n"
+        "- `eval(text)` and `exec(text)` run a string under these same rules and limits (a "
+        "refused or invalid string raises `SyntaxError`); they see your variables, or pass a "
+        'dict: `eval(expr, {"x": x})`. Inside a function `exec` cannot change its local '
+        "variables (read results from a dict). `await` is not allowed in the string (await "
+        "what `eval` returns), and `compile()` is not available.\n"
         f"- Built-ins: {', '.join(builtin_names)}.\n"
         f"- Importable modules: {', '.join(module_names)}.\n"
         "- Importing any other module raises `ModuleNotFoundError` (an `ImportError`): "

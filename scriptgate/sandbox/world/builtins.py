@@ -20,8 +20,9 @@ longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``ge
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
 (what they make stays behind the allow-list of ``guards/boundary``). ``vars(obj)`` is the
 attributes of an instance of the script's own class (a checked snapshot that writes through:
-``guards/script_classes``). Never available: ``vars()``, ``dir``, ``globals``, ``locals``,
-``open``, ``eval``, ``exec``, ``compile``, ``breakpoint``, ``input``, ``help``,
+``guards/script_classes``). ``eval`` and ``exec`` compile their string through the script's
+own policy (added per run by the engine from ``world.evaluate``). Never available:
+``vars()``, ``dir``, ``globals``, ``locals``, ``open``, ``compile``, ``breakpoint``, ``input``, ``help``,
 ``memoryview``, ``id``. ``hash`` is keyed per process (:func:`hash_`: the real hash of a
 str would reveal the host's hash secret); ``setattr``/``delattr`` write as ``obj.x = v``
 does: the script's own objects only.
@@ -73,6 +74,7 @@ SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
     "UnicodeError", "ValueError", "ZeroDivisionError", "Warning", "UserWarning",
     "DeprecationWarning", "RuntimeWarning",
+    "SyntaxError",  # eval()/exec() of a string raise it (world.evaluate)
     "ToolError", "ToolDenied",
 )  # fmt: skip
 """Exception classes a script can name, raise and catch."""
@@ -85,6 +87,7 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "sorted", "str", "sum", "tuple", "type", "zip", "Ellipsis", "NotImplemented", "bytes",
     "bytearray", "slice", "super", "property", "staticmethod", "classmethod", "object",
     "setattr", "delattr", "hash", "vars",
+    "eval", "exec",  # made per run by world.evaluate (the engine adds them)
     *SAFE_EXCEPTION_NAMES,
 )  # fmt: skip
 """Every builtin name a script can use (``print`` is captured output)."""
