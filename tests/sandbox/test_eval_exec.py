@@ -147,7 +147,7 @@ def test_eval_exec_async_script_awaits_what_eval_returns(sandbox: Sandbox) -> No
 def test_eval_exec_syntax_error_is_catchable_with_the_strings_line(sandbox: Sandbox) -> None:
     source = (
         "out = []\n"
-        "for text in ['1 +', 'x = 1\\ny = (', 'a.__dict__']:\n"
+        "for text in ['1 +', 'x = 1\\ny = (', 'a.__subclasses__']:\n"
         "    try:\n        exec(text)\n"
         "    except SyntaxError as e:\n        out.append(str(e))\n"
         "out"
@@ -155,7 +155,7 @@ def test_eval_exec_syntax_error_is_catchable_with_the_strings_line(sandbox: Sand
     messages = _value(sandbox, source)
     assert messages[0] == "invalid syntax (in the exec() string, line 1)"
     assert messages[1] == "'(' was never closed (in the exec() string, line 2)"
-    assert messages[2].startswith('Line 1: "__dict__" is an invalid attribute name')
+    assert messages[2].startswith('Line 1: "__subclasses__" is an invalid attribute name')
     assert messages[2].endswith("(in the exec() string)")
     assert all("\n" not in m for m in messages)
 
