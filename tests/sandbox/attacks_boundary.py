@@ -116,6 +116,28 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         _META,
     ),
+    # -- issue 14 names (branch names): each new door, abused --------------------------------
+    _a(
+        "names-doc-of-host-functions",
+        "7.8-info-leak",
+        "import json, functools\ndef mine():\n    pass\n"
+        "[json.dumps.__doc__, len.__doc__, [].append.__doc__, functools.wraps(json.loads)(mine).__doc__]",
+        "ok",
+        value=[None, None, None, None],
+    ),
+    _a(
+        "names-doc-not-a-string",
+        "7.8-info-leak",
+        "import json\nclass C:\n    __doc__ = json\nC.__doc__",
+        "rejected",
+        "__doc__",
+    ),
+    _a(
+        "names-docstring-skips-the-tick",
+        "8-recursion",
+        'def down(n):\n    "only a docstring before the call"\n    return down(n + 1)\ndown(0)',
+        "limit",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

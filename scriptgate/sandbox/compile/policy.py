@@ -1199,8 +1199,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def _instrument(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # One tick per call: charges a step, and the tick's slow path measures
-        # the call depth (see guards.Budget._check_chunk).
-        node.body.insert(0, _tick_statement(node))
+        # the call depth (see guards.Budget._check_chunk). It goes after a docstring,
+        # so the docstring stays the body's first statement (``f.__doc__``).
+        first = node.body[0] if node.body else None
+        docstring = (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        )
+        node.body.insert(1 if docstring else 0, _tick_statement(node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         """Plain functions count call depth and tick; generators tick."""

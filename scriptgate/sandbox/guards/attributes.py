@@ -288,13 +288,21 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if name == "__doc__":
         if not holdable(obj):
             return _no_underscore(obj, name, default)
+        if kind is types.MethodType:  # a bound method reads its function's docstring
+            obj = obj.__func__
+            if type(obj) is not types.FunctionType:
+                return None
+            kind = types.FunctionType
         if kind is types.FunctionType:
-            return obj.__doc__ if obj.__module__ == "__script__" else None
-        owner = obj if isinstance(obj, type) else kind
-        if _script_made(owner) or owner in _PLAIN or owner in _DOC_TYPES:
-            doc = owner.__doc__
+            doc = obj.__doc__ if obj.__module__ == "__script__" else None
             return doc if type(doc) is str else None
-        return None
+        owner = obj if isinstance(obj, type) else kind
+        if not _script_made(owner):
+            owner = _listed_builtin_type(owner)
+            if owner is None:
+                return None  # a stand-in's or host object's own text stays unread
+        doc = owner.__doc__
+        return doc if type(doc) is str else None
     if name == "__init__":
         return _read_init(obj, default)
     target = obj if isinstance(obj, type) else kind
@@ -333,7 +341,19 @@ def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
 
 
 _NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType})
-_DOC_TYPES = frozenset({str, bytes, bytearray})
+_DOC_TYPES = _PLAIN | {bytes, bytearray}
+
+
+def _listed_builtin_type(owner: type) -> type | None:
+    """The builtin type whose docstring ``owner.__doc__`` reads: ``owner`` itself when it is
+    one of :data:`_DOC_TYPES`, the real type for the sandbox's stand-in (``str``, ``dict``,
+    ``bytes``… are subclasses in module ``builtins``), else ``None``."""
+    if owner in _DOC_TYPES:
+        return owner
+    bases = owner.__bases__
+    if owner.__module__ == "builtins" and len(bases) == 1 and bases[0] in _DOC_TYPES:
+        return bases[0]
+    return None
 
 
 def private_ok(obj: Any) -> bool:

@@ -1,0 +1,101 @@
+"""Issue 14's names and sharp edges, each run in both modes: docstrings, ``@x.setter``,
+``type(None)``, ``str.format`` item and attribute fields, bytearray writes, ``except*``.
+
+The attack side of each (abusing the new door) is in ``tests/sandbox/attacks_boundary.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
+
+MODES: list[Isolation] = ["in_process", "process"]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """One sandbox per mode for the whole module (process mode keeps one warm worker)."""
+    box = Sandbox(limits=Limits(timeout=10), isolation=request.param)
+    yield box
+    box.close()
+
+
+def value(sandbox: Sandbox, source: str) -> Any:
+    """The script's last value; fails the test with the error if the run failed."""
+    result = sandbox.run_sync(source)
+    assert result.ok, result.error
+    return result.value
+
+
+def error(sandbox: Sandbox, source: str) -> Any:
+    """The run's error (the run must fail)."""
+    result: ScriptResult = sandbox.run_sync(source)
+    assert not result.ok, result.value
+    assert result.error is not None
+    return result.error
+
+
+# -- docstrings ------------------------------------------------------------------------
+
+
+def test_names_edges_docstrings_of_script_functions_methods_and_classes(sandbox: Sandbox) -> None:
+    source = (
+        'class C:\n    "class doc"\n'
+        '    def m(self):\n        "method doc"\n        return 1\n'
+        '    @classmethod\n    def c(cls):\n        "classmethod doc"\n'
+        '    @staticmethod\n    def s():\n        "staticmethod doc"\n'
+        'def f():\n    "function doc"\n'
+        'async def g():\n    "async doc"\n'
+        "def plain():\n    return 2\n"
+        "[C.__doc__, C().__doc__, C.m.__doc__, C().m.__doc__, C.c.__doc__, C.s.__doc__,"
+        " f.__doc__, g.__doc__, plain.__doc__, (lambda: 0).__doc__, f(), C().m()]"
+    )
+    assert value(sandbox, source) == [
+        "class doc",
+        "class doc",
+        "method doc",
+        "method doc",
+        "classmethod doc",
+        "staticmethod doc",
+        "function doc",
+        "async doc",
+        None,
+        None,
+        None,
+        1,
+    ]
+
+
+def test_names_edges_a_docstring_function_still_ticks(sandbox: Sandbox) -> None:
+    # the budget check goes after the docstring: a recursive docstring function is still
+    # stopped by the recursion limit
+    source = 'def down(n):\n    "recurse"\n    return down(n + 1)\ndown(0)'
+    result = Sandbox(limits=Limits(timeout=10, max_recursion=50)).run_sync(source)
+    assert result.error is not None
+    assert result.error.kind == "limit"
+
+
+def test_names_edges_wraps_copies_the_docstring(sandbox: Sandbox) -> None:
+    source = (
+        "from functools import wraps\n"
+        "def deco(fn):\n    @wraps(fn)\n    def inner(*a):\n        return fn(*a)\n    return inner\n"
+        '@deco\ndef add(a, b):\n    "Add."\n    return a + b\n'
+        "[add(1, 2), add.__name__, add.__doc__]"
+    )
+    assert value(sandbox, source) == [3, "add", "Add."]
+
+
+def test_names_edges_host_docstrings_read_none_builtin_types_their_own(sandbox: Sandbox) -> None:
+    source = (
+        "import json, functools\n"
+        "def mine():\n    pass\n"
+        "w = functools.wraps(json.dumps)(mine)\n"
+        "[len.__doc__, json.dumps.__doc__, print.__doc__, [].append.__doc__, w.__doc__,"
+        " int.__doc__ == (1).__doc__, str.__doc__.startswith('str(')]"
+    )
+    assert value(sandbox, source) == [None, None, None, None, None, True, True]
