@@ -138,6 +138,43 @@ BOUNDARY_ATTACKS: list[Any] = [
         'def down(n):\n    "only a docstring before the call"\n    return down(n + 1)\ndown(0)',
         "limit",
     ),
+    _a(
+        "names-setter-on-host-property",
+        "7.4-c-attribute",
+        "p = property(len)\np.setter",
+        "runtime",
+        "only when its functions are your own",
+    ),
+    _a(
+        "names-setter-plants-host-function",
+        "7.2-builtins",
+        "import json\ndef g(self):\n    return 1\nclass C:\n    x = property(g)\n"
+        "    x = x.setter(json.loads)\nc = C()\nc.x = '[1]'",
+        "runtime",
+        "takes a function you defined",
+    ),
+    _a(
+        "names-getter-callable-object",
+        "7.2-builtins",
+        "class K:\n    def __call__(self, o):\n        return 1\n"
+        "def g(self):\n    return 1\nproperty(g).getter(K())",
+        "runtime",
+        "takes a function you defined",
+    ),
+    _a(
+        "names-property-fget-of-stand-in-class",
+        "7.4-c-attribute",
+        "import datetime\nd = datetime.date(2020, 1, 2)\ntype(d).year.fget",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-property-object-read-from-class",
+        "7.4-c-attribute",
+        "def g(self):\n    return 1\nclass C:\n    x = property(g)\nC.x.setter",
+        "runtime",
+        "not available",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

@@ -73,6 +73,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
 )
+from scriptgate.sandbox.guards.edges import PROPERTY_COPIERS, property_copier
 from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
 from scriptgate.sandbox.guards.feeds import (
     _CHECKED_CALL_NAMES,
@@ -288,20 +289,17 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if name == "__doc__":
         if not holdable(obj):
             return _no_underscore(obj, name, default)
-        if kind is types.MethodType:  # a bound method reads its function's docstring
-            obj = obj.__func__
-            if type(obj) is not types.FunctionType:
-                return None
-            kind = types.FunctionType
-        if kind is types.FunctionType:
-            doc = obj.__doc__ if obj.__module__ == "__script__" else None
+        function = obj.__func__ if kind is types.MethodType else obj  # a bound method: its own
+        if type(function) is types.FunctionType:
+            doc = function.__doc__ if function.__module__ == "__script__" else None
             return doc if type(doc) is str else None
+        if kind is types.MethodType:
+            return None
         owner = obj if isinstance(obj, type) else kind
-        if not _script_made(owner):
-            owner = _listed_builtin_type(owner)
-            if owner is None:
-                return None  # a stand-in's or host object's own text stays unread
-        doc = owner.__doc__
+        source = owner if _script_made(owner) else _listed_builtin_type(owner)
+        if source is None:
+            return None  # a stand-in's or host object's own text stays unread
+        doc = source.__doc__
         return doc if type(doc) is str else None
     if name == "__init__":
         return _read_init(obj, default)
@@ -824,6 +822,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             except (AttributeError, TypeError):
                 return default[0]
         return obj.member(name)
+    if kind is property and name in PROPERTY_COPIERS:
+        return property_copier(obj, name)  # @x.setter on the script's own property
     if not attribute_allowed(obj, name):
         # the per-type allow-list (test_boundary_*): send/throw/close/asend/athrow and
         # cr_*/gi_*/ag_* on nothing, and no attribute at all of a value not holdable

@@ -43,8 +43,6 @@ FINDINGS: dict[str, str] = {
     "cl-contextlib-contextmanager": "contextlib is not importable",
     "cl-matrix-class": "__matmul__ is refused at compile time",
     "cl-mixin": "self.__dict__ is refused at compile time",
-    "cl-property-getter-setter": "a '_private' attribute is refused at compile time",
-    "cl-property-validation": "a '_private' attribute is refused at compile time",
     "cl-slots-class": "__slots__ is refused at compile time",
     "cl-str-format-with-class": "__format__ is refused at compile time",
     "cl-vars-dict": "vars() is not a builtin",

@@ -99,3 +99,33 @@ def test_names_edges_host_docstrings_read_none_builtin_types_their_own(sandbox: 
         " int.__doc__ == (1).__doc__, str.__doc__.startswith('str(')]"
     )
     assert value(sandbox, source) == [None, None, None, None, None, True, True]
+
+
+# -- @x.setter / .getter / .deleter --------------------------------------------------------
+
+
+def test_names_edges_property_setter_getter_deleter(sandbox: Sandbox) -> None:
+    source = (
+        "class T:\n"
+        "    def __init__(self):\n        self._v = 1\n        self.log = []\n"
+        "    @property\n    def v(self):\n        return self._v\n"
+        "    @v.setter\n    def v(self, x):\n        if x < 0:\n"
+        "            raise ValueError('neg')\n        self._v = x\n"
+        "    @v.deleter\n    def v(self):\n        self.log.append('del')\n"
+        "    w = property(lambda self: 'w0')\n"
+        "    w = w.getter(lambda self: 'w1')\n"
+        "t = T()\nt.v = 5\ntry:\n    t.v = -1\nexcept ValueError as e:\n    err = str(e)\n"
+        "del t.v\n[t.v, err, t.log, t.w]"
+    )
+    assert value(sandbox, source) == [5, "neg", ["del"], "w1"]
+
+
+def test_names_edges_property_setter_refuses_a_host_accessor(sandbox: Sandbox) -> None:
+    source = "def g(self):\n    return 1\nproperty(g).setter(print)"
+    problem = error(sandbox, source)
+    assert "takes a function you defined" in problem.message
+
+
+def test_names_edges_property_of_a_host_function_has_no_setter(sandbox: Sandbox) -> None:
+    problem = error(sandbox, "property(len).setter")
+    assert "only when its functions are your own" in problem.message
