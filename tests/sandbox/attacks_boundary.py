@@ -175,6 +175,41 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         "not available",
     ),
+    _a(
+        "names-none-type-metaclass",
+        "6-policy",
+        "N = type(None)\ntype(N)",
+        "runtime",
+        "metaclass",
+    ),
+    _a(
+        "names-none-type-class-attribute",
+        "7.4-c-attribute",
+        "getattr(type(None), '__class__')",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-none-type-subclass",
+        "6-policy",
+        "class N(type(None)):\n    pass\nN",
+        "runtime",
+        "cannot subclass",
+    ),
+    _a(
+        "names-bytes-class-allocates",
+        "8-memory",
+        "b = b''.__class__(10 ** 9)\nlen(b)",
+        "limit",
+        "larger than the sandbox allows",
+    ),
+    _a(
+        "names-type-of-bytearray-allocates",
+        "8-memory",
+        "b = type(bytearray())(10 ** 9)\nlen(b)",
+        "limit",
+        "larger than the sandbox allows",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

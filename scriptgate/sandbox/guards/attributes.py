@@ -73,7 +73,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
 )
-from scriptgate.sandbox.guards.edges import PROPERTY_COPIERS, property_copier
+from scriptgate.sandbox.guards.edges import PROPERTY_COPIERS, property_copier, script_type
 from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
 from scriptgate.sandbox.guards.feeds import (
     _CHECKED_CALL_NAMES,
@@ -280,7 +280,7 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if name == "__class__":
         if not holdable(kind):
             return _no_underscore(obj, name, default)  # a generator's class, a host class
-        return check_value(kind)
+        return check_value(script_type(kind))  # b''.__class__ is the size-checked bytes
     if name in ("__name__", "__qualname__"):
         if not (isinstance(obj, type) or kind in _NAMED_KINDS) or not holdable(obj):
             return _no_underscore(obj, name, default)

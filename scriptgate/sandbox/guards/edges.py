@@ -1,7 +1,8 @@
-"""Sharp edges of issue 14 the attribute guard hands out: ``@x.setter`` on a script property.
+"""Sharp edges of issue 14 the attribute guard hands out: ``@x.setter`` on a script property,
+the class ``x.__class__`` gives.
 
 Owns :func:`property_copier` (``prop.setter``/``getter``/``deleter`` of a property whose
-functions are the script's own). It sits below :mod:`.attributes` (which calls it) and
+functions are the script's own) and :data:`SCRIPT_TYPES`. It sits below :mod:`.attributes` (which calls it) and
 imports only :mod:`.constants`; it must not widen what a script may hold: the property it
 returns again has only script functions (or ``None``) for ``fget``/``fset``/``fdel``.
 """
@@ -14,7 +15,19 @@ from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
 
-__all__ = ["PROPERTY_COPIERS", "property_copier", "script_property"]
+__all__ = ["PROPERTY_COPIERS", "SCRIPT_TYPES", "property_copier", "script_property", "script_type"]
+
+SCRIPT_TYPES: dict[type, type] = {}
+"""Real builtin type → the class the script knows by that name (``str`` → the size-checked
+``str``, ``bytes`` → the size-checked ``bytes``…), filled by ``world/builtins``: ``type(x)``
+and ``x.__class__`` hand out the checked class, never the real one (``b''.__class__(10**9)``
+would allocate in one call)."""
+
+
+def script_type(kind: type) -> type:
+    """The class a script gets for ``type(x)`` / ``x.__class__`` when ``x``'s type is ``kind``."""
+    return SCRIPT_TYPES.get(kind, kind)
+
 
 PROPERTY_COPIERS = frozenset({"setter", "getter", "deleter"})
 """The ``property`` methods a script may read on its own properties."""

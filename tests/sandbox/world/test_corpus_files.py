@@ -50,7 +50,6 @@ FINDINGS: dict[str, str] = {
     "ct-exception-group-except-star": "except* is refused at compile time",
     "ct-match-class-pattern": "__match_args__ is refused at compile time",
     "ct-raise-from-cause": "__cause__ is refused at compile time",
-    "ct-type-checks": "type(None) is refused (NoneType is not available)",
     "rc-generator-send": "generator.send is refused",
     "sl-builtins-bytes-bytearray": "bytearray item assignment is refused",
     "sl-itertools-tee-islice": "itertools.tee is not exposed",

@@ -129,3 +129,40 @@ def test_names_edges_property_setter_refuses_a_host_accessor(sandbox: Sandbox) -
 def test_names_edges_property_of_a_host_function_has_no_setter(sandbox: Sandbox) -> None:
     problem = error(sandbox, "property(len).setter")
     assert "only when its functions are your own" in problem.message
+
+
+# -- type(None) ---------------------------------------------------------------------------
+
+
+def test_names_edges_none_type_is_holdable_like_int(sandbox: Sandbox) -> None:
+    source = (
+        "NoneType = type(None)\n"
+        "def check(x):\n    return isinstance(x, (int, type(None)))\n"
+        "[type(None).__name__, NoneType(), check(None), check(1), check('a'),"
+        " type(None) is NoneType, type(1) is int, type(3.0).__name__, type(b'') is bytes]"
+    )
+    assert value(sandbox, source) == [
+        "NoneType",
+        None,
+        True,
+        True,
+        False,
+        True,
+        True,
+        "float",
+        True,
+    ]
+
+
+def test_names_edges_none_type_is_not_a_base(sandbox: Sandbox) -> None:
+    problem = error(sandbox, "class N(type(None)):\n    pass")
+    assert problem.type == "TypeError"
+
+
+def test_names_edges_type_and_class_give_the_scripts_own_builtin_types(sandbox: Sandbox) -> None:
+    source = (
+        "[type(b'') is bytes, type(bytearray()) is bytearray, b''.__class__ is bytes,"
+        " ''.__class__ is str, {}.__class__ is dict, set().__class__ is set,"
+        " type(b'').fromhex('ff').hex(), b'ab'.__class__([65]).decode()]"
+    )
+    assert value(sandbox, source) == [True, True, True, True, True, True, "ff", "A"]
