@@ -210,6 +210,55 @@ BOUNDARY_ATTACKS: list[Any] = [
         "limit",
         "larger than the sandbox allows",
     ),
+    _a(
+        "names-format-class-field",
+        "6-format",
+        "'{0.__class__.__base__.__subclasses__}'.format(1)",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-item-then-dunder",
+        "6-format",
+        "'{0[k].__globals__}'.format({'k': lambda: 0})",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-map-frame-field",
+        "6-format",
+        "g = (x for x in [1])\n'{g.gi_frame}'.format_map({'g': g})",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-item-of-host-config",
+        "7.5-host-state",
+        "c = config()\n'{0[nested][admin]}'.format(c)",
+        "ok",
+        value="False",
+    ),
+    _a(
+        "names-format-private-of-stand-in",
+        "6-format",
+        "import datetime\n'{0._date__year}'.format(datetime.date(2020, 1, 1))",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-format-attribute-of-generator",
+        "7.1-host-loop",
+        "def c():\n    yield 1\nk = c()\n'{0.send}'.format(k)",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-format-item-huge-key-result",
+        "8-memory",
+        "class G:\n    def __getitem__(self, k):\n        return 'x' * 10 ** 6\n"
+        "('{0[a]}' * 200).format(G())",
+        "limit",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

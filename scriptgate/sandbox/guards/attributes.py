@@ -25,6 +25,7 @@ hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
 
 from __future__ import annotations
 
+import _string  # type: ignore[import-not-found]  # no stub: str.format's own field parser
 import builtins
 import builtins as _builtins
 import collections
@@ -473,6 +474,9 @@ def _refuse_attribute(obj: Any, name: str) -> NoReturn:
 
 _PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
 _FORMATTER_PARSE = string.Formatter().parse
+_FIELD_SPLIT: Callable[[str], tuple[int | str, Iterator[tuple[bool, int | str]]]] = (
+    _string.formatter_field_name_split
+)
 
 
 def _check_printf(template: str | bytes) -> None:
@@ -498,33 +502,69 @@ def safe_format(value: Any, spec: str = "") -> str:
     return _builtins.format(value, spec)
 
 
+def _format_field(
+    field: str, args: tuple[Any, ...], kwargs: dict[str, Any], auto: list[int]
+) -> Any:
+    """The value of one ``str.format`` field: ``0``, ``name``, then ``[key]`` / ``.attr`` parts.
+
+    Each part goes through the guard its expression would (``p[x]`` → the item guard,
+    ``p.name`` → the attribute guard); a dunder or other ``_`` name the compiler refuses
+    is refused here too (``{0.__class__}``, ``{f.__globals__}``; CVE-2023-41039), and a
+    private ``_name`` reads only on the script's own objects, as ``p._name`` does.
+    """
+    try:
+        first, rest = _FIELD_SPLIT(field)
+        parts = list(rest)
+    except ValueError as exc:
+        raise ValueError(f"format field {field!r}: {exc}") from None
+    if first == "":  # auto[1]: 1 once a field was numbered automatically, 2 by hand
+        if auto[1] == 2:
+            raise ValueError(
+                "cannot switch from manual field specification to automatic field numbering"
+            )
+        first, auto[0], auto[1] = auto[0], auto[0] + 1, 1
+    elif isinstance(first, int):
+        if auto[1] == 1:
+            raise ValueError(
+                "cannot switch from automatic field numbering to manual field specification"
+            )
+        auto[1] = 2
+    value = args[first] if isinstance(first, int) else kwargs[first]
+    for is_attribute, key in parts:
+        if is_attribute and isinstance(key, str):
+            if (
+                (key.startswith("_") and not is_private_name(key))
+                or key.endswith("__roles__")
+                or key in INSPECT_ATTRIBUTES
+            ):
+                raise ValueError(
+                    f"format field {field!r}: {key!r} is not readable; only positions and "
+                    "names, [keys] and public .attributes are allowed in the sandbox"
+                )
+            value = _guarded_getattr(value, key)
+        else:
+            value = _guarded_getitem(value, key)
+    return value
+
+
 def safe_str_format(
     template: str, args: tuple[Any, ...], kwargs: dict[str, Any], _auto: list[int] | None = None
 ) -> str:
-    """``template.format(*args, **kwargs)`` without attribute or index traversal.
+    """``template.format(*args, **kwargs)`` with every field part guarded.
 
-    Fields may be positions or names only (``{0.__class__}`` and ``{x[key]}``
-    are refused — CVE-2023-41039), widths are capped and so is the result size.
+    ``{p[x]}`` and ``{p.name}`` read through the item and attribute guards;
+    ``{0.__class__}`` is refused (CVE-2023-41039, :func:`_format_field`); widths are
+    capped and so is the result size.
     """
     out: list[str] = []
     total = 0
-    auto = _auto if _auto is not None else [0]
+    auto = _auto if _auto is not None else [0, 0]
     for literal, field, spec, conversion in _FORMATTER_PARSE(template):
         out.append(literal)
         total += len(literal)
         if field is None:
             continue
-        if field == "":
-            field = str(auto[0])
-            auto[0] += 1
-        if field.isdigit():
-            value = args[int(field)]
-        elif field.isidentifier():
-            value = kwargs[field]
-        else:
-            raise ValueError(
-                f"format field {field!r}: only positions and names are allowed in the sandbox"
-            )
+        value = _format_field(field, args, kwargs, auto)
         if conversion == "r":
             value = safe_repr(value)
         elif conversion == "s":

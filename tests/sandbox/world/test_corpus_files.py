@@ -54,7 +54,6 @@ FINDINGS: dict[str, str] = {
     "sl-builtins-bytes-bytearray": "bytearray item assignment is refused",
     "sl-itertools-tee-islice": "itertools.tee is not exposed",
     "sl-typing-literal-protocol": "subclassing typing.Protocol is refused",
-    "tx-str-format-attr-item": "str.format with an item field ({p[x]}) is refused",
     "tx-string-template": "string.Template is not exposed",
     "wr-chainmap-config": "collections.ChainMap is not exposed",
 }

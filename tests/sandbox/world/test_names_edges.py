@@ -166,3 +166,45 @@ def test_names_edges_type_and_class_give_the_scripts_own_builtin_types(sandbox: 
         " type(b'').fromhex('ff').hex(), b'ab'.__class__([65]).decode()]"
     )
     assert value(sandbox, source) == [True, True, True, True, True, True, "ff", "A"]
+
+
+# -- str.format item and attribute fields --------------------------------------------------
+
+
+def test_names_edges_format_item_and_attribute_fields(sandbox: Sandbox) -> None:
+    source = (
+        "class P:\n    def __init__(self):\n        self.name = 'ann'\n"
+        "        self._age = 7\n        self.tags = ['a', 'b']\n"
+        "p = P()\npoint = {'x': 1, 'y': 2}\n"
+        "['({p[x]}, {p[y]})'.format(p=point), '{0.name} {0.tags[1]} {0._age}'.format(p),"
+        " '{[0]}-{}'.format([5], 6), '{p.name!r:>6}'.format(p=p),"
+        " '{a[x]}'.format_map({'a': point}), '{0[1]}'.format('ab'), '{0.real}'.format(3)]"
+    )
+    assert value(sandbox, source) == ["(1, 2)", "ann b 7", "5-6", " 'ann'", "1", "b", "3"]
+
+
+def test_names_edges_format_item_field_runs_the_scripts_getitem(sandbox: Sandbox) -> None:
+    source = (
+        "class Grid:\n    def __getitem__(self, key):\n        return key * 2\n"
+        "'{0[3]} {0[ab]}'.format(Grid())"
+    )
+    assert value(sandbox, source) == "6 abab"
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["'{0.__class__}'.format(1)", "'{x.__dict__}'.format(x=1)", "'{0[0].__class__}'.format([1])"],
+)
+def test_names_edges_format_refuses_dunder_fields(sandbox: Sandbox, template: str) -> None:
+    problem = error(sandbox, template)
+    assert "is not readable" in problem.message
+
+
+def test_names_edges_format_private_field_only_on_own_objects(sandbox: Sandbox) -> None:
+    problem = error(sandbox, "import datetime\n'{0._hid}'.format(datetime.date(2020, 1, 1))")
+    assert "not available" in problem.message
+
+
+def test_names_edges_format_mixed_numbering_is_refused_as_python_does(sandbox: Sandbox) -> None:
+    problem = error(sandbox, "'{}{0}'.format(1)")
+    assert "cannot switch" in problem.message
