@@ -259,6 +259,48 @@ BOUNDARY_ATTACKS: list[Any] = [
         "('{0[a]}' * 200).format(G())",
         "limit",
     ),
+    _a(
+        "names-bytearray-slice-doubling",
+        "8-memory",
+        "ba = bytearray(10 ** 6)\nwhile True:\n    ba[0:0] = ba",
+        "limit",
+        "bytearray longer than",
+    ),
+    _a(
+        "names-bytearray-append-slices-past-budget",
+        "8-memory",
+        "ba = bytearray()\nbig = b'x' * 10 ** 7\nfor i in range(100):\n    ba[len(ba):] = big",
+        "limit",
+        "bytearray longer than",
+    ),
+    _a(
+        "names-bytearray-lying-len-value",
+        "8-memory",
+        "import itertools\nclass L:\n    def __len__(self):\n        return 1\n"
+        "    def __iter__(self):\n        return itertools.cycle([1])\n"
+        "ba = bytearray(b'ab')\nba[0:1] = L()",
+        "limit",
+        "too large",
+    ),
+    _a(
+        "names-bytearray-aug-slice-growth",
+        "8-memory",
+        "ba = bytearray(b'x')\nwhile True:\n    ba[0:1] += ba",
+        "limit",
+    ),
+    _a(
+        "names-bytes-still-immutable",
+        "7.5-host-state",
+        "b = b'abc'\nb[0] = 1",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-bytearray-writer-attribute",
+        "7.5-host-state",
+        "ba = bytearray(b'a')\nba._target = 1",
+        "runtime",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

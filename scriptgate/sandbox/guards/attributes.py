@@ -74,7 +74,12 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
 )
-from scriptgate.sandbox.guards.edges import PROPERTY_COPIERS, property_copier, script_type
+from scriptgate.sandbox.guards.edges import (
+    PROPERTY_COPIERS,
+    BytearrayWriter,
+    property_copier,
+    script_type,
+)
 from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
 from scriptgate.sandbox.guards.feeds import (
     _CHECKED_CALL_NAMES,
@@ -953,6 +958,8 @@ def _guarded_write(obj: Any) -> Any:
         return obj
     if getattr(kind, SCRIPT_CLASS_MARK, False):
         return obj
+    if kind is bytearray:
+        return BytearrayWriter(obj)  # ba[i] = v; slice writes bounded (guards/edges.py)
     if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:
         # the class object itself: only a class the script's own `class` statement made
         # (a host class marked for writable instances, decimal's Context, stays read-only)

@@ -1,21 +1,34 @@
 """Sharp edges of issue 14 the attribute guard hands out: ``@x.setter`` on a script property,
-the class ``x.__class__`` gives.
+the class ``x.__class__`` gives, and bytearray item writes.
 
 Owns :func:`property_copier` (``prop.setter``/``getter``/``deleter`` of a property whose
-functions are the script's own) and :data:`SCRIPT_TYPES`. It sits below :mod:`.attributes` (which calls it) and
-imports only :mod:`.constants`; it must not widen what a script may hold: the property it
-returns again has only script functions (or ``None``) for ``fget``/``fset``/``fdel``.
+functions are the script's own), :data:`SCRIPT_TYPES` and :class:`BytearrayWriter` (what
+the write guard returns for ``ba[i] = v``). It sits below :mod:`.attributes` (which calls
+it) and imports only :mod:`.constants`, :mod:`.errors` and :mod:`.memory`; it must not
+widen what a script may hold: the property it returns again has only script functions (or
+``None``) for ``fget``/``fset``/``fdel``, and a bytearray never grows past
+:data:`~.memory.MAX_SEQUENCE` bytes through a write.
 """
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE, charge_bytes
 
-__all__ = ["PROPERTY_COPIERS", "SCRIPT_TYPES", "property_copier", "script_property", "script_type"]
+__all__ = [
+    "PROPERTY_COPIERS",
+    "SCRIPT_TYPES",
+    "BytearrayWriter",
+    "property_copier",
+    "script_property",
+    "script_type",
+]
 
 SCRIPT_TYPES: dict[type, type] = {}
 """Real builtin type → the class the script knows by that name (``str`` → the size-checked
@@ -69,3 +82,56 @@ def property_copier(prop: Any, name: str) -> Callable[[Any], Any]:
     copier.__name__ = name
     copier.__qualname__ = f"property.{name}"
     return copier
+
+
+class BytearrayWriter:
+    """The write target of ``ba[i] = v``, ``ba[i:j] = v`` and ``del ba[i]`` on a bytearray.
+
+    test_names_edges_bytearray_*: a slice write may not make the bytearray longer than
+    :data:`MAX_SEQUENCE` bytes (``ba[0:0] = ba`` doubling, ``ba[len(ba):] = big`` in a
+    loop); a value that is not ``bytes``/``bytearray`` is copied to bytes first, so its
+    length is the real one (a script ``__len__`` cannot lie about it), and a large one is
+    charged to the memory budget. Attributes of a bytearray stay unwritable.
+    """
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: bytearray) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        target: bytearray = object.__getattribute__(self, "_target")
+        if type(key) is slice:
+            if type(value) is not bytes and type(value) is not bytearray:
+                if isinstance(value, int):
+                    raise TypeError(
+                        "can assign only bytes, buffers, or iterables of ints in range(0, 256)"
+                    )
+                # at most one item past the bound is read (a lying __len__ proves nothing)
+                items = list(itertools.islice(value, MAX_SEQUENCE + 1))
+                if len(items) > MAX_SEQUENCE:
+                    refuse_size("a bytearray slice value would be too large for the sandbox")
+                if len(items) > CHECK_FROM:
+                    charge_bytes(len(items) * 8)
+                value = bytes(items)
+            size = len(target)
+            removed = len(range(*key.indices(size)))
+            added = len(value)
+            if size - removed + added > MAX_SEQUENCE:
+                refuse_size(
+                    f"a bytearray longer than {MAX_SEQUENCE} bytes would be too large "
+                    "for the sandbox"
+                )
+            if added > CHECK_FROM:
+                charge_bytes(added)
+        target[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        target: bytearray = object.__getattribute__(self, "_target")
+        del target[key]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"'bytearray' object attribute {name!r} cannot be written")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"'bytearray' object attribute {name!r} cannot be deleted")

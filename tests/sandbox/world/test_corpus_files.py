@@ -51,7 +51,6 @@ FINDINGS: dict[str, str] = {
     "ct-match-class-pattern": "__match_args__ is refused at compile time",
     "ct-raise-from-cause": "__cause__ is refused at compile time",
     "rc-generator-send": "generator.send is refused",
-    "sl-builtins-bytes-bytearray": "bytearray item assignment is refused",
     "sl-itertools-tee-islice": "itertools.tee is not exposed",
     "sl-typing-literal-protocol": "subclassing typing.Protocol is refused",
     "tx-string-template": "string.Template is not exposed",

@@ -208,3 +208,30 @@ def test_names_edges_format_private_field_only_on_own_objects(sandbox: Sandbox) 
 def test_names_edges_format_mixed_numbering_is_refused_as_python_does(sandbox: Sandbox) -> None:
     problem = error(sandbox, "'{}{0}'.format(1)")
     assert "cannot switch" in problem.message
+
+
+# -- bytearray writes ----------------------------------------------------------------------
+
+
+def test_names_edges_bytearray_item_slice_and_method_writes(sandbox: Sandbox) -> None:
+    source = (
+        "ba = bytearray(b'hello')\nba[0] = ord('j')\nba[1:3] = b'EL'\n"
+        "ba[5:] = bytearray(b'!!')\nba[0:0] = [65, 66]\ndel ba[0]\n"
+        "ba.extend(b'xy')\nba.append(122)\nba += b'+'\nba[0] += 1\n"
+        "z = bytearray(3)\nz[1] = 255\nz[::2] = b'ab'\n"
+        "[ba.decode(), list(z), ba.pop(), len(ba)]"
+    )
+    assert value(sandbox, source) == ["CjELlo!!xyz+", [97, 255, 98], 43, 11]
+
+
+def test_names_edges_bytearray_growth_is_bounded(sandbox: Sandbox) -> None:
+    source = "ba = bytearray(10 ** 6)\nwhile True:\n    ba[0:0] = ba"
+    problem = error(sandbox, source)
+    assert problem.kind == "limit"
+    assert "bytearray longer than" in problem.message
+
+
+def test_names_edges_bytearray_attributes_stay_unwritable(sandbox: Sandbox) -> None:
+    problem = error(sandbox, "ba = bytearray(b'a')\nsetattr(ba, 'x', 1)")
+    assert "cannot be written" in problem.message
+    assert error(sandbox, "b = b'ab'\nb[0] = 1").type == "TypeError"
