@@ -300,6 +300,58 @@ BOUNDARY_ATTACKS: list[Any] = [
         "ba = bytearray(b'a')\nba._target = 1",
         "runtime",
     ),
+    _a(
+        "names-except-star-split-override",
+        "7.1-crash",
+        "class G(ExceptionGroup):\n    def split(self, t):\n        return 1\n"
+        "try:\n    raise G('g', [ValueError()])\nexcept* ValueError:\n    pass",
+        "runtime",
+        "cannot subclass ExceptionGroup",
+    ),
+    _a(
+        "names-except-star-derive-override",
+        "7.1-crash",
+        "class G(BaseExceptionGroup):\n    def derive(self, excs):\n        return self\n"
+        "try:\n    raise G('g', [ValueError(), KeyError()])\n"
+        "except* ValueError:\n    pass\nexcept* KeyError:\n    pass",
+        "runtime",
+        "cannot subclass BaseExceptionGroup",
+    ),
+    _a(
+        "names-except-star-enum-group-mixin",
+        "7.1-crash",
+        "from enum import Enum\nclass E(ExceptionGroup, Enum):\n    A = 1",
+        "runtime",
+        "cannot subclass ExceptionGroup",
+    ),
+    _a(
+        "names-except-star-plant-split-on-instance",
+        "7.1-crash",
+        "eg = ExceptionGroup('g', [ValueError()])\neg.split = lambda t: 1",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-except-star-setattr-split",
+        "7.1-crash",
+        "eg = ExceptionGroup('g', [ValueError()])\nsetattr(eg, 'split', len)",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-except-star-swallows-limit",
+        "8-cpu",
+        "n = 0\nwhile True:\n    try:\n        while True:\n            n += 1\n"
+        "    except* BaseException as eg:\n        n = len(eg.exceptions)",
+        "limit",
+    ),
+    _a(
+        "names-except-star-finally-continue",
+        "8-cpu",
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except* ValueError:\n        pass\n    finally:\n        continue",
+        "limit",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

@@ -1246,6 +1246,20 @@ class ScriptPolicy(RestrictingNodeTransformer):
             node.finalbody.insert(0, _stmt_call("_check_", node))
         return node
 
+    def visit_TryStar(self, node: ast.AST) -> Any:
+        """``try: … except* E as eg:`` compiled as ``try`` is (RestrictedPython refuses it).
+
+        Each ``except*`` handler is an ``ExceptHandler`` (its name checked, ``_check_()``
+        first: a limit or a cancellation in the group is re-raised), ``finally`` re-raises a
+        tripped limit. The CVE-2025-22153 path (a group's own ``split()``) is closed at run
+        time: a script class cannot derive from ``BaseExceptionGroup`` (guards/edges.py).
+        """
+        node = self.node_contents_visit(node)
+        finalbody = getattr(node, "finalbody", None)
+        if finalbody:
+            finalbody.insert(0, _stmt_call("_check_", node))
+        return node
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         """Allow annotated assignments (targets are checked like plain assignments)."""
         if isinstance(node.target, ast.Name):

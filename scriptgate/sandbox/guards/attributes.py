@@ -77,7 +77,9 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.edges import (
     PROPERTY_COPIERS,
     BytearrayWriter,
+    first_leaf,
     property_copier,
+    refuse_group_subclass,
     script_type,
 )
 from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
@@ -1045,6 +1047,8 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for base in bases:
         if not isinstance(base, type) or not holdable_class(base) or base is OpaqueNamespace:
             raise TypeError(f"cannot subclass {base!r} in the sandbox")
+        if issubclass(base, BaseExceptionGroup):
+            refuse_group_subclass(base)  # except* calls a group's own split() (guards/edges.py)
         if not subclassable_class(base):
             # G04/G05/G08: a stand-in's guards call its own methods (tell(), __abs__…)
             shown = base.__qualname__
@@ -1139,6 +1143,11 @@ def make_guards(
             raise budget.stop
         if isinstance(exc, stop_types):
             raise exc
+        if isinstance(exc, BaseExceptionGroup):
+            # `except* BaseException:` sees a cancellation wrapped in a group
+            stop = exc.subgroup(stop_types)
+            if stop is not None:
+                raise first_leaf(stop)
 
     def charge(obj: Any) -> Any:
         # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)

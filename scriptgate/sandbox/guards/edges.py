@@ -1,5 +1,5 @@
 """Sharp edges of issue 14 the attribute guard hands out: ``@x.setter`` on a script property,
-the class ``x.__class__`` gives, and bytearray item writes.
+the class ``x.__class__`` gives, bytearray item writes, and what ``except*`` needs.
 
 Owns :func:`property_copier` (``prop.setter``/``getter``/``deleter`` of a property whose
 functions are the script's own), :data:`SCRIPT_TYPES` and :class:`BytearrayWriter` (what
@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
@@ -25,7 +25,9 @@ __all__ = [
     "PROPERTY_COPIERS",
     "SCRIPT_TYPES",
     "BytearrayWriter",
+    "first_leaf",
     "property_copier",
+    "refuse_group_subclass",
     "script_property",
     "script_type",
 ]
@@ -135,3 +137,28 @@ class BytearrayWriter:
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"'bytearray' object attribute {name!r} cannot be deleted")
+
+
+def refuse_group_subclass(base: type) -> NoReturn:
+    """A script class may not derive from ``BaseExceptionGroup`` (``except*`` support).
+
+    ``except*`` calls the matched group's own ``split()`` and, on CPython 3.11, trusts
+    what it returns (CVE-2025-22153, CPython gh-128049: type confusion, a segfault); the
+    builtin ``split`` also calls a subclass's ``derive()``, whose result the next
+    ``except*`` clause splits. With no script subclass every group a script can raise is
+    a builtin ``ExceptionGroup``/``BaseExceptionGroup`` (whose attributes a script cannot
+    write), so both methods are CPython's own.
+    """
+    raise TypeError(
+        f"cannot subclass {base.__name__} in the sandbox (except* relies on its own split): "
+        f"raise {base.__name__}(message, [errors]) itself, or subclass Exception for the "
+        "errors inside it"
+    )
+
+
+def first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The first exception of ``group`` that is not itself a group (depth-first)."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found

@@ -47,7 +47,6 @@ FINDINGS: dict[str, str] = {
     "cl-str-format-with-class": "__format__ is refused at compile time",
     "cl-vars-dict": "vars() is not a builtin",
     "ct-decorator-counting-calls": "a function attribute cannot be set",
-    "ct-exception-group-except-star": "except* is refused at compile time",
     "ct-match-class-pattern": "__match_args__ is refused at compile time",
     "ct-raise-from-cause": "__cause__ is refused at compile time",
     "rc-generator-send": "generator.send is refused",

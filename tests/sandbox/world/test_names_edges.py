@@ -235,3 +235,63 @@ def test_names_edges_bytearray_attributes_stay_unwritable(sandbox: Sandbox) -> N
     problem = error(sandbox, "ba = bytearray(b'a')\nsetattr(ba, 'x', 1)")
     assert "cannot be written" in problem.message
     assert error(sandbox, "b = b'ab'\nb[0] = 1").type == "TypeError"
+
+
+# -- except* -------------------------------------------------------------------------------
+
+
+def test_names_edges_except_star_splits_a_group(sandbox: Sandbox) -> None:
+    source = (
+        "def work():\n"
+        "    raise ExceptionGroup('batch', [ValueError('v'), KeyError('k'), ValueError('w')])\n"
+        "got = []\n"
+        "try:\n    work()\nexcept* ValueError as eg:\n"
+        "    got.append(sorted(str(e) for e in eg.exceptions))\n"
+        "except* KeyError as eg:\n    got.append([type(e).__name__ for e in eg.exceptions])\n"
+        "finally:\n    got.append('done')\n"
+        "try:\n    try:\n        raise TypeError('t')\n    except* ValueError:\n        pass\n"
+        "except TypeError as e:\n    got.append(str(e))\n"
+        "try:\n    raise ValueError('naked')\nexcept* ValueError as eg:\n"
+        "    got.append([type(eg).__name__, str(eg.exceptions[0])])\n"
+        "got"
+    )
+    assert value(sandbox, source) == [
+        ["v", "w"],
+        ["KeyError"],
+        "done",
+        "t",
+        ["ExceptionGroup", "naked"],
+    ]
+
+
+def test_names_edges_except_star_unmatched_rest_propagates(sandbox: Sandbox) -> None:
+    source = (
+        "try:\n    try:\n        raise ExceptionGroup('g', [ValueError(1), KeyError(2)])\n"
+        "    except* ValueError:\n        pass\n"
+        "except ExceptionGroup as rest:\n    r = [type(e).__name__ for e in rest.exceptions]\nr"
+    )
+    assert value(sandbox, source) == ["KeyError"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_names_edges_except_star_cannot_swallow_the_deadline(mode: Isolation) -> None:
+    source = (
+        "n = 0\nwhile True:\n    try:\n        while True:\n            n += 1\n"
+        "    except* BaseException:\n        n = -1\nn"
+    )
+    box = Sandbox(limits=Limits(timeout=0.5, max_steps=None), isolation=mode)
+    try:
+        result = box.run_sync(source)
+    finally:
+        box.close()
+    assert result.error is not None
+    assert result.error.kind == "limit"
+    assert "timed out" in result.error.message
+
+
+def test_names_edges_except_star_group_subclasses_are_refused(sandbox: Sandbox) -> None:
+    source = "class G(ExceptionGroup):\n    def split(self, t):\n        return 1\nG"
+    problem = error(sandbox, source)
+    assert "cannot subclass ExceptionGroup" in problem.message
+    problem = error(sandbox, "class B(BaseExceptionGroup):\n    pass")
+    assert "cannot subclass BaseExceptionGroup" in problem.message
