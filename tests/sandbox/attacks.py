@@ -148,7 +148,7 @@ ATTACKS: list[Attack] = [
     _a("eval-call", "6-policy", "eval('1')", "rejected", "Eval"),
     _a("compile-builtin", "6-policy", "compile('1', 'f', 'eval')", "runtime"),
     _a("open-builtin", "6-policy", "open('/etc/passwd').read()", "runtime", "open"),
-    _a("try-star", "6-policy", "try:\n    pass\nexcept* ValueError:\n    pass", "rejected"),
+    _a("try-star", "6-policy", "try:\n    pass\nexcept* ValueError:\n    pass\n1", "ok", value=1),
     _a("exception-group", "6-policy", "raise ExceptionGroup('x', [ValueError()])", "runtime"),
     _a("printed-name", "6-policy", "print(1)\nprinted", "rejected"),
     _a("match-kwd-dunder", "6-policy", "match 1:\n    case int(__class__=c):\n        c", "rejected"),

@@ -8,8 +8,9 @@ whose visitors share state, read best whole. Compiling and the cache are in :mod
 
 :class:`ScriptPolicy` subclasses RestrictedPython's ``RestrictingNodeTransformer``.
 Everything RestrictedPython rejects stays rejected (names and attributes starting
-with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
-``metaclass=``…). On top of that it
+with ``_``, frame/generator/traceback internals, ``exec``/``eval``,
+``metaclass=``…), except ``except*``, compiled like ``try`` (:meth:`ScriptPolicy.visit_TryStar`).
+On top of that it
 
 - rejects keyword arguments whose names start with ``_`` (``f(_trusted=True)``;
   ``f(**{"_x": 1})`` is refused at run time by ``_apply_``);
