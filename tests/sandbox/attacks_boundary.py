@@ -232,6 +232,13 @@ BOUNDARY_ATTACKS: list[Any] = [
         "is not readable",
     ),
     _a(
+        "names-format-item-typing-forward-ref",
+        "8-compile",
+        "import typing\n('{0[' + 'x' * 10 ** 6 + ']}').format(typing.Optional)",
+        "runtime",
+        "forward reference",
+    ),
+    _a(
         "names-format-item-of-host-config",
         "7.5-host-state",
         "c = config()\n'{0[nested][admin]}'.format(c)",
