@@ -353,6 +353,15 @@ BOUNDARY_ATTACKS: list[Any] = [
         "limit",
     ),
     _a(
+        "names-except-star-deep-group",
+        "8-recursion",
+        "g = ExceptionGroup('x', [ValueError()])\nfor i in range(10 ** 5):\n"
+        "    g = ExceptionGroup('x', [g])\n"
+        "try:\n    raise g\nexcept* ValueError:\n    pass",
+        "runtime",
+        "recursion",
+    ),
+    _a(
         "names-except-star-finally-continue",
         "8-cpu",
         "while True:\n    try:\n        while True:\n            pass\n"

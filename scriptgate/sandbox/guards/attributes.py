@@ -77,7 +77,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.edges import (
     PROPERTY_COPIERS,
     BytearrayWriter,
-    first_leaf,
+    group_member,
     property_copier,
     refuse_group_subclass,
     script_type,
@@ -1145,9 +1145,9 @@ def make_guards(
             raise exc
         if isinstance(exc, BaseExceptionGroup):
             # `except* BaseException:` sees a cancellation wrapped in a group
-            stop = exc.subgroup(stop_types)
+            stop = group_member(exc, stop_types)
             if stop is not None:
-                raise first_leaf(stop)
+                raise stop
 
     def charge(obj: Any) -> Any:
         # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)

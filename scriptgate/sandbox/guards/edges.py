@@ -25,7 +25,7 @@ __all__ = [
     "PROPERTY_COPIERS",
     "SCRIPT_TYPES",
     "BytearrayWriter",
-    "first_leaf",
+    "group_member",
     "property_copier",
     "refuse_group_subclass",
     "script_property",
@@ -156,9 +156,19 @@ def refuse_group_subclass(base: type) -> NoReturn:
     )
 
 
-def first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The first exception of ``group`` that is not itself a group (depth-first)."""
-    found: BaseException = group
-    while isinstance(found, BaseExceptionGroup):
-        found = found.exceptions[0]
-    return found
+def group_member(
+    group: BaseExceptionGroup[Any], kinds: tuple[type[BaseException], ...]
+) -> BaseException | None:
+    """The first exception of ``group`` (depth-first, any depth) that is one of ``kinds``.
+
+    Iterative, so a group nested 100,000 deep cannot make the handler's check itself fail
+    with a ``RecursionError`` (which the script could catch) in place of the stop.
+    """
+    todo: list[BaseException] = [group]
+    while todo:
+        exc = todo.pop()
+        if isinstance(exc, kinds):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            todo.extend(reversed(exc.exceptions))
+    return None

@@ -295,3 +295,30 @@ def test_names_edges_except_star_group_subclasses_are_refused(sandbox: Sandbox) 
     assert "cannot subclass ExceptionGroup" in problem.message
     problem = error(sandbox, "class B(BaseExceptionGroup):\n    pass")
     assert "cannot subclass BaseExceptionGroup" in problem.message
+
+
+def test_names_edges_group_member_finds_a_stop_at_any_depth() -> None:
+    from scriptgate.sandbox.guards.edges import group_member
+
+    inner = KeyboardInterrupt()
+    group: BaseExceptionGroup[BaseException] = BaseExceptionGroup("g", [ValueError(), inner])
+    for _ in range(5000):
+        group = BaseExceptionGroup("g", [ValueError(), group])
+    assert group_member(group, (KeyboardInterrupt,)) is inner
+    assert group_member(group, (KeyError,)) is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_names_edges_except_star_cannot_swallow_a_cancelled_await(mode: Isolation) -> None:
+    source = (
+        "import asyncio\nasync def main():\n    while True:\n        try:\n"
+        "            await asyncio.sleep(10)\n        except* BaseException:\n"
+        "            pass\nawait main()"
+    )
+    box = Sandbox(limits=Limits(timeout=0.5, max_steps=None), isolation=mode)
+    try:
+        result = box.run_sync(source)
+    finally:
+        box.close()
+    assert result.error is not None
+    assert result.error.kind == "limit"
