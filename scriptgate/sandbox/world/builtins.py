@@ -379,10 +379,10 @@ _SIZED_BYTES = {"bytes": _sized_bytes(bytes), "bytearray": _sized_bytes(bytearra
 SUBCLASSABLE: tuple[type, ...] = (
     SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values()
 )  # fmt: skip
+"""The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
 HOLDABLE: tuple[type, ...] = (*SUBCLASSABLE, type(None))
 """The classes the builtins hand to scripts (collected into the allow-list); ``type(None)``
 is a class with no public attribute whose call returns ``None`` (not subclassable)."""
-"""The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
 
 
 _TYPE_OF: dict[type, type] = {
