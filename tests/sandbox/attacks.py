@@ -149,15 +149,15 @@ ATTACKS: list[Attack] = [
     _a("eval-call", "6-policy", "eval('1')", "ok", value=1),
     _a("compile-builtin", "6-policy", "compile('1', 'f', 'eval')", "runtime"),
     _a("open-builtin", "6-policy", "open('/etc/passwd').read()", "runtime", "open"),
-    _a("try-star", "6-policy", "try:\n    pass\nexcept* ValueError:\n    pass", "rejected"),
+    _a("try-star", "6-policy", "try:\n    pass\nexcept* ValueError:\n    pass\n1", "ok", value=1),
     _a("exception-group", "6-policy", "raise ExceptionGroup('x', [ValueError()])", "runtime"),
     _a("printed-name", "6-policy", "print(1)\nprinted", "rejected"),
     _a("match-kwd-dunder", "6-policy", "match 1:\n    case int(__class__=c):\n        c", "rejected"),
     _a("match-kwd-format", "6-policy", "match 'x':\n    case str(format=f):\n        f('{0.__class__}', 1)", "rejected", "plain name"),
     # -- §6: str.format and string.Formatter (CVE-2023-41039, CVE-2026-76825) ---
     _a("format-attribute", "6-format", "'{0.__class__}'.format(1)", "runtime", "only positions and names"),
-    _a("format-index", "6-format", "'{0[x]}'.format({'x': 1})", "runtime"),
-    _a("format-map-attribute", "6-format", "'{a.real}'.format_map({'a': 1})", "runtime"),
+    _a("format-index", "6-format", "'{0[x]}'.format({'x': 1})", "ok", value="1"),  # the item guard
+    _a("format-map-attribute", "6-format", "'{a.real}'.format_map({'a': 1})", "ok", value="1"),
     _a("format-class-method", "6-format", "str.format('{0.__class__}', 1)", "runtime"),
     _a("formatter-import", "6-format", "from string import Formatter", "runtime", "Formatter"),
     _a("fstring-dunder", "6-format", "f'{(1).__class__.__base__}'", "rejected"),

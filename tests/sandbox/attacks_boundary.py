@@ -116,6 +116,258 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         _META,
     ),
+    # -- issue 14 names (branch names): each new door, abused --------------------------------
+    _a(
+        "names-doc-of-host-functions",
+        "7.8-info-leak",
+        "import json, functools\ndef mine():\n    pass\n"
+        "[json.dumps.__doc__, len.__doc__, [].append.__doc__, functools.wraps(json.loads)(mine).__doc__]",
+        "ok",
+        value=[None, None, None, None],
+    ),
+    _a(
+        "names-doc-not-a-string",
+        "7.8-info-leak",
+        "import json\nclass C:\n    __doc__ = json\nC.__doc__",
+        "rejected",
+        "__doc__",
+    ),
+    _a(
+        "names-docstring-skips-the-tick",
+        "8-recursion",
+        'def down(n):\n    "only a docstring before the call"\n    return down(n + 1)\ndown(0)',
+        "limit",
+    ),
+    _a(
+        "names-setter-on-host-property",
+        "7.4-c-attribute",
+        "p = property(len)\np.setter",
+        "runtime",
+        "only when its functions are your own",
+    ),
+    _a(
+        "names-setter-plants-host-function",
+        "7.2-builtins",
+        "import json\ndef g(self):\n    return 1\nclass C:\n    x = property(g)\n"
+        "    x = x.setter(json.loads)\nc = C()\nc.x = '[1]'",
+        "runtime",
+        "takes a function you defined",
+    ),
+    _a(
+        "names-getter-callable-object",
+        "7.2-builtins",
+        "class K:\n    def __call__(self, o):\n        return 1\n"
+        "def g(self):\n    return 1\nproperty(g).getter(K())",
+        "runtime",
+        "takes a function you defined",
+    ),
+    _a(
+        "names-property-fget-of-stand-in-class",
+        "7.4-c-attribute",
+        "import datetime\nd = datetime.date(2020, 1, 2)\ntype(d).year.fget",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-property-object-read-from-class",
+        "7.4-c-attribute",
+        "def g(self):\n    return 1\nclass C:\n    x = property(g)\nC.x.setter",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-none-type-metaclass",
+        "6-policy",
+        "N = type(None)\ntype(N)",
+        "runtime",
+        "metaclass",
+    ),
+    _a(
+        "names-none-type-class-attribute",
+        "7.4-c-attribute",
+        "getattr(type(None), '__class__')",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-none-type-subclass",
+        "6-policy",
+        "class N(type(None)):\n    pass\nN",
+        "runtime",
+        "cannot subclass",
+    ),
+    _a(
+        "names-bytes-class-allocates",
+        "8-memory",
+        "b = b''.__class__(10 ** 9)\nlen(b)",
+        "limit",
+        "larger than the sandbox allows",
+    ),
+    _a(
+        "names-type-of-bytearray-allocates",
+        "8-memory",
+        "b = type(bytearray())(10 ** 9)\nlen(b)",
+        "limit",
+        "larger than the sandbox allows",
+    ),
+    _a(
+        "names-format-class-field",
+        "6-format",
+        "'{0.__class__.__base__.__subclasses__}'.format(1)",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-item-then-dunder",
+        "6-format",
+        "'{0[k].__globals__}'.format({'k': lambda: 0})",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-map-frame-field",
+        "6-format",
+        "g = (x for x in [1])\n'{g.gi_frame}'.format_map({'g': g})",
+        "runtime",
+        "is not readable",
+    ),
+    _a(
+        "names-format-item-typing-forward-ref",
+        "8-compile",
+        "import typing\n('{0[' + 'x' * 10 ** 6 + ']}').format(typing.Optional)",
+        "runtime",
+        "forward reference",
+    ),
+    _a(
+        "names-format-item-of-host-config",
+        "7.5-host-state",
+        "c = config()\n'{0[nested][admin]}'.format(c)",
+        "ok",
+        value="False",
+    ),
+    _a(
+        "names-format-private-of-stand-in",
+        "6-format",
+        "import datetime\n'{0._date__year}'.format(datetime.date(2020, 1, 1))",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-format-attribute-of-generator",
+        "7.1-host-loop",
+        "def c():\n    yield 1\nk = c()\n'{0.send}'.format(k)",
+        "runtime",
+        "not available",
+    ),
+    _a(
+        "names-format-item-huge-key-result",
+        "8-memory",
+        "class G:\n    def __getitem__(self, k):\n        return 'x' * 10 ** 6\n"
+        "('{0[a]}' * 200).format(G())",
+        "limit",
+    ),
+    _a(
+        "names-bytearray-slice-doubling",
+        "8-memory",
+        "ba = bytearray(10 ** 6)\nwhile True:\n    ba[0:0] = ba",
+        "limit",
+        "bytearray longer than",
+    ),
+    _a(
+        "names-bytearray-append-slices-past-budget",
+        "8-memory",
+        "ba = bytearray()\nbig = b'x' * 10 ** 7\nfor i in range(100):\n    ba[len(ba):] = big",
+        "limit",
+        "bytearray longer than",
+    ),
+    _a(
+        "names-bytearray-lying-len-value",
+        "8-memory",
+        "import itertools\nclass L:\n    def __len__(self):\n        return 1\n"
+        "    def __iter__(self):\n        return itertools.cycle([1])\n"
+        "ba = bytearray(b'ab')\nba[0:1] = L()",
+        "limit",
+    ),
+    _a(
+        "names-bytearray-aug-slice-growth",
+        "8-memory",
+        "ba = bytearray(b'x')\nwhile True:\n    ba[0:1] += ba",
+        "limit",
+    ),
+    _a(
+        "names-bytes-still-immutable",
+        "7.5-host-state",
+        "b = b'abc'\nb[0] = 1",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-bytearray-writer-attribute",
+        "7.5-host-state",
+        "ba = bytearray(b'a')\nba._target = 1",
+        "runtime",
+    ),
+    _a(
+        "names-except-star-split-override",
+        "7.1-crash",
+        "class G(ExceptionGroup):\n    def split(self, t):\n        return 1\n"
+        "try:\n    raise G('g', [ValueError()])\nexcept* ValueError:\n    pass",
+        "runtime",
+        "cannot subclass ExceptionGroup",
+    ),
+    _a(
+        "names-except-star-derive-override",
+        "7.1-crash",
+        "class G(BaseExceptionGroup):\n    def derive(self, excs):\n        return self\n"
+        "try:\n    raise G('g', [ValueError(), KeyError()])\n"
+        "except* ValueError:\n    pass\nexcept* KeyError:\n    pass",
+        "runtime",
+        "cannot subclass BaseExceptionGroup",
+    ),
+    _a(
+        "names-except-star-enum-group-mixin",
+        "7.1-crash",
+        "from enum import Enum\nclass E(ExceptionGroup, Enum):\n    A = 1",
+        "runtime",
+        "cannot subclass ExceptionGroup",
+    ),
+    _a(
+        "names-except-star-plant-split-on-instance",
+        "7.1-crash",
+        "eg = ExceptionGroup('g', [ValueError()])\neg.split = lambda t: 1",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-except-star-setattr-split",
+        "7.1-crash",
+        "eg = ExceptionGroup('g', [ValueError()])\nsetattr(eg, 'split', len)",
+        "runtime",
+        "cannot be modified",
+    ),
+    _a(
+        "names-except-star-swallows-limit",
+        "8-cpu",
+        "n = 0\nwhile True:\n    try:\n        while True:\n            n += 1\n"
+        "    except* BaseException as eg:\n        n = len(eg.exceptions)",
+        "limit",
+    ),
+    _a(
+        "names-except-star-deep-group",
+        "8-recursion",
+        "g = ExceptionGroup('x', [ValueError()])\nfor i in range(10 ** 5):\n"
+        "    g = ExceptionGroup('x', [g])\n"
+        "try:\n    raise g\nexcept* ValueError:\n    pass",
+        "runtime",
+        "recursion",
+    ),
+    _a(
+        "names-except-star-finally-continue",
+        "8-cpu",
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except* ValueError:\n        pass\n    finally:\n        continue",
+        "limit",
+    ),
     # -- F01: helpers that write attributes write only to the script's own objects ----------
     _a(
         "update-wrapper-host-class",

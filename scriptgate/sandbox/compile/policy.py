@@ -8,8 +8,9 @@ whose visitors share state, read best whole. Compiling and the cache are in :mod
 
 :class:`ScriptPolicy` subclasses RestrictedPython's ``RestrictingNodeTransformer``.
 Everything RestrictedPython rejects stays rejected (names and attributes starting
-with ``_``, frame/generator/traceback internals, ``exec``/``eval``, ``except*``,
-``metaclass=``…). On top of that it
+with ``_``, frame/generator/traceback internals, ``exec``/``eval``,
+``metaclass=``…), except ``except*``, compiled like ``try`` (:meth:`ScriptPolicy.visit_TryStar`).
+On top of that it
 
 - rejects keyword arguments whose names start with ``_`` (``f(_trusted=True)``;
   ``f(**{"_x": 1})`` is refused at run time by ``_apply_``);
@@ -1258,8 +1259,15 @@ class ScriptPolicy(RestrictingNodeTransformer):
 
     def _instrument(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # One tick per call: charges a step, and the tick's slow path measures
-        # the call depth (see guards.Budget._check_chunk).
-        node.body.insert(0, _tick_statement(node))
+        # the call depth (see guards.Budget._check_chunk). It goes after a docstring,
+        # so the docstring stays the body's first statement (``f.__doc__``).
+        first = node.body[0] if node.body else None
+        docstring = (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        )
+        node.body.insert(1 if docstring else 0, _tick_statement(node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         """Plain functions count call depth and tick; generators tick."""
@@ -1296,6 +1304,20 @@ class ScriptPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if node.finalbody:
             node.finalbody.insert(0, _stmt_call("_check_", node))
+        return node
+
+    def visit_TryStar(self, node: ast.AST) -> Any:
+        """``try: … except* E as eg:`` compiled as ``try`` is (RestrictedPython refuses it).
+
+        Each ``except*`` handler is an ``ExceptHandler`` (its name checked, ``_check_()``
+        first: a limit or a cancellation in the group is re-raised), ``finally`` re-raises a
+        tripped limit. The CVE-2025-22153 path (a group's own ``split()``) is closed at run
+        time: a script class cannot derive from ``BaseExceptionGroup`` (guards/edges.py).
+        """
+        node = self.node_contents_visit(node)
+        finalbody = getattr(node, "finalbody", None)
+        if finalbody:
+            finalbody.insert(0, _stmt_call("_check_", node))
         return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:

@@ -25,6 +25,7 @@ hash their argument (``lst.index(x)``, ``d.get(k)``, ``s.add(x)``,
 
 from __future__ import annotations
 
+import _string  # type: ignore[import-not-found]  # no stub: str.format's own field parser
 import builtins
 import builtins as _builtins
 import collections
@@ -74,6 +75,14 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
+)
+from scriptgate.sandbox.guards.edges import (
+    PROPERTY_COPIERS,
+    BytearrayWriter,
+    group_member,
+    property_copier,
+    refuse_group_subclass,
+    script_type,
 )
 from scriptgate.sandbox.guards.errors import STOP_NAME, ScriptStop, refuse_size
 from scriptgate.sandbox.guards.feeds import (
@@ -296,7 +305,7 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if name == "__class__":
         if not holdable(kind):
             return _no_underscore(obj, name, default)  # a generator's class, a host class
-        return check_value(kind)
+        return check_value(script_type(kind))  # b''.__class__ is the size-checked bytes
     if name in ("__name__", "__qualname__"):
         if not (isinstance(obj, type) or kind in _NAMED_KINDS) or not holdable(obj):
             return _no_underscore(obj, name, default)
@@ -305,13 +314,18 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     if name == "__doc__":
         if not holdable(obj):
             return _no_underscore(obj, name, default)
-        if kind is types.FunctionType:
-            return obj.__doc__ if obj.__module__ == "__script__" else None
-        owner = obj if isinstance(obj, type) else kind
-        if _script_made(owner) or owner in _PLAIN or owner in _DOC_TYPES:
-            doc = owner.__doc__
+        function = obj.__func__ if kind is types.MethodType else obj  # a bound method: its own
+        if type(function) is types.FunctionType:
+            doc = function.__doc__ if function.__module__ == "__script__" else None
             return doc if type(doc) is str else None
-        return None
+        if kind is types.MethodType:
+            return None
+        owner = obj if isinstance(obj, type) else kind
+        source = owner if _script_made(owner) else _listed_builtin_type(owner)
+        if source is None:
+            return None  # a stand-in's or host object's own text stays unread
+        doc = source.__doc__
+        return doc if type(doc) is str else None
     if name == "__init__":
         return _read_init(obj, default)
     target = obj if isinstance(obj, type) else kind
@@ -350,7 +364,19 @@ def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
 
 
 _NAMED_KINDS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType})
-_DOC_TYPES = frozenset({str, bytes, bytearray})
+_DOC_TYPES = _PLAIN | {bytes, bytearray}
+
+
+def _listed_builtin_type(owner: type) -> type | None:
+    """The builtin type whose docstring ``owner.__doc__`` reads: ``owner`` itself when it is
+    one of :data:`_DOC_TYPES`, the real type for the sandbox's stand-in (``str``, ``dict``,
+    ``bytes``… are subclasses in module ``builtins``), else ``None``."""
+    if owner in _DOC_TYPES:
+        return owner
+    bases = owner.__bases__
+    if owner.__module__ == "builtins" and len(bases) == 1 and bases[0] in _DOC_TYPES:
+        return bases[0]
+    return None
 
 
 _MRO = type.__dict__["__mro__"]
@@ -463,6 +489,9 @@ def _refuse_attribute(obj: Any, name: str) -> NoReturn:
 
 _PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
 _FORMATTER_PARSE = string.Formatter().parse
+_FIELD_SPLIT: Callable[[str], tuple[int | str, Iterator[tuple[bool, int | str]]]] = (
+    _string.formatter_field_name_split
+)
 
 
 def _check_printf(template: str | bytes) -> None:
@@ -488,33 +517,69 @@ def safe_format(value: Any, spec: str = "") -> str:
     return _builtins.format(value, spec)
 
 
+def _format_field(
+    field: str, args: tuple[Any, ...], kwargs: dict[str, Any], auto: list[int]
+) -> Any:
+    """The value of one ``str.format`` field: ``0``, ``name``, then ``[key]`` / ``.attr`` parts.
+
+    Each part goes through the guard its expression would (``p[x]`` → the item guard,
+    ``p.name`` → the attribute guard); a dunder or other ``_`` name the compiler refuses
+    is refused here too (``{0.__class__}``, ``{f.__globals__}``; CVE-2023-41039), and a
+    private ``_name`` reads only on the script's own objects, as ``p._name`` does.
+    """
+    try:
+        first, rest = _FIELD_SPLIT(field)
+        parts = list(rest)
+    except ValueError as exc:
+        raise ValueError(f"format field {field!r}: {exc}") from None
+    if first == "":  # auto[1]: 1 once a field was numbered automatically, 2 by hand
+        if auto[1] == 2:
+            raise ValueError(
+                "cannot switch from manual field specification to automatic field numbering"
+            )
+        first, auto[0], auto[1] = auto[0], auto[0] + 1, 1
+    elif isinstance(first, int):
+        if auto[1] == 1:
+            raise ValueError(
+                "cannot switch from automatic field numbering to manual field specification"
+            )
+        auto[1] = 2
+    value = args[first] if isinstance(first, int) else kwargs[first]
+    for is_attribute, key in parts:
+        if is_attribute and isinstance(key, str):
+            if (
+                (key.startswith("_") and not is_private_name(key))
+                or key.endswith("__roles__")
+                or key in INSPECT_ATTRIBUTES
+            ):
+                raise ValueError(
+                    f"format field {field!r}: {key!r} is not readable; only positions and "
+                    "names, [keys] and public .attributes are allowed in the sandbox"
+                )
+            value = _guarded_getattr(value, key)
+        else:
+            value = _guarded_getitem(value, key)
+    return value
+
+
 def safe_str_format(
     template: str, args: tuple[Any, ...], kwargs: dict[str, Any], _auto: list[int] | None = None
 ) -> str:
-    """``template.format(*args, **kwargs)`` without attribute or index traversal.
+    """``template.format(*args, **kwargs)`` with every field part guarded.
 
-    Fields may be positions or names only (``{0.__class__}`` and ``{x[key]}``
-    are refused — CVE-2023-41039), widths are capped and so is the result size.
+    ``{p[x]}`` and ``{p.name}`` read through the item and attribute guards;
+    ``{0.__class__}`` is refused (CVE-2023-41039, :func:`_format_field`); widths are
+    capped and so is the result size.
     """
     out: list[str] = []
     total = 0
-    auto = _auto if _auto is not None else [0]
+    auto = _auto if _auto is not None else [0, 0]
     for literal, field, spec, conversion in _FORMATTER_PARSE(template):
         out.append(literal)
         total += len(literal)
         if field is None:
             continue
-        if field == "":
-            field = str(auto[0])
-            auto[0] += 1
-        if field.isdigit():
-            value = args[int(field)]
-        elif field.isidentifier():
-            value = kwargs[field]
-        else:
-            raise ValueError(
-                f"format field {field!r}: only positions and names are allowed in the sandbox"
-            )
+        value = _format_field(field, args, kwargs, auto)
         if conversion == "r":
             value = safe_repr(value)
         elif conversion == "s":
@@ -843,6 +908,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             except (AttributeError, TypeError):
                 return default[0]
         return obj.member(name)
+    if kind is property and name in PROPERTY_COPIERS:
+        return property_copier(obj, name)  # @x.setter on the script's own property
     if not attribute_allowed(obj, name):
         # the per-type allow-list (test_boundary_*): send/throw/close/asend/athrow and
         # cr_*/gi_*/ag_* on nothing, and no attribute at all of a value not holdable
@@ -947,6 +1014,8 @@ def _guarded_write(obj: Any) -> Any:
         return obj
     if script_function(obj):
         return obj  # `wrapper.calls = 0` on the script's own functions (never a host one's)
+    if kind is bytearray:
+        return BytearrayWriter(obj)  # ba[i] = v; slice writes bounded (guards/edges.py)
     if isinstance(obj, type) and _MADE_BY_SCRIPT in obj.__dict__:
         # the class object itself: only a class the script's own `class` statement made
         # (a host class marked for writable instances, decimal's Context, stays read-only)
@@ -1027,6 +1096,8 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for base in bases:
         if not isinstance(base, type) or not holdable_class(base) or base is OpaqueNamespace:
             raise TypeError(f"cannot subclass {base!r} in the sandbox")
+        if issubclass(base, BaseExceptionGroup):
+            refuse_group_subclass(base)  # except* calls a group's own split() (guards/edges.py)
         if not subclassable_class(base):
             # G04/G05/G08: a stand-in's guards call its own methods (tell(), __abs__…)
             shown = base.__qualname__
@@ -1122,6 +1193,11 @@ def make_guards(
             raise budget.stop
         if isinstance(exc, stop_types):
             raise exc
+        if isinstance(exc, BaseExceptionGroup):
+            # `except* BaseException:` sees a cancellation wrapped in a group
+            stop = group_member(exc, stop_types)
+            if stop is not None:
+                raise stop
 
     def charge(obj: Any) -> Any:
         # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)

@@ -56,6 +56,7 @@ from scriptgate.sandbox.guards.attributes import (
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
+from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
@@ -381,12 +382,13 @@ _HASHING_TYPES = {
 _SIZED_BYTES = {"bytes": _sized_bytes(bytes), "bytearray": _sized_bytes(bytearray)}
 
 
-HOLDABLE: tuple[type, ...] = (
+SUBCLASSABLE: tuple[type, ...] = (
     SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values()
 )  # fmt: skip
-"""The classes the builtins hand to scripts (collected into the allow-list)."""
-SUBCLASSABLE: tuple[type, ...] = HOLDABLE
 """The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
+HOLDABLE: tuple[type, ...] = (*SUBCLASSABLE, type(None))
+"""The classes the builtins hand to scripts (collected into the allow-list); ``type(None)``
+is a class with no public attribute whose call returns ``None`` (not subclassable)."""
 HOLDABLE += (InstanceDict,)  # vars(obj) / obj.__dict__: held, never subclassed
 
 
@@ -396,8 +398,12 @@ _TYPE_OF: dict[type, type] = {
     frozenset: _HASHING_TYPES["frozenset"],
     dict: _HASHING_TYPES["dict"],
     InstanceDict: _HASHING_TYPES["dict"],  # type(vars(obj)) is dict
+    bytes: _SIZED_BYTES["bytes"],
+    bytearray: _SIZED_BYTES["bytearray"],
 }
-"""``type(x)`` of these gives the script's own name for the type (``type({}) is dict``)."""
+"""``type(x)`` of these gives the script's own name for the type (``type({}) is dict``,
+``type(b'') is bytes``)."""
+SCRIPT_TYPES.update(_TYPE_OF)  # x.__class__ too (guards/edges.py)
 
 
 def type_of(obj: Any, /, *rest: Any) -> type:

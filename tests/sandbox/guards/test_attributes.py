@@ -179,11 +179,14 @@ def test_guards_mod_refuses_printf_widths() -> None:
 
 
 def test_guards_safe_format_refuses_traversal_and_widths() -> None:
-    assert safe_str_format("{} {x:>3} {0!r}", ("a",), {"x": 1}) == "a   1 'a'"
+    assert safe_str_format("{} {x:>3} {!r}", ("a", "a"), {"x": 1}) == "a   1 'a'"
+    with pytest.raises(ValueError, match="cannot switch"):
+        safe_str_format("{} {0}", ("a",), {})
     with pytest.raises(ValueError, match="only positions and names"):
         safe_str_format("{0.__class__}", (1,), {})
+    assert safe_str_format("{0[0]} {p[x]} {q.real}", ([7],), {"p": {"x": 2}, "q": 3}) == "7 2 3"
     with pytest.raises(ValueError, match="only positions and names"):
-        safe_str_format("{0[0]}", ([1],), {})
+        safe_str_format("{0[0].__class__}", ([1],), {})
     with pytest.raises(ScriptStop, match="width above"):
         safe_format(1, ">100000000")
     assert safe_format(3.14159, ".2f") == "3.14"
@@ -215,8 +218,9 @@ def test_guards_getattr_wraps_str_format() -> None:
     _, guards = _guards()
     fmt = guards["_getattr_"]("{0}-{x}", "format")
     assert fmt(1, x=2) == "1-2"
-    with pytest.raises(ValueError):
-        guards["_getattr_"]("{0.real}", "format")(1)
+    assert guards["_getattr_"]("{0.real}", "format")(1) == "1"
+    with pytest.raises(ValueError, match="not readable"):
+        guards["_getattr_"]("{0.__class__}", "format")(1)
 
 
 def test_guards_getattr_resolves_namespaces_only_through_members() -> None:

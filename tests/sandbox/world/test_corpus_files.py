@@ -38,16 +38,7 @@ PENDING: dict[str, str] = {}
 
 # What this corpus found refused or wrong that no stand-in in progress covers (issue 14):
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
-FINDINGS: dict[str, str] = {
-    "cl-docstring": "a method's __doc__ reads None",
-    "cl-property-getter-setter": "a '_private' attribute is refused at compile time",
-    "cl-property-validation": "a '_private' attribute is refused at compile time",
-    "ct-decorator-wraps": "functools.wraps copies no __doc__ (reads None)",
-    "ct-exception-group-except-star": "except* is refused at compile time",
-    "ct-type-checks": "type(None) is refused (NoneType is not available)",
-    "sl-builtins-bytes-bytearray": "bytearray item assignment is refused",
-    "tx-str-format-attr-item": "str.format with an item field ({p[x]}) is refused",
-}
+FINDINGS: dict[str, str] = {}
 
 # Scripts refused by design (issue 13): each must stay refused, and the message must tell
 # the model what to write instead (the substring given here).
