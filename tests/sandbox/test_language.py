@@ -56,7 +56,7 @@ CASES: dict[str, tuple[str, Any]] = {
     "generator-expression": ("sum(x for x in range(101))", 5050),
     "nested-comprehension": ("[[j for j in range(i)] for i in range(3)]", [[], [0], [0, 1]]),
     "fstring-format-spec": ("x = 3.14159\nw = 8\nf'{x:.2f}|{x:>{w}.3f}|{42:05d}|{\"a\"!r}'", "3.14|   3.142|00042|'a'"),
-    "str-format": ("'{} and {name}: {0:>4}'.format(1, name='n')", "1 and n:    1"),
+    "str-format": ("'{0} and {name}: {0:>4}'.format(1, name='n')", "1 and n:    1"),
     "percent-format": ("'%s=%d (%.1f%%)' % ('a', 5, 12.5)", "a=5 (12.5%)"),
     "item-augmented": ("d = {}\nfor w in 'a b a c a'.split():\n    d[w] = d.get(w, 0)\n    d[w] += 1\nd", {"a": 3, "b": 1, "c": 1}),
     "item-augmented-nested": ("d = {'x': [1, 2]}\nd['x'][0] += 10\nd['x'][1] *= 3\nd", {"x": [11, 6]}),
