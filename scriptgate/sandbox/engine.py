@@ -883,6 +883,14 @@ class _Run:
         ns = self.namespace
         ns.update(guards)
         self.budget.hooks = ns
+        kept = ns.get("__builtins__")
+        if type(kept) is dict:
+            # a session: functions of earlier runs captured this dict when they were made
+            # (CPython keeps a function's builtins): it holds this run's builtins now, so
+            # their `import`, `len`, `sleep`… act for this run, not a finished one
+            kept.clear()
+            kept.update(builtins)
+            builtins = kept
         ns["__builtins__"] = builtins
         # eval/exec/compile: the string compiles through the script's policy and runs with
         # these hooks (world.evaluate)
