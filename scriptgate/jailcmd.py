@@ -29,6 +29,7 @@ from scriptgate.sandbox.isolation.jail.bwrap import (
     bwrap_command,
     bwrap_path,
     host_uid,
+    launch_as,
     seccomp_for_bwrap,
 )
 from scriptgate.sandbox.isolation.jail.landlock import landlock_abi
@@ -106,8 +107,8 @@ def _bwrap(mode: Literal["run", "check"], file: str, tmpdir: str, memory: int) -
     _probe, bound = bwrap_command(["true"], tmpdir, tmp_bytes=64 << 20, extra_read_only=extra)
     uid = host_uid(bound)
     inner = launcher_command(inner_mode, file, tmpdir, str(memory), *seccomp, str(uid))
-    command, _bound = bwrap_command(inner, tmpdir, tmp_bytes=64 << 20, extra_read_only=extra)
-    return command, (uid if uid != os.geteuid() else None)
+    command, bound = bwrap_command(inner, tmpdir, tmp_bytes=64 << 20, extra_read_only=extra)
+    return launch_as(command, bound)  # as nobody: directly, or through the jail's shim
 
 
 def probe(launcher: str = "builtin") -> JailReport:

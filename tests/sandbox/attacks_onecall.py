@@ -118,6 +118,20 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("lying-str-repr-of-many", "8-render", _LYING_STR + "repr([s] * 100)", "limit", _TOO),
     _a("lying-str-expandtabs", "8-memory", "class S(str):\n    def __len__(self):\n        return 1\n    def count(self, x):\n        return 0\ns = S('\\t' * 1000)\ns.expandtabs(10**6)", "limit", "str.expandtabs"),
     _a("bytearray-repr-of-many", "8-render", "b = bytearray(10**6)\nrepr([b] * 100)", "limit", _TOO),
+    # -- lying subclasses met by the other size guards (base-type lengths, issue 13 §2) -------------
+    _a("lying-list-star-doubling", "8-memory", "class L(list):\n    def __len__(self):\n        return 0\nx = L([0] * 10**6)\nfor _ in range(5):\n    x = L([*x, *x])", "limit", "unpacked sequence"),
+    _a("lying-list-extend", "8-memory", "class L(list):\n    def __len__(self):\n        return 0\nx = L([0] * 6_000_000)\nz = []\nz.extend(x)\nz.extend(x)\nlen(z)", "limit", "list.extend"),
+    _a("lying-str-replace-new", "8-memory", "class T(str):\n    def __len__(self):\n        return 0\n('a' * 10**6).replace(T('a'), T('x' * 1000))", "limit", "str.replace"),
+    _a("lying-str-replace-plain-old", "8-memory", "class T(str):\n    def __len__(self):\n        return 0\n('a' * 10**6).replace('a', T('x' * 1000))", "limit", "str.replace"),
+    _a("lying-str-regex-pattern", "8-memory", "import re\nclass S(str):\n    def __len__(self):\n        return 1\nre.compile(S('a' * 200_000))", "limit", "regular expression of"),
+    _a("lying-list-difflib-matcher", "8-cpu", "import difflib\nclass L(list):\n    def __len__(self):\n        return 0\ndifflib.SequenceMatcher(None, L(range(20000)), L(range(1, 20001))).ratio()", "limit", "multiply past"),
+    _a("lying-str-difflib-ndiff", "8-cpu", "import difflib\nclass S(str):\n    def __len__(self):\n        return 1\nlist(difflib.ndiff([S('ab' * 2000)], [S('ba' * 2000)]))", "limit", "ndiff of lines"),
+    # -- difflib formats every line and header into its output: str only ---------------------------
+    _a("difflib-line-not-str", "8-render", "import difflib\nlist(difflib.unified_diff(['a', [1, 2]], ['b']))", "runtime", "must be str"),
+    _a("difflib-context-line-not-str", "8-render", "import difflib\nlist(difflib.context_diff(['a'], ['b', {'k': 1}]))", "runtime", "must be str"),
+    _a("difflib-header-not-str", "8-render", "import difflib\nlist(difflib.unified_diff(['a'], ['b'], fromfile=[1, 2]))", "runtime", "fromfile must be str"),
+    _a("difflib-lineterm-not-str", "8-render", "import difflib\nlist(difflib.unified_diff(['a'], ['b'], 'x', 'y', '', '', 3, [0]))", "runtime", "lineterm must be str"),
+    _a("difflib-str-lines-ok", "8-render", "import difflib\nclass S(str):\n    def __len__(self):\n        return 0\n[list(difflib.unified_diff([S('a\\n')], ['b\\n'], 'x', 'y')), list(difflib.context_diff(['a'], ['a'], lineterm=''))]", "ok", value=[["--- x\n", "+++ y\n", "@@ -1 +1 @@\n", "-a\n", "+b\n"], []]),
     _a("lying-subclass-value-ok", "8-render", _LYING_LIST.replace("* 10000", "* 2") + "class T(str):\n    def __len__(self):\n        return 0\n[x, T('t'), {'k': x}]", "ok", value=[["y" * 1000] * 2, "t", {"k": ["y" * 1000] * 2}]),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""

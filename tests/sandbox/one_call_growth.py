@@ -24,6 +24,7 @@ CAP = 1536 << 20
 
 _BIG_BYTES = "b = b'ab' * 4_000_000\n"
 _BIG_STR = "s = 'ab' * 4_000_000\n"
+_LONG_LINES = "import difflib\ns = 'x' * 10**6\nt = 'y' * 10**6\n"
 
 ONE_CALL: dict[str, str] = {
     # int
@@ -46,6 +47,18 @@ ONE_CALL: dict[str, str] = {
     "itertools-product-many": "import itertools\nitertools.product(*([[1]] * 10**6), repeat=60)",
     "itertools-repeat-list": "import itertools\nlen(list(itertools.repeat(1, 10**8)))",
     "itertools-combinations-list": "import itertools\nlen(list(itertools.combinations(range(60), 5)))",
+    "tuple-repeat": "import itertools\nlen(tuple(itertools.repeat(1, 10**8)))",
+    "sorted-repeat": "import itertools\nlen(sorted(itertools.repeat(1, 10**8)))",
+    # list() of a C iterator that never ticks (the run has no step limit here)
+    "list-range": "len(list(range(10**8)))",
+    "list-map": "len(list(map(abs, range(10**8))))",
+    # difflib: each output line is as long as an input line
+    "difflib-unified-long": _LONG_LINES + "len(list(difflib.unified_diff([s] * 500, [t] * 500)))",
+    "difflib-context-long": _LONG_LINES + "len(list(difflib.context_diff([s] * 500, [t] * 500)))",
+    # copies of a list subclass whose __len__ lies
+    "lying-list-copies": "class L(list):\n    def __len__(self):\n        return 0\n"
+    "import itertools\nx = L(itertools.repeat(0, 4_000_000))\nkeep = []\nfor _ in range(20):\n"
+    "    keep.append(list(x))",
     # collections
     "deque-mul": "import collections\ncollections.deque([1]) * 10**9",
     "deque-imul": "import collections\nd = collections.deque([1])\nd *= 10**9",

@@ -43,6 +43,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.guards import memory as _memory
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
 
 __all__ = [
@@ -164,10 +165,11 @@ def _replace(obj: Any, base: Any) -> Callable[..., Any]:
 
     def replace(old: Any, new: Any, count: Any = -1) -> Any:
         if isinstance(old, (str, bytes, bytearray)) and isinstance(new, (str, bytes, bytearray)):
-            grow = len(new) - len(old)
-            if grow > 0 and type(old) is type(new):
+            grow = base_len(new) - base_len(old)  # a subclass's __len__ never runs
+            # str with str, bytes-like with bytes-like (C takes a bytearray for bytes)
+            if grow > 0 and isinstance(old, str) == isinstance(new, str):
                 try:
-                    hits = base.count(obj, old) if old else base.__len__(obj) + 1
+                    hits = base.count(obj, old) if base_len(old) else base.__len__(obj) + 1
                 except TypeError:
                     return method(old, new, count)  # the real error
                 if type(count) is int and 0 <= count < hits:
@@ -315,13 +317,13 @@ def _compile_hook(event: str, args: tuple[Any, ...]) -> None:
     if event != "compile" or not args:
         return
     source = args[0]
-    if not isinstance(source, (str, bytes)) or len(source) <= MAX_FORWARD_REFERENCE:
+    if not isinstance(source, (str, bytes)) or base_len(source) <= MAX_FORWARD_REFERENCE:
         return
     caller = sys._getframe(1)
     if caller.f_globals.get("__name__") != "typing" or not _in_script(caller):
         return
     refuse_size(
-        f"a typing forward reference of {len(source)} characters is too large for the "
+        f"a typing forward reference of {base_len(source)} characters is too large for the "
         f"sandbox (at most {MAX_FORWARD_REFERENCE}): name the type instead of a long string"
     )
 

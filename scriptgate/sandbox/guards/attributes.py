@@ -111,12 +111,14 @@ from scriptgate.sandbox.guards.feeds import (
     hashed_whole,
     needs_feed,
 )
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
     METER_NAME,
     charge_copy,
     charge_sequence,
     check_field,
+    growth_checked,
     guarded_add,
     guarded_extend,
     guarded_iadd,
@@ -817,7 +819,7 @@ def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             # `List[int] | x` is typing's cached Union[...]: the same keys as a subscript
             check_opaque_key(a if typing_form(a) else b, (a, b))
         if left and right:
-            _checked_elements(a if len(a) <= len(b) else b)
+            _checked_elements(a if base_len(a) <= base_len(b) else b)
         elif left or right:
             other = b if left else a
             kind = type(other)
@@ -843,8 +845,9 @@ def guarded_inplace(op: str, a: Any, b: Any) -> Any:
 def _translate(s: Any) -> Callable[..., Any]:
     def translate(table: Any) -> Any:
         if isinstance(table, dict):
-            longest = max((len(v) for v in table.values() if isinstance(v, str)), default=1)
-            if len(s) * longest > MAX_SEQUENCE:
+            values = dict.values(table)  # base methods: a subclass's __len__ never runs
+            longest = max((base_len(v) for v in values if isinstance(v, str)), default=1)
+            if base_len(s) * longest > MAX_SEQUENCE:
                 _too_big("str.translate")
         return s.translate(table)
 
@@ -1275,7 +1278,7 @@ def make_guards(
         charge_copy(value, into)
         if into in _HASHING_COPIES:
             return hashed_input(value, into)
-        return value
+        return growth_checked(value, into or "", budget.memory)  # list(gen): growth read
 
     scalars_only = _SCALARS.issuperset
 

@@ -31,6 +31,7 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import SIZED_VIEWS as _SIZED_VIEWS
 from scriptgate.sandbox.guards.constants import TICK_CHUNK as _TICK_CHUNK
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 
 _chain_from_iterable = itertools.chain.from_iterable
@@ -95,7 +96,7 @@ def needs_feed(value: Any, into: str) -> bool:
     if into == "dict" and hasattr(value, "keys"):
         return False  # the mapping protocol: dict() reads keys() and items, not pairs
     if isinstance(value, (list, tuple)):
-        return len(value) > _FEED_FROM  # namedtuples and other subclasses
+        return base_len(value) > _FEED_FROM  # namedtuples and other subclasses (base length)
     # iterators, generators, script iterables; not None or numbers (`Counter(None)` is
     # valid, `set(5)` keeps its own error)
     return hasattr(kind, "__iter__") or hasattr(kind, "__getitem__")
@@ -430,7 +431,7 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
     once more for that item to raise it again.
     """
     key = options.get("key")
-    count = len(items)
+    count = base_len(items)  # a list subclass's __len__ never runs
     if count < 2:
         sort(**options)
         return

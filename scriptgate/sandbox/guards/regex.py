@@ -72,6 +72,7 @@ from typing import Any, NoReturn, Protocol
 from scriptgate.sandbox.guards.boundary import register_holdable
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import MAX_SEQUENCE, charge_bytes
 
 __all__ = [
@@ -193,7 +194,7 @@ def _to_re_flags(flags: int, is_bytes: bool) -> int:
 
 def _subject_length(string: Any) -> int:
     try:
-        return len(string)
+        return base_len(string)  # a str subclass's __len__ never runs
     except TypeError:
         return 0
 
@@ -265,8 +266,8 @@ def _check_template(template: Any, string: Any) -> None:
     # a replacement template can repeat the whole subject per match
     if (
         isinstance(template, (str, bytes))
-        and len(template) > 1
-        and (_subject_length(string) + 1) * len(template) > MAX_SEQUENCE
+        and base_len(template) > 1
+        and (_subject_length(string) + 1) * base_len(template) > MAX_SEQUENCE
     ):
         _too_big("a regular expression replacement")
 
@@ -311,11 +312,11 @@ class Match:
 
     def expand(self, template: Any) -> Any:
         """``template`` with group references substituted (``re.Match.expand``)."""
-        if isinstance(template, (str, bytes)) and len(template) > 1:
+        if isinstance(template, (str, bytes)) and base_len(template) > 1:
             # every group reference starts with a backslash: '\\g<0>' * 1000 of a long match
             refs = template.count("\\") if isinstance(template, str) else template.count(b"\\")
             longest = max((end - start for start, end in self._match.regs if start >= 0), default=0)
-            if len(template) + refs * longest > MAX_SEQUENCE:
+            if base_len(template) + refs * longest > MAX_SEQUENCE:
                 _too_big("an expanded match template")
         return self._match.expand(template)
 
@@ -536,13 +537,13 @@ def _compile(pattern: Any, flags: Any = 0) -> Pattern:
             return cached
     import regex  # imported on a script's first `import re` (~0.1 s)
 
-    if len(pattern) > MAX_PATTERN:
-        _too_big(f"a regular expression of {len(pattern)} characters (at most {MAX_PATTERN})")
+    if base_len(pattern) > MAX_PATTERN:
+        _too_big(f"a regular expression of {base_len(pattern)} characters (at most {MAX_PATTERN})")
     text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
     units = repeat_units(text)
     if units > MAX_REPEAT_UNITS:
         _too_big("a regular expression's repetition counts")
-    charge_bytes((units + len(pattern)) * _UNIT_BYTES)  # memguard: before compiling
+    charge_bytes((units + base_len(pattern)) * _UNIT_BYTES)  # memguard: before compiling
     compiled = regex.compile(pattern, _to_regex_flags(flags), cache_pattern=False)
     if compiled.flags & _REGEX_V1:
         raise regex.error("VERSION1 patterns are not available in the sandbox")

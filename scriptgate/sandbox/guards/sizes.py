@@ -56,6 +56,7 @@ from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
 
 __all__ = [
     "CHARGE_FROM",
@@ -510,7 +511,7 @@ def sequence_sum(
         if type(acc) is list or type(acc) is tuple:
             charge(acc)
         acc = acc + item
-        if isinstance(acc, (list, tuple)) and len(acc) > max_length:
+        if isinstance(acc, (list, tuple)) and base_len(acc) > max_length:
             refuse_size("sum() of these sequences would be too large for the sandbox")
     if exact and kind is tuple:
         return tuple(acc)

@@ -139,6 +139,7 @@ from scriptgate.sandbox.isolation.jail.bwrap import (
     bwrap_command,
     bwrap_path,
     host_uid,
+    launch_as,
     seccomp_for_bwrap,
 )
 from scriptgate.sandbox.isolation.jail.report import JailReport
@@ -905,9 +906,8 @@ class ProcessRunner:
         ]
         user: int | None = None
         if self.launcher == "bwrap" and config.get("mode") != "zygote":
-            command, _bound = bwrap_command(command, cwd, tmp_bytes=16 << 20)
-            if self._bwrap_uid is not None and self._bwrap_uid != os.geteuid():
-                user = self._bwrap_uid
+            command, bound = bwrap_command(command, cwd, tmp_bytes=16 << 20)
+            command, user = launch_as(command, bound)  # as nobody: directly or via the shim
         return subprocess.Popen(
             command,
             user=user,

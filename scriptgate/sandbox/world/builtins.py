@@ -58,7 +58,7 @@ from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
-from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 
@@ -130,7 +130,7 @@ def make_builtins(
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
         # a new list sorted in place, as Python's sorted() does; the comparisons
         # (of the items, or of the keys) are bounded first (guards.checked_sort)
-        items = _b.list(charge(charge_copy(iterable, "list")))
+        items = _b.list(growth_checked(charge(charge_copy(iterable, "list")), "list"))
         if key is None and _SCALARS.issuperset(_b.map(type, items)):
             items.sort(reverse=reverse)  # the common case: scalars compare in bounded time
         else:

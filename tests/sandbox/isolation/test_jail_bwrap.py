@@ -24,7 +24,8 @@ import pytest
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
-from scriptgate.sandbox.isolation.jail.bwrap import bwrap_command, host_uid
+from scriptgate.sandbox.isolation.jail.bwrap import bwrap_command, host_uid, uid_problem
+from scriptgate.sandbox.isolation.jail.shim import shim_plan
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import Limits
 
@@ -132,9 +133,10 @@ def test_jail_bwrap_check_reports_the_launcher() -> None:
     lines = done.stdout.splitlines()
     assert any(line.startswith("launcher: bwrap") for line in lines), done.stdout
     by_layer = {line.split()[0]: line for line in lines if line.split()}
-    for layer in ("namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
+    for layer in ("uid", "namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
         assert " active " in by_layer[layer], by_layer[layer]
     assert "bubblewrap" in by_layer["namespaces"]
+    assert done.returncode == 0, done.stdout  # every layer, the uid one too (issue 13)
 
 
 async def _echo(call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
@@ -154,6 +156,93 @@ async def test_jail_bwrap_process_runner_runs_scripts_with_tools() -> None:
         assert result.value == [2]
         assert runner.jail is not None
         layers = {layer.name: layer for layer in runner.jail.layers}
-        for name in ("namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
+        for name in ("uid", "namespaces", "no_new_privs", "rlimits", "landlock", "seccomp"):
             assert layers[name].active, layers[name]
         assert "bubblewrap" in layers["namespaces"].detail
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (read from ``/proc``)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        children = [child for child, parent in parents.items() if parent == current]
+        found += children
+        frontier += children
+    return found
+
+
+def _uids(pid: int) -> set[int]:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return {int(value) for value in line.split()[1:]}
+    raise AssertionError(f"no Uid line for {pid}")
+
+
+def _command_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_jail_bwrap_worker_runs_unprivileged_on_the_host(tmp_path: Path) -> None:
+    # as root with the runtime under /root (0700) bubblewrap ran as host root; the
+    # shim covers the blocked directory and starts bwrap as nobody: every process of
+    # the jail is host uid 65534 (not root: the caller's own uid)
+    expected = 65534 if os.geteuid() == 0 else os.geteuid()
+    script = tmp_path / "wait.py"
+    script.write_text("import sys\nprint('ready', flush=True)\nsys.stdin.read(1)\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scriptgate", "jail", "run", "--launcher", "bwrap", str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"  # the jailed file is running
+        below = _descendants(process.pid)  # bwrap (or the shim that became it) and the jail
+        assert below, "no process below the launcher"
+        for pid in below:
+            assert _uids(pid) == {expected}, (pid, _command_of(pid), _uids(pid))
+    finally:
+        _out, err = process.communicate("x", timeout=120)
+    assert process.returncode == 0, err
+
+
+def test_jail_bwrap_shim_covers_a_closed_directory_and_refuses_an_unreadable_file(
+    tmp_path: Path,
+) -> None:
+    closed = tmp_path / "closed"
+    (closed / "runtime").mkdir(parents=True)
+    (closed / "runtime" / "lib.py").write_text("x = 1\n")
+    secret = closed / "secret.py"
+    secret.write_text("x = 2\n")
+    secret.chmod(0o600)
+    closed.chmod(0o700)
+    runtime = str(closed / "runtime")
+    plan = shim_plan([runtime, "/usr/lib"])
+    unreadable = shim_plan([runtime, str(secret)])
+    if os.geteuid() != 0:
+        assert not plan.needed  # nothing to drop: bwrap runs as the caller
+        assert not plan.covers
+        return
+    # the topmost directory others cannot traverse is covered, holding the bound path only
+    top = [p for p in [closed, *closed.parents] if not p.stat().st_mode & 0o001][-1]
+    assert plan.needed
+    assert plan.covers == {str(top): [runtime]}
+    assert not unreadable.needed
+    assert "not readable by other users" in unreadable.error
+    assert "0600" in unreadable.error
+    assert uid_problem([str(secret)]) == unreadable.error

@@ -43,7 +43,8 @@ engine, the tools or the CLI.
 
 Layout (one module per layer): :mod:`.kernel` (libc, syscalls, constants), :mod:`.report`
 (settings and the report), :mod:`.mounts` (namespaces and the new root), :mod:`.privileges`
-(uid, rlimits), :mod:`.landlock`, :mod:`.seccomp`, :mod:`.launch` (the order of the layers)
-and :mod:`.launcher` (``scriptgate jail run/check``). This file stays empty (the
+(uid, rlimits), :mod:`.landlock`, :mod:`.seccomp`, :mod:`.launch` (the order of the layers),
+:mod:`.launcher` (``scriptgate jail run/check``), :mod:`.bwrap` and :mod:`.shim` (bubblewrap as
+the launcher, run as ``nobody`` when root starts it). This file stays empty (the
 subpackages' rule), so importing one module loads only what it needs.
 """

@@ -6,8 +6,9 @@ runtime, a minimal ``/dev``, a size-capped ``tmpfs`` temp dir, no ``/proc``) and
 :func:`restrict_under_bwrap`, which applies this package's own rlimits, ``no_new_privs``,
 Landlock and seccomp layers as a forked worker does. The seccomp program is built by the
 launching side (:func:`seccomp_for_bwrap`; inside there is no ``ldconfig`` for ``pyseccomp``
-to find libseccomp with) and handed in as hex. It must not import the engine, the tools or
-the CLI.
+to find libseccomp with) and handed in as hex. As root, :func:`launch_as` starts ``bwrap``
+as ``nobody`` (through :mod:`.shim` when a runtime path is under a directory only root can
+traverse). It must not import the engine, the tools or the CLI.
 """
 
 from __future__ import annotations
@@ -23,14 +24,17 @@ from scriptgate.sandbox.isolation.jail.kernel import NOBODY
 from scriptgate.sandbox.isolation.jail.launch import preload, restrict
 from scriptgate.sandbox.isolation.jail.mounts import _DEVICES, runtime_paths
 from scriptgate.sandbox.isolation.jail.report import JailReport, JailSettings, Layer, _Prepared
+from scriptgate.sandbox.isolation.jail.shim import shim_command, shim_plan
 
 __all__ = [
     "bwrap_command",
     "bwrap_path",
     "host_uid",
+    "launch_as",
     "restrict_under_bwrap",
     "run_as_nobody",
     "seccomp_for_bwrap",
+    "uid_problem",
 ]
 
 _FLAGS = "--unshare-all --new-session --die-with-parent --cap-drop ALL --clearenv"
@@ -55,27 +59,53 @@ def _interpreter_paths() -> list[str]:
 
 
 def _traversable_by_others(path: str) -> bool:
-    """True when a user other than the owner can reach ``path`` (every ancestor ``o+x``)."""
+    """True when a user other than the owner can reach ``path`` (every ancestor ``o+x``;
+    a directory itself ``o+x``, a file ``o+r``)."""
     current = Path(path)
     for part in (current, *current.parents):
         try:
             mode = os.stat(part).st_mode
         except OSError:
             return False
-        if not mode & stat.S_IXOTH:
+        wanted = stat.S_IROTH if part == current and not stat.S_ISDIR(mode) else stat.S_IXOTH
+        if not mode & wanted:
             return False
     return True
 
 
 def run_as_nobody(paths: Sequence[str]) -> bool:
-    """Whether ``bwrap`` can start as ``nobody`` (root only): every bound path is reachable.
-
-    (A runtime under ``/root``, mode 0700, is not: ``bwrap`` then runs as root, and the
-    worker is host uid 0 without capabilities, which ``RLIMIT_NPROC`` does not bound.
+    """Whether ``bwrap`` can start as ``nobody`` directly (root only): every bound path is
+    reachable. (A runtime under ``/root``, mode 0700, is not: see :func:`launch_as`.
     Handing ``bwrap`` descriptors root opened does not help: ``bwrap`` resolves them
-    through ``/proc/self/fd`` after it changed uid, and is refused.)
-    """
+    through ``/proc/self/fd`` after it changed uid, and is refused.)"""
     return os.geteuid() == 0 and all(_traversable_by_others(path) for path in paths)
+
+
+def launch_as(command: list[str], bound: Sequence[str]) -> tuple[list[str], int | None]:
+    """``(command to start, uid to start it as or None)`` for a ``bwrap`` command line.
+
+    Root whose bound paths ``nobody`` can reach starts ``bwrap`` as ``nobody``. Root with
+    a path under a directory others cannot traverse (``/root``, 0700) starts it through
+    :mod:`.shim` (run as root: it covers that directory in a private mount namespace,
+    then becomes ``nobody`` and execs ``bwrap``). Otherwise (not root, or a bound path
+    nobody may read at all) ``bwrap`` starts as the caller.
+    """
+    if run_as_nobody(bound):
+        return command, NOBODY
+    plan = shim_plan(bound)
+    if plan.needed:
+        return shim_command(plan, command), None
+    return command, None
+
+
+def uid_problem(bound: Sequence[str]) -> str:
+    """Why ``bwrap`` started by root cannot run as ``nobody`` here (``""``: it can)."""
+    if os.geteuid() != 0 or run_as_nobody(bound):
+        return ""
+    plan = shim_plan(bound)
+    if plan.needed:
+        return ""
+    return plan.error or "a bound path is out of nobody's reach"
 
 
 def bwrap_command(
@@ -114,8 +144,9 @@ def bwrap_command(
 
 
 def host_uid(bound: Sequence[str]) -> int:
-    """The uid ``bwrap`` runs as on the host: ``nobody`` when root can drop to it, else ours."""
-    return NOBODY if run_as_nobody(bound) else os.geteuid()
+    """The uid ``bwrap`` runs as on the host: ``nobody`` when root can drop to it (directly
+    or through :mod:`.shim`), else ours."""
+    return NOBODY if os.geteuid() == 0 and not uid_problem(bound) else os.geteuid()
 
 
 def seccomp_for_bwrap() -> tuple[str, str, str]:
@@ -152,7 +183,8 @@ def restrict_under_bwrap(
         prepared.layers["uid"] = Layer(
             "uid",
             False,
-            "bubblewrap ran as root: host uid 0 without capabilities",
+            "bubblewrap ran as root: host uid 0 without capabilities (a bound runtime path "
+            "is unreadable by other users: make it o+r, or use a runtime outside /root)",
         )
     else:
         prepared.layers["uid"] = Layer("uid", True, f"uid {host_uid} on the host, nobody inside")

@@ -4,7 +4,11 @@ Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. Matching is quadratic in the worst case, so the
 inputs are bounded: a pair of sequences whose lengths multiply past :data:`MAX_WORK`
 is refused (for ``ndiff``, whose inner character diffs are quadratic too, the total
-characters as well), and the generators tick once per line they yield.
+characters as well), and the generators tick once per line they yield and charge its
+characters to the memory budget (a diff of long lines makes new lines as long: 500 pairs
+of 1 MB lines grew the host 240 MB in one ``list()``). Lines and the header arguments
+must be ``str`` (a subclass is copied to a plain ``str`` through ``str``'s own method):
+the diff formats each into its output, so a list there was rendered in one C call.
 ``SequenceMatcher`` is a subclass of the real class; its ``isjunk`` is the script's
 own function.
 """
@@ -16,6 +20,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.memory import charge_sequence
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
 __all__ = ["HOLDABLE", "MAX_WORK", "MEMBERS", "NAME", "SequenceMatcher", "build"]
@@ -35,7 +41,7 @@ MAX_ITEMS = 1_000_000
 
 def _length(seq: Any) -> int:
     try:
-        n = len(seq)
+        n = base_len(seq)  # a subclass's __len__ never runs
     except TypeError:
         raise TypeError(f"difflib takes sequences, not {type(seq).__name__}") from None
     if n > MAX_ITEMS:
@@ -52,7 +58,14 @@ def _pair(a: Any, b: Any) -> None:
 
 
 def _chars(lines: Any) -> int:
-    return sum(len(line) if isinstance(line, str) else 1 for line in lines)
+    return sum(base_len(line) if isinstance(line, str) else 1 for line in lines)
+
+
+def _current(matcher: Any, name: str) -> Any:
+    # the sequence already set (None before): never tested for truth (a subclass's
+    # __len__ would answer)
+    seq = getattr(matcher, name, None)
+    return () if seq is None else seq
 
 
 class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
@@ -60,12 +73,12 @@ class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
 
     def set_seq1(self, a: Any) -> None:
         """Set the first sequence (bounded against the second)."""
-        _pair(a, getattr(self, "b", ()) or ())
+        _pair(a, _current(self, "b"))
         super().set_seq1(a)
 
     def set_seq2(self, b: Any) -> None:
         """Set the second sequence (bounded against the first)."""
-        _pair(getattr(self, "a", ()) or (), b)
+        _pair(_current(self, "a"), b)
         super().set_seq2(b)
 
 
@@ -81,7 +94,24 @@ HOLDABLE: tuple[type, ...] = (SequenceMatcher, difflib.Match)
 def _lines(a: Any, b: Any) -> tuple[list[Any], list[Any]]:
     a, b = list(a)[: MAX_ITEMS + 1], list(b)[: MAX_ITEMS + 1]
     _pair(a, b)
-    return a, b
+    return _texts(a, "lines to compare"), _texts(b, "lines to compare")
+
+
+def _text(value: Any, what: str) -> str:
+    if type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)  # a plain copy: the subclass's methods never run
+    raise TypeError(f"{what} must be str, not {type(value).__name__}")
+
+
+def _texts(lines: list[Any], what: str) -> list[Any]:
+    if all(type(line) is str for line in lines):
+        return lines
+    return [_text(line, what) for line in lines]
+
+
+_HEADERS = ("fromfile", "tofile", "fromfiledate", "tofiledate")
 
 
 MAX_PAIR = 1_000_000
@@ -125,16 +155,38 @@ def build(run: RunWorld) -> dict[str, Any]:
                         " sandbox (each pair of lines is compared by characters; use unified_diff)"
                     )
                 a, b = _ticking_lines(a, run.tick), _ticking_lines(b, run.tick)
-            return run.ticking(real(a, b, *args, **kwargs))
+            else:
+                # the headers and the line terminator are formatted into the output
+                names = (*_HEADERS, "n", "lineterm")
+                for position, value in enumerate(args):
+                    if position < len(names) and names[position] != "n":
+                        args = (
+                            *args[:position],
+                            _text(value, names[position]),
+                            *args[position + 1 :],
+                        )
+                for name in (*_HEADERS, "lineterm"):
+                    if name in kwargs:
+                        kwargs[name] = _text(kwargs[name], name)
+            return charged(real(a, b, *args, **kwargs))
 
         diff.__name__ = real.__name__
         return diff
+
+    def charged(lines: Iterator[str]) -> Iterator[str]:
+        # each line the diff makes is new (as long as an input line): charged as it comes,
+        # twice (the line just made, already resident, and the next one, not yet)
+        tick = run.tick
+        for line in lines:
+            tick()
+            charge_sequence(line, 2 * len(line))
+            yield line
 
     def get_close_matches(word: Any, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> Any:
         candidates = list(possibilities)[: MAX_ITEMS + 1]
         _length(candidates)
         _length(word)
-        if (len(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
+        if (base_len(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
             refuse_size("get_close_matches of this many long words refused in the sandbox")
         return difflib.get_close_matches(word, candidates, n, cutoff)
 
