@@ -9,6 +9,7 @@ descriptor, so a metaclass cannot answer) and use that base's own slot:
 
 - :func:`builtin_base` — the builtin sized type ``x`` is an instance of, or ``None``;
 - :func:`base_len` — ``len(x)`` as the base type measures it (the real size);
+- :func:`sequence_len` — the real length of a str/bytes/list/tuple operand, else 0;
 - :func:`exact_copy` — an exact builtin copy of ``x`` (``str``, ``list``…) made by the
   base type's own slicing, so the host works on data no script method is reachable from.
 """
@@ -18,7 +19,15 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-__all__ = ["SIZED_BASES", "base_len", "builtin_base", "exact_copy", "exact_items"]
+__all__ = [
+    "SIZED_BASES",
+    "base_len",
+    "builtin_base",
+    "exact_copy",
+    "exact_items",
+    "is_exact_sized",
+    "sequence_len",
+]
 
 SIZED_BASES: tuple[type, ...] = (
     str,
@@ -94,3 +103,31 @@ def exact_items(value: Any) -> Any:
     if type(copy) is list or type(copy) is tuple:
         return [item if type(item) in _SIZED else exact_copy(item) for item in copy]
     return copy
+
+
+_SEQUENCE_BASES = frozenset({str, bytes, bytearray, list, tuple})
+_NUMBERS = frozenset({int, float, bool, complex})
+
+
+def sequence_len(value: Any) -> int:
+    """The real length of a str/bytes/bytearray/list/tuple (or subclass), else 0.
+
+    The growth guards' measure of a ``+``/``+=`` operand: an exact type pays one lookup,
+    a number two, and a subclass is measured by its base (``class L(list)`` with any
+    ``__len__``).
+    """
+    kind = type(value)
+    if kind in _SEQUENCE_BASES:
+        return len(value)
+    if kind in _NUMBERS:
+        return 0
+    base = builtin_base(value)
+    if base in _SEQUENCE_BASES:
+        length: int = base.__len__(value)  # type: ignore[union-attr]
+        return length
+    return 0
+
+
+def is_exact_sized(value: Any) -> bool:
+    """Whether ``type(value)`` is exactly one of :data:`SIZED_BASES` (its ``len()`` is true)."""
+    return type(value) in _SIZED

@@ -1,6 +1,6 @@
 """In-process memory accounting: the run's memory budget and the growth guards.
 
-Part of ``guards/`` (memory): imports only :mod:`.constants` and :mod:`.errors`; the
+Part of ``guards/`` (memory): imports only :mod:`.baselen`, :mod:`.constants` and :mod:`.errors`; the
 compiler uses its :class:`NumericNames`. Must not import anything above it.
 
 Process isolation caps a worker's memory with ``RLIMIT_AS``; an in-process run
@@ -64,6 +64,7 @@ import time
 import types
 from typing import Any, NoReturn, Protocol
 
+from scriptgate.sandbox.guards.baselen import base_len, is_exact_sized, sequence_len
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 
@@ -304,9 +305,11 @@ def _itemsize(value: Any) -> int:
 
 def _check_concat(a: Any, b: Any) -> None:
     # One operand is a large sequence: the result's length is the sum (if the
-    # other is not a sequence, the operation itself raises its TypeError).
-    length_a = len(a) if type(a) in _SEQUENCES else 0
-    length_b = len(b) if type(b) in _SEQUENCES else 0
+    # other is not a sequence, the operation itself raises its TypeError). A
+    # subclass (``class L(list)``) is measured by its base type, whatever its
+    # ``__len__`` answers.
+    length_a = sequence_len(a)
+    length_b = sequence_len(b)
     total = length_a + length_b
     if total > MAX_SEQUENCE:
         _too_big("a concatenated sequence")
@@ -316,21 +319,17 @@ def _check_concat(a: Any, b: Any) -> None:
 def guarded_add(a: Any, b: Any) -> Any:
     """``a + b`` refusing str/list/tuple/bytes results longer than :data:`MAX_SEQUENCE`.
 
-    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*); small operands
-    pay two type lookups.
+    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*), also of subclasses
+    (``L(y + y)``: measured by the base type); small operands pay two type lookups.
     """
-    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
-        type(b) in _SEQUENCES and len(b) > CHECK_FROM
-    ):
+    if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
     return a + b
 
 
 def guarded_iadd(a: Any, b: Any) -> Any:
     """``a += b`` (in place for lists) with the size check of :func:`guarded_add`."""
-    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
-        type(b) in _SEQUENCES and len(b) > CHECK_FROM
-    ):
+    if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
     a += b
     return a
@@ -343,7 +342,12 @@ def guarded_star(value: Any) -> Any:
     ``x = [*x, *x]`` and ``x[len(x):] = x`` stop doubling at the bound. Unsized
     iterables are materialized first (the unpacking consumes them whole anyway).
     """
-    if not hasattr(value, "__len__"):
+    if not is_exact_sized(value):
+        # unsized iterables, and subclasses (whose ``__len__`` and ``__iter__`` may
+        # disagree with the contents the unpacking reads): one real list, measured;
+        # a subclass too large by its base type is refused before the copy
+        if base_len(value, 0) > MAX_SEQUENCE:
+            _too_big("an unpacked sequence")
         value = list(value)
     length = len(value)
     if length > CHECK_FROM:
@@ -364,18 +368,22 @@ def check_field(text: str) -> str:
 def guarded_extend(target: Any, name: str = "extend") -> Any:
     """``target.extend`` refusing a result longer than :data:`MAX_SEQUENCE` (``x.extend(x)``).
 
-    Sized arguments are checked by length; other iterables are materialized
-    first (``extend`` consumes them whole anyway), so ``x.extend(map(f, x))``
-    is checked too. ``name`` is ``"extendleft"`` for a deque's.
+    Arguments of exact builtin sized types are checked by length; other iterables
+    (and subclasses, whose ``__len__`` may lie) are materialized first (``extend``
+    consumes them whole anyway), so ``x.extend(map(f, x))`` and ``x.extend(x)`` on a
+    ``class L(list)`` are checked too; the target is measured by its base type.
+    ``name`` is ``"extendleft"`` for a deque's.
     """
     method = getattr(target, name)
 
     def extend(iterable: Any) -> None:
         items = iterable
-        if not hasattr(items, "__len__"):
+        current = base_len(target, 0)
+        if not is_exact_sized(items):
+            if current + base_len(items, 0) > MAX_SEQUENCE:
+                _too_big(f"{type(target).__name__}.{name}")
             items = list(items)
         added = len(items)
-        current = len(target)
         if current + added > CHECK_FROM:
             if current + added > MAX_SEQUENCE:
                 _too_big(f"{type(target).__name__}.{name}")
