@@ -463,5 +463,34 @@ MODULE_ATTACKS: list[Any] = [
         "r",
         "ok",
     ),
+    # the same: the other stand-ins' bounds measure a str subclass by its base type
+    _a(
+        "f02-textwrap-lying-len",
+        "8-cpu",
+        "import textwrap\nclass S(str):\n    def __len__(self):\n        return 1\nlen(textwrap.wrap(S('ab ' * 2_000_000)))",
+        "limit",
+        "textwrap of more than",
+    ),
+    _a(
+        "f02-fraction-text-lying-len",
+        "8-cpu",
+        "from fractions import Fraction\nclass S(str):\n    def __len__(self):\n        return 1\nFraction(S('1' * 200_000))",
+        "limit",
+        "a Fraction text longer than",
+    ),
+    _a(
+        "f02-base64-lying-len",
+        "8-memory",
+        "import base64\nclass S(str):\n    def __len__(self):\n        return 1\nlen(base64.b64decode(S('A' * 6_000_000)))",
+        "limit",
+        "base64 input above",
+    ),
+    _a(
+        "f02-zoneinfo-key-is-exact-ok",
+        "6-policy",
+        "import zoneinfo\nclass S(str):\n    def __hash__(self):\n        return 7\n"
+        "z = zoneinfo.ZoneInfo(S('UTC'))\nassert type(z.key) is str, type(z.key)\nz.key",
+        "ok",
+    ),
 ]
 """Attacks on the issue-14 stand-ins (both modes)."""

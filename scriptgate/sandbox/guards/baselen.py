@@ -87,9 +87,9 @@ def exact_copy(value: Any) -> Any:
     kind = type(value)
     if kind in _SIZED:
         return value
-    base = builtin_base(value)
+    base: Any = builtin_base(value)
     if base in _SLICEABLE:
-        return base.__getitem__(value, slice(None))  # type: ignore[union-attr]
+        return base.__getitem__(value, slice(None))
     return value
 
 
@@ -121,9 +121,9 @@ def sequence_len(value: Any) -> int:
         return len(value)
     if kind in _NUMBERS:
         return 0
-    base = builtin_base(value)
+    base: Any = builtin_base(value)
     if base in _SEQUENCE_BASES:
-        length: int = base.__len__(value)  # type: ignore[union-attr]
+        length: int = base.__len__(value)
         return length
     return 0
 

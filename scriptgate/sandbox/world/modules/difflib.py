@@ -45,9 +45,9 @@ def _exact(seq: Any) -> Any:
     ``MAX_ITEMS + 1`` items (the items of a list or tuple are made exact too, so
     ``class S(str)`` lines become ``str``); any other iterable is read into a list.
     """
-    base = builtin_base(seq)
+    base: Any = builtin_base(seq)
     if base in _SLICEABLE:
-        head = base.__getitem__(seq, slice(0, MAX_ITEMS + 1))  # type: ignore[union-attr]
+        head = base.__getitem__(seq, slice(0, MAX_ITEMS + 1))
         return exact_items(head) if base in (list, tuple) else exact_copy(head)
     try:
         return exact_items(list(itertools.islice(iter(seq), MAX_ITEMS + 1)))
