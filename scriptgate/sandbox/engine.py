@@ -296,6 +296,7 @@ class PendingToolCall:
     def __await__(self) -> Generator[Any, None, Any]:
         # a generator, not ``async def``: one coroutine object less per awaited call
         run = self._run
+        run._check_caller(self._spec.identifier)  # a call kept from an ended (or other) run
         if not self._started:
             self._started = True
             run._start_pending(self)

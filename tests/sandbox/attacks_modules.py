@@ -423,6 +423,77 @@ MODULE_ATTACKS: list[Any] = [
         "r = fractions.Fraction(3, 2) ** I(2)\nassert r == fractions.Fraction(9, 4), r\nr.numerator",
         "ok",
     ),
+    # fourth attacker's F02: difflib's bounds read lengths through the builtin base type
+    _a(
+        "f02-difflib-lying-len-str-subclass",
+        "8-cpu",
+        "import difflib\nLIE = [True]\nclass S(str):\n    def __len__(self):\n"
+        "        return 1 if LIE[0] else 100_000\n"
+        "alphabet = ''.join(chr(65 + i) for i in range(200))\n"
+        "sm = difflib.SequenceMatcher(None, S(alphabet * 500), alphabet * 500)\n"
+        "LIE[0] = False\nsm.ratio()",
+        "limit",
+        "quadratic",
+    ),
+    _a(
+        "f02-difflib-lying-len-lines-and-words",
+        "8-cpu",
+        "import difflib\nclass S(str):\n    def __len__(self):\n        return 1\n"
+        "class L(list):\n    def __len__(self):\n        return 1\n"
+        "list(difflib.ndiff(L([S('ab' * 1000)]), [S('ba' * 1000)]))",
+        "limit",
+        "ndiff of lines whose lengths multiply past",
+    ),
+    _a(
+        "f02-difflib-lying-len-close-matches",
+        "8-cpu",
+        "import difflib\nclass S(str):\n    def __len__(self):\n        return 1\n"
+        "difflib.get_close_matches(S('x' * 5000), [S('y' * 5000)] * 5000)",
+        "limit",
+        "get_close_matches of this many long words",
+    ),
+    _a(
+        "f02-difflib-subclasses-match-by-contents-ok",
+        "8-cpu",
+        "import difflib\nclass S(str):\n    def __len__(self):\n        return 0\n"
+        "    def __getitem__(self, i):\n        raise ValueError('script method ran')\n"
+        "    def __hash__(self):\n        raise ValueError('script method ran')\n"
+        "r = difflib.SequenceMatcher(None, S('abcd'), 'abce').ratio()\n"
+        "d = list(difflib.unified_diff([S('a\\n'), S('b\\n')], ['a\\n', 'c\\n'], lineterm=''))\n"
+        "m = difflib.get_close_matches(S('appel'), [S('apple'), 'ape'])\n"
+        "assert (r, d[-2:], m) == (0.75, ['-b\\n', '+c\\n'], ['apple', 'ape']), (r, d, m)\n"
+        "r",
+        "ok",
+    ),
+    # the same: the other stand-ins' bounds measure a str subclass by its base type
+    _a(
+        "f02-textwrap-lying-len",
+        "8-cpu",
+        "import textwrap\nclass S(str):\n    def __len__(self):\n        return 1\nlen(textwrap.wrap(S('ab ' * 2_000_000)))",
+        "limit",
+        "textwrap of more than",
+    ),
+    _a(
+        "f02-fraction-text-lying-len",
+        "8-cpu",
+        "from fractions import Fraction\nclass S(str):\n    def __len__(self):\n        return 1\nFraction(S('1' * 200_000))",
+        "limit",
+        "a Fraction text longer than",
+    ),
+    _a(
+        "f02-base64-lying-len",
+        "8-memory",
+        "import base64\nclass S(str):\n    def __len__(self):\n        return 1\nlen(base64.b64decode(S('A' * 6_000_000)))",
+        "limit",
+        "base64 input above",
+    ),
+    _a(
+        "f02-zoneinfo-key-is-exact-ok",
+        "6-policy",
+        "import zoneinfo\nclass S(str):\n    def __hash__(self):\n        return 7\n"
+        "z = zoneinfo.ZoneInfo(S('UTC'))\nassert type(z.key) is str, type(z.key)\nz.key",
+        "ok",
+    ),
 ]
 """Attacks on the issue-14 stand-ins (both modes; the second batch is appended below)."""
 

@@ -62,6 +62,8 @@ _LYING_DICT = (
     "    def __len__(self):\n        return 0\n"
     "d = D({i: 'y' * 1000 for i in range(10000)})\n"
 )
+_SUBCLASS_L = "class L(list):\n    pass\nx = L([0] * 1000)\n"
+_LYING_LEN_L = "class L(list):\n    def __len__(self):\n        return 0\nx = L([0] * 1000)\n"
 _LYING_STR = "class S(str):\n    def __len__(self):\n        return 1\ns = S('y' * 1000000)\n"
 
 ONE_CALL_ATTACKS: list[Any] = [
@@ -133,5 +135,10 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("difflib-lineterm-not-str", "8-render", "import difflib\nlist(difflib.unified_diff(['a'], ['b'], 'x', 'y', '', '', 3, [0]))", "runtime", "lineterm must be str"),
     _a("difflib-str-lines-ok", "8-render", "import difflib\nclass S(str):\n    def __len__(self):\n        return 0\n[list(difflib.unified_diff([S('a\\n')], ['b\\n'], 'x', 'y')), list(difflib.context_diff(['a'], ['a'], lineterm=''))]", "ok", value=[["--- x\n", "+++ y\n", "@@ -1 +1 @@\n", "-a\n", "+b\n"], []]),
     _a("lying-subclass-value-ok", "8-render", _LYING_LIST.replace("* 10000", "* 2") + "class T(str):\n    def __len__(self):\n        return 0\n[x, T('t'), {'k': x}]", "ok", value=[["y" * 1000] * 2, "t", {"k": ["y" * 1000] * 2}]),
+    # -- fourth attacker's F03: list subclasses double past the growth guards ----------------------
+    _a("f03-list-subclass-iadd-doubling", "8-memory", _SUBCLASS_L + "for n in range(14):\n    x += x\nlen(x)", "limit", _TOO),
+    _a("f03-list-subclass-add-doubling", "8-memory", _SUBCLASS_L + "for n in range(14):\n    x = L(x + x)\nlen(x)", "limit", _TOO),
+    _a("f03-list-subclass-extend-lying-len", "8-memory", _LYING_LEN_L + "for n in range(14):\n    x.extend(x)\n'done'", "limit", "L.extend"),
+    _a("f03-list-subclass-growth-ok", "8-memory", _LYING_LEN_L + "x += x\nx.extend(L([1]))\ny = L(x + x)\n[len(x), len([*x]), len([*y]), type(y).__name__]", "ok", value=[0, 2001, 4002, "L"]),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""

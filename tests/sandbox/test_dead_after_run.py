@@ -171,3 +171,26 @@ def test_dead_after_run_kept_functions_cannot_call_tools_later(sandbox: Sandbox)
     assert "run that has ended" in kept_tool.error.message
     session.reset()
     assert _unrecorded(before) == []
+
+
+@pytest.mark.parametrize(
+    "later",
+    ["await p", "await q\nawait p", "import asyncio\nawait asyncio.sleep(0)\nawait p"],
+    ids=["await", "await-two", "await-after-sleep"],
+)
+def test_dead_after_run_kept_pending_call_awaited_later_is_refused(
+    sandbox: Sandbox, later: str
+) -> None:
+    # an un-awaited tool call kept in the session from an ended async run: awaiting it
+    # later gave an internal AttributeError ('start_soon' of None) or waited forever
+    session = sandbox.session()
+    first = session.run_sync("p = echo(m='kept')\nq = echo(m='kept2')\nif False:\n    await p\n1")
+    assert first.ok, first.error
+    assert [call.status for call in first.calls] == ["cancelled", "cancelled"]
+    before = len(_EXECUTED)
+    result = session.run_sync(later)
+    assert result.error is not None
+    assert result.error.kind == "tool", result.error
+    assert "belongs to a run that has ended" in result.error.message
+    assert _unrecorded(before, len(result.calls)) == []
+    session.reset()

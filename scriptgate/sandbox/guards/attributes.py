@@ -985,9 +985,10 @@ def _subscript_key(obj: Any, key: Any) -> Any:
     # the key of an inline `o[k]` read that is not a scalar: refused when `o` is a typing
     # form or a class and the key would sit in typing's process-wide cache with code of the
     # script behind its __eq__ (check_opaque_key), then hashed within bounds
+    dagguard.hash_ok(key)  # first: a shared-reference key is a limit, whatever `o` is
     if type(obj) not in _PLAIN:
         check_opaque_key(obj, key)
-    return dagguard.hash_ok(key)
+    return key
 
 
 def _charge_slice(obj: Any, key: slice) -> None:

@@ -1,10 +1,19 @@
-"""Sizes read through a builtin base type's own methods, never a script subclass's.
+"""Sizes and copies read through a builtin base type's own methods, never a script subclass's.
 
 Part of ``guards/`` (the bottom, beside :mod:`.constants`): imports nothing from the
-project, so every size guard can use it. A script may subclass ``list``, ``str``,
-``dict``… and override ``__len__`` (or ``isascii``) to lie; C code that copies,
-repeats, joins or hashes the value reads the real storage. Every size a guard measures
-on a value that may be such a subclass goes through :func:`base_len` (issue 13 §2).
+project, so every size guard and stand-in can use it. A script may subclass ``list``,
+``str``, ``dict``… and override ``__len__`` (or ``__iter__``, ``__getitem__``, ``isascii``)
+to lie; C code that copies, repeats, joins or hashes the value reads the real storage, and
+a host routine handed such a value would run the script's methods while it works. So every
+size a guard measures goes through :func:`base_len`, and host routines work on
+:func:`exact_copy` (issue 13 §2). The base is found in the type's MRO, read with ``type``'s
+own descriptor:
+
+- :func:`builtin_base` — the builtin sized type ``x`` is an instance of, or ``None``;
+- :func:`base_len` — ``len(x)`` as the base type measures it (the real size);
+- :func:`sequence_len` — the real length of a str/bytes/list/tuple operand, else 0;
+- :func:`exact_copy` / :func:`exact_items` — an exact builtin copy made by the base type's
+  own slicing, so the host works on data no script method is reachable from.
 """
 
 from __future__ import annotations
@@ -12,7 +21,16 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-__all__ = ["SIZED_BASES", "base_len", "base_type", "is_wide_text"]
+__all__ = [
+    "SIZED_BASES",
+    "base_len",
+    "builtin_base",
+    "exact_copy",
+    "exact_items",
+    "is_exact_sized",
+    "is_wide_text",
+    "sequence_len",
+]
 
 SIZED_BASES: tuple[type, ...] = (
     str,
@@ -27,34 +45,93 @@ SIZED_BASES: tuple[type, ...] = (
 )
 """The builtin containers whose storage C reads directly, whatever a subclass overrides."""
 
-_EXACT = frozenset(SIZED_BASES)
+
+_SIZED = frozenset({*SIZED_BASES, memoryview, range})
+"""The builtin sized types :func:`base_len` reads (the containers, ``memoryview``, ``range``)."""
+_SLICEABLE = frozenset({str, bytes, bytearray, list, tuple})
+_SEQUENCE_BASES = _SLICEABLE
+_NUMBERS = frozenset({int, float, bool, complex})
+_type_mro = type.__dict__["__mro__"].__get__
 
 
-def base_type(value: Any) -> type | None:
-    """The builtin of :data:`SIZED_BASES` ``value`` is an instance of, or ``None``."""
+def builtin_base(value: Any) -> type | None:
+    """The builtin sized type in ``type(value)``'s MRO (a container, ``memoryview``,
+    ``range``), or ``None``."""
     kind = type(value)
-    if kind in _EXACT:
+    if kind in _SIZED:
         return kind
-    for base in SIZED_BASES:
-        if isinstance(value, base):
-            return base
+    for base in _type_mro(kind):
+        if base in _SIZED:
+            return base  # type: ignore[no-any-return]
     return None
 
 
-def base_len(value: Any) -> int:
+def base_len(value: Any, default: int | None = None) -> int:
     """``len(value)`` read through its builtin base's ``__len__`` (a subclass's never runs).
 
-    Values that are no builtin container (and no subclass of one) are measured with
-    ``len()`` itself (which raises ``TypeError`` for unsized values, as ``len`` does).
+    A value with no builtin sized base gives ``default`` when one is given, else is
+    measured by ``len()`` itself (which raises ``TypeError`` for unsized values).
     """
     kind = type(value)
-    if kind in _EXACT:
+    if kind in _SIZED:
         return len(value)
-    for base in SIZED_BASES:
-        if isinstance(value, base):
-            length: int = base.__len__(value)  # type: ignore[attr-defined]
-            return length
-    return len(value)
+    base = builtin_base(value)
+    if base is None:
+        return len(value) if default is None else default
+    length: int = base.__len__(value)  # type: ignore[attr-defined]
+    return length
+
+
+def exact_copy(value: Any) -> Any:
+    """``value`` itself if its type is an exact builtin, else an exact builtin copy.
+
+    A ``str``/``bytes``/``bytearray``/``list``/``tuple`` subclass is copied by its base's
+    own slicing (``str.__getitem__(x, slice(None))``: the real contents, no script
+    method); other values are returned unchanged.
+    """
+    kind = type(value)
+    if kind in _SIZED:
+        return value
+    base: Any = builtin_base(value)
+    if base in _SLICEABLE:
+        return base.__getitem__(value, slice(None))
+    return value
+
+
+def exact_items(value: Any) -> Any:
+    """:func:`exact_copy` of a sequence whose items are also made exact (a list of lines).
+
+    Only list and tuple items are rewritten (into a new list); for any other value this
+    is :func:`exact_copy`.
+    """
+    copy = exact_copy(value)
+    if type(copy) is list or type(copy) is tuple:
+        return [item if type(item) in _SIZED else exact_copy(item) for item in copy]
+    return copy
+
+
+def sequence_len(value: Any) -> int:
+    """The real length of a str/bytes/bytearray/list/tuple (or subclass), else 0.
+
+    The growth guards' measure of a ``+``/``+=`` operand: an exact type pays one lookup,
+    a number two, and a subclass is measured by its base (``class L(list)`` with any
+    ``__len__``).
+    """
+    kind = type(value)
+    if kind in _SEQUENCE_BASES:
+        return len(value)
+    if kind in _NUMBERS:
+        return 0
+    base: Any = builtin_base(value)
+    if base in _SEQUENCE_BASES:
+        length: int = base.__len__(value)
+        return length
+    return 0
+
+
+def is_exact_sized(value: Any) -> bool:
+    """Whether ``type(value)`` is exactly a builtin sized type (its ``len()`` is true)."""
+    return type(value) in _SIZED
 
 
 def is_wide_text(value: Any) -> bool:

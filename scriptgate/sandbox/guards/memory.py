@@ -82,7 +82,12 @@ from typing import Any, NoReturn, Protocol
 
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.lengths import SIZED_BASES, base_len, is_wide_text
+from scriptgate.sandbox.guards.lengths import (
+    SIZED_BASES,
+    base_len,
+    is_wide_text,
+    sequence_len,
+)
 
 __all__ = [
     "CHECK_FROM",
@@ -387,9 +392,11 @@ def _itemsize(value: Any) -> int:
 
 def _check_concat(a: Any, b: Any) -> None:
     # One operand is a large sequence: the result's length is the sum (if the
-    # other is not a sequence, the operation itself raises its TypeError).
-    length_a = len(a) if type(a) in _SEQUENCES else 0
-    length_b = len(b) if type(b) in _SEQUENCES else 0
+    # other is not a sequence, the operation itself raises its TypeError). A
+    # subclass (``class L(list)``) is measured by its base type, whatever its
+    # ``__len__`` answers.
+    length_a = sequence_len(a)
+    length_b = sequence_len(b)
     total = length_a + length_b
     if total > MAX_SEQUENCE:
         _too_big("a concatenated sequence")
@@ -399,21 +406,17 @@ def _check_concat(a: Any, b: Any) -> None:
 def guarded_add(a: Any, b: Any) -> Any:
     """``a + b`` refusing str/list/tuple/bytes results longer than :data:`MAX_SEQUENCE`.
 
-    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*); small operands
-    pay two type lookups.
+    Blocks ``s = s + s`` doubling (test_memory_guard_concat_*), also of subclasses
+    (``L(y + y)``: measured by the base type); small operands pay two type lookups.
     """
-    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
-        type(b) in _SEQUENCES and len(b) > CHECK_FROM
-    ):
+    if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
     return a + b
 
 
 def guarded_iadd(a: Any, b: Any) -> Any:
     """``a += b`` (in place for lists) with the size check of :func:`guarded_add`."""
-    if (type(a) in _SEQUENCES and len(a) > CHECK_FROM) or (
-        type(b) in _SEQUENCES and len(b) > CHECK_FROM
-    ):
+    if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
     a += b
     return a
@@ -428,7 +431,10 @@ def guarded_star(value: Any) -> Any:
     """
     if not _reads_storage(value):
         # an iterator, a script iterable, or a subclass with its own __iter__: C reads
-        # what it yields, so the guard measures that (its own __len__ is never asked)
+        # what it yields, so the guard measures that (its own __len__ is never asked);
+        # a subclass too large by its base type is refused before the copy
+        if base_len(value, 0) > MAX_SEQUENCE:
+            _too_big("an unpacked sequence")
         value = list(growth_checked(value, "list"))
     length = base_len(value)
     if length > CHECK_FROM:
@@ -464,18 +470,22 @@ def check_field(text: str) -> str:
 def guarded_extend(target: Any, name: str = "extend") -> Any:
     """``target.extend`` refusing a result longer than :data:`MAX_SEQUENCE` (``x.extend(x)``).
 
-    Sized arguments are checked by length; other iterables are materialized
-    first (``extend`` consumes them whole anyway), so ``x.extend(map(f, x))``
-    is checked too. ``name`` is ``"extendleft"`` for a deque's.
+    Arguments of exact builtin sized types are checked by length; other iterables
+    (and subclasses, whose ``__len__`` may lie) are materialized first (``extend``
+    consumes them whole anyway), so ``x.extend(map(f, x))`` and ``x.extend(x)`` on a
+    ``class L(list)`` are checked too; the target is measured by its base type.
+    ``name`` is ``"extendleft"`` for a deque's.
     """
     method = getattr(target, name)
 
     def extend(iterable: Any) -> None:
         items = iterable
+        current = base_len(target, 0)
         if not _reads_storage(items):
+            if current + base_len(items, 0) > MAX_SEQUENCE:
+                _too_big(f"{type(target).__name__}.{name}")
             items = list(growth_checked(items, "list"))
         added = base_len(items)
-        current = base_len(target)
         if current + added > CHECK_FROM:
             if current + added > MAX_SEQUENCE:
                 _too_big(f"{type(target).__name__}.{name}")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_INPUT", "MEMBERS", "NAME", "build"]
@@ -35,12 +36,14 @@ def _sized(fn: Callable[..., bytes]) -> Callable[..., bytes]:
     def wrapper(data: Any, *args: Any, **kwargs: Any) -> bytes:
         if not isinstance(data, (bytes, bytearray, str)):
             raise TypeError(f"{fn.__name__}() takes bytes or str")
-        if len(data) > MAX_INPUT:
+        if base_len(data) > MAX_INPUT:
             refuse_size(f"base64 input above {MAX_INPUT} bytes refused in the sandbox")
         for arg in (*args, *kwargs.values()):
-            if isinstance(arg, (bytes, str)) and len(arg) > 64:
+            if isinstance(arg, (bytes, str)) and base_len(arg) > 64:
                 raise ValueError("base64 alphabet arguments are at most 64 characters")
-        return fn(data, *args, **kwargs)
+        args = tuple(exact_copy(arg) for arg in args)
+        kwargs = {key: exact_copy(value) for key, value in kwargs.items()}
+        return fn(exact_copy(data), *args, **kwargs)
 
     wrapper.__name__ = fn.__name__
     return wrapper

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.sizes import check_render
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
@@ -93,7 +94,7 @@ def _row(row: Any, dialect: Any) -> list[Any]:
     if not isinstance(row, Iterable):
         return row  # type: ignore[no-any-return]  # C raises its own csv.Error
     fields: list[Any] = []
-    total = len(dialect.lineterminator)
+    total = base_len(dialect.lineterminator, 0)
     for item in row:
         field, size = _field(item)
         total += 2 * size + 3  # every character a doubled quote, the quotes, a delimiter

@@ -29,6 +29,7 @@ from typing import Any
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = [
@@ -84,17 +85,19 @@ def _int_bound(value: Any) -> Any:
 
 def _checked(value: Any) -> Any:
     """A plain ``decimal.Decimal`` for ``value`` if it is within the sandbox's bounds."""
+    # a str/int/list/tuple subclass is measured and used as the exact value it holds
+    # (its own __len__, bit_length or __getitem__ never answer a bound)
+    value = exact_copy(value)
+    if isinstance(value, int) and type(value) is not bool:
+        value = int.__index__(value)
     if isinstance(value, str) and len(value) > MAX_DIGITS + 64:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
     if isinstance(value, int) and value.bit_length() > MAX_DIGITS * 3.33:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
-    if (
-        isinstance(value, list | tuple)
-        and len(value) == 3
-        and isinstance(value[1], list | tuple)
-        and len(value[1]) > MAX_DIGITS
-    ):
-        refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
+    if isinstance(value, list | tuple) and len(value) == 3:
+        value = (value[0], exact_copy(value[1]), value[2])
+        if isinstance(value[1], list | tuple) and len(value[1]) > MAX_DIGITS:
+            refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
     if isinstance(value, float):
         return _BASE.from_float(value)
     made = value if type(value) is _BASE else _BASE(value)

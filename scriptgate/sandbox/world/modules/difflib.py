@@ -10,17 +10,21 @@ of 1 MB lines grew the host 240 MB in one ``list()``). Lines and the header argu
 must be ``str`` (a subclass is copied to a plain ``str`` through ``str``'s own method):
 the diff formats each into its output, so a list there was rendered in one C call.
 ``SequenceMatcher`` is a subclass of the real class; its ``isjunk`` is the script's
-own function.
+own function. Every bound reads lengths through the builtin base type and the matcher
+works on exact builtin copies (:mod:`scriptgate.sandbox.guards.lengths`), so a script
+``class S(str)`` whose ``__len__`` lies neither passes a bound nor runs inside the
+host's matching (fourth attacker's F02).
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, builtin_base, exact_copy, exact_items
 from scriptgate.sandbox.guards.memory import charge_sequence
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
@@ -39,11 +43,30 @@ MAX_ITEMS = 1_000_000
 """The longest sequence (lines, characters, candidates) the difflib stand-in takes."""
 
 
-def _length(seq: Any) -> int:
+def _exact(seq: Any) -> Any:
+    """``seq`` as an exact builtin sequence the host can match without running script code.
+
+    A ``str``/``bytes``/``list``/``tuple`` (or subclass) is copied by its base type, at most
+    ``MAX_ITEMS + 1`` items (the items of a list or tuple are made exact too, so
+    ``class S(str)`` lines become ``str``); any other iterable is read into a list.
+    """
+    base: Any = builtin_base(seq)
+    if base in _SLICEABLE:
+        head = base.__getitem__(seq, slice(0, MAX_ITEMS + 1))
+        return exact_items(head) if base in (list, tuple) else exact_copy(head)
     try:
-        n = base_len(seq)  # a subclass's __len__ never runs
+        return exact_items(list(itertools.islice(iter(seq), MAX_ITEMS + 1)))
     except TypeError:
         raise TypeError(f"difflib takes sequences, not {type(seq).__name__}") from None
+
+
+_SLICEABLE = (str, bytes, bytearray, list, tuple)
+
+
+def _length(seq: Any) -> int:
+    n = base_len(seq, -1)
+    if n < 0:
+        raise TypeError(f"difflib takes sequences, not {type(seq).__name__}")
     if n > MAX_ITEMS:
         refuse_size(f"difflib of more than {MAX_ITEMS} items refused in the sandbox")
     return n
@@ -61,24 +84,19 @@ def _chars(lines: Any) -> int:
     return sum(base_len(line) if isinstance(line, str) else 1 for line in lines)
 
 
-def _current(matcher: Any, name: str) -> Any:
-    # the sequence already set (None before): never tested for truth (a subclass's
-    # __len__ would answer)
-    seq = getattr(matcher, name, None)
-    return () if seq is None else seq
-
-
 class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
     """The real ``difflib.SequenceMatcher`` with bounded inputs."""
 
     def set_seq1(self, a: Any) -> None:
-        """Set the first sequence (bounded against the second)."""
-        _pair(a, _current(self, "b"))
+        """Set the first sequence (bounded against the second; matched as an exact copy)."""
+        a = _exact(a)
+        _pair(a, getattr(self, "b", ()) or ())
         super().set_seq1(a)
 
     def set_seq2(self, b: Any) -> None:
-        """Set the second sequence (bounded against the first)."""
-        _pair(_current(self, "a"), b)
+        """Set the second sequence (bounded against the first; matched as an exact copy)."""
+        b = _exact(b)
+        _pair(getattr(self, "a", ()) or (), b)
         super().set_seq2(b)
 
 
@@ -92,7 +110,7 @@ HOLDABLE: tuple[type, ...] = (SequenceMatcher, difflib.Match)
 
 
 def _lines(a: Any, b: Any) -> tuple[list[Any], list[Any]]:
-    a, b = list(a)[: MAX_ITEMS + 1], list(b)[: MAX_ITEMS + 1]
+    a, b = _exact_list(a), _exact_list(b)
     _pair(a, b)
     return _texts(a, "lines to compare"), _texts(b, "lines to compare")
 
@@ -114,12 +132,17 @@ def _texts(lines: list[Any], what: str) -> list[Any]:
 _HEADERS = ("fromfile", "tofile", "fromfiledate", "tofiledate")
 
 
+def _exact_list(lines: Any) -> list[Any]:
+    exact = _exact(lines)
+    return exact if type(exact) is list else list(exact)
+
+
 MAX_PAIR = 1_000_000
 """The largest product of the longest lines ``ndiff`` compares character by character."""
 
 
 def _longest(lines: list[Any]) -> int:
-    return max((len(line) if isinstance(line, str) else 1 for line in lines), default=0)
+    return max((base_len(line) if isinstance(line, str) else 1 for line in lines), default=0)
 
 
 def _ticking_lines(lines: list[Any], tick: Callable[[], None]) -> list[Any]:
@@ -183,10 +206,10 @@ def build(run: RunWorld) -> dict[str, Any]:
             yield line
 
     def get_close_matches(word: Any, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> Any:
-        candidates = list(possibilities)[: MAX_ITEMS + 1]
+        candidates = _exact_list(possibilities)
+        word = _exact(word)
         _length(candidates)
-        _length(word)
-        if (base_len(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
+        if (_length(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
             refuse_size("get_close_matches of this many long words refused in the sandbox")
         return difflib.get_close_matches(word, candidates, n, cutoff)
 

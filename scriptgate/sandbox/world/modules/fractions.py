@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
 __all__ = ["HOLDABLE", "MAX_BITS", "MAX_EXPONENT", "MAX_TEXT", "MEMBERS", "NAME", "Fraction"]
@@ -82,6 +83,7 @@ class Fraction(_REAL):
     def __new__(cls, numerator: Any = 0, denominator: Any = None) -> Any:
         numerator, denominator = _exact(numerator), _exact(denominator)
         if isinstance(numerator, str):
+            numerator = exact_copy(numerator)  # a str subclass's __len__ never answers
             if len(numerator) > MAX_TEXT:
                 refuse_size(f"a Fraction text longer than {MAX_TEXT} characters is refused")
             found = _EXPONENT.search(numerator)

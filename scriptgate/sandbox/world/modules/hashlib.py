@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_CHUNK", "MEMBERS", "NAME", "build"]
@@ -36,9 +37,9 @@ MAX_CHUNK = 100_000_000
 def _data(data: Any) -> Any:
     if isinstance(data, str):
         raise TypeError("Strings must be encoded before hashing")
-    if len(data) > MAX_CHUNK:
+    if base_len(data, 0) > MAX_CHUNK:
         refuse_size(f"hashing more than {MAX_CHUNK} bytes at once refused in the sandbox")
-    return data
+    return exact_copy(data)
 
 
 def _constructor(name: str) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
@@ -28,9 +29,10 @@ MAX_TEXT = 10_000_000
 def _text(s: Any) -> str:
     if not isinstance(s, str):
         raise TypeError(f"expected a str, not {type(s).__name__}")
-    if len(s) > MAX_TEXT:
+    if str.__len__(s) > MAX_TEXT:
         refuse_size(f"html of more than {MAX_TEXT} characters refused in the sandbox")
-    return s
+    text: str = exact_copy(s)  # escape() calls the text's own methods: never a script's
+    return text
 
 
 def _escape(s: Any, quote: bool = True) -> str:

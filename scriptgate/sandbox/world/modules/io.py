@@ -14,6 +14,7 @@ import io
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_CHARS", "MEMBERS", "NAME", "BytesIO", "StringIO", "build"]
@@ -39,6 +40,7 @@ class StringIO(io.StringIO):
     """An in-memory text file (bounded)."""
 
     def __init__(self, initial_value: Any = "", newline: Any = "\n") -> None:
+        initial_value = exact_copy(initial_value)
         if isinstance(initial_value, str) and len(initial_value) > MAX_CHARS:
             _refuse()
         super().__init__(initial_value, newline)
@@ -46,6 +48,7 @@ class StringIO(io.StringIO):
     def write(self, s: Any) -> int:
         """Write ``s`` at the current position."""
         if isinstance(s, str):
+            s = exact_copy(s)  # measured and written as the characters it holds
             _room(self, len(s))
         return super().write(s)
 
@@ -56,8 +59,10 @@ class StringIO(io.StringIO):
 
     def seek(self, pos: Any, whence: Any = 0) -> int:
         """Move to ``pos`` (at most the size cap)."""
-        if isinstance(pos, int) and pos > MAX_CHARS:
-            _refuse()
+        if isinstance(pos, int):
+            pos = int.__index__(pos)  # an int subclass's __gt__ never answers the bound
+            if pos > MAX_CHARS:
+                _refuse()
         return super().seek(pos, whence)
 
 
@@ -65,6 +70,7 @@ class BytesIO(io.BytesIO):
     """An in-memory binary file (bounded)."""
 
     def __init__(self, initial_bytes: Any = b"") -> None:
+        initial_bytes = exact_copy(initial_bytes)
         if isinstance(initial_bytes, bytes | bytearray) and len(initial_bytes) > MAX_CHARS:
             _refuse()
         super().__init__(initial_bytes)
@@ -72,6 +78,7 @@ class BytesIO(io.BytesIO):
     def write(self, b: Any) -> int:
         """Write ``b`` at the current position."""
         if isinstance(b, bytes | bytearray):
+            b = exact_copy(b)
             _room(self, len(b))
         elif not isinstance(b, bytes | bytearray):
             raise TypeError(f"a bytes-like object is required, not {type(b).__name__!r}")
@@ -84,8 +91,10 @@ class BytesIO(io.BytesIO):
 
     def seek(self, pos: Any, whence: Any = 0) -> int:
         """Move to ``pos`` (at most the size cap)."""
-        if isinstance(pos, int) and pos > MAX_CHARS:
-            _refuse()
+        if isinstance(pos, int):
+            pos = int.__index__(pos)  # an int subclass's __gt__ never answers the bound
+            if pos > MAX_CHARS:
+                _refuse()
         return super().seek(pos, whence)
 
     def getbuffer(self) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import charge_bytes
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -113,9 +114,9 @@ class Random:
 
     def shuffle(self, x: list[Any]) -> None:
         """Shuffle the list ``x`` in place (at most :data:`MAX_DRAWS` items)."""
-        if len(x) > MAX_DRAWS:
+        if base_len(x, 0) > MAX_DRAWS:
             refuse_size(
-                f"random.shuffle of {len(x)} items refused: at most {MAX_DRAWS} in one call "
+                f"random.shuffle of {base_len(x, 0)} items refused: at most {MAX_DRAWS} in one call "
                 "(shuffle a list of indices you need, or use random.sample)"
             )
         self._rng.shuffle(x)

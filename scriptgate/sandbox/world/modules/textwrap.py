@@ -12,6 +12,7 @@ import textwrap
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
@@ -34,44 +35,54 @@ _OPTIONS = frozenset(
 )  # fmt: skip
 
 
-def _checked(text: Any, width: Any, options: dict[str, Any]) -> None:
+def _checked(text: Any, width: Any, options: dict[str, Any]) -> str:
+    """``text`` as an exact ``str`` within the bounds; ``options``' texts made exact in place.
+
+    textwrap is pure Python calling the text's own methods: a ``str`` subclass (whose
+    ``__len__`` could lie to the bound) is copied, so only the real characters are wrapped.
+    """
     if not isinstance(text, str):
         raise TypeError("textwrap takes a str")
-    if len(text) > MAX_TEXT:
+    exact: str = exact_copy(text)
+    if len(exact) > MAX_TEXT:
         refuse_size(f"textwrap of more than {MAX_TEXT} characters refused in the sandbox")
     if not isinstance(width, int) or width > MAX_TEXT:
         refuse_size(f"textwrap width above {MAX_TEXT} refused in the sandbox")
     for key, value in options.items():
         if key not in _OPTIONS:
             raise TypeError(f"unexpected keyword argument {key!r}")
-        if isinstance(value, str) and len(value) > 1000:
-            refuse_size("textwrap option text above 1000 characters refused in the sandbox")
+        if isinstance(value, str):
+            value = options[key] = exact_copy(value)
+            if len(value) > 1000:
+                refuse_size("textwrap option text above 1000 characters refused in the sandbox")
         if isinstance(value, int) and value > MAX_TEXT:
             refuse_size(f"textwrap {key} above {MAX_TEXT} refused in the sandbox")
+    return exact
 
 
 def _wrap(text: str, width: int = 70, **options: Any) -> list[str]:
-    _checked(text, width, options)
+    text = _checked(text, width, options)
     return textwrap.wrap(text, width, **options)
 
 
 def _fill(text: str, width: int = 70, **options: Any) -> str:
-    _checked(text, width, options)
+    text = _checked(text, width, options)
     return textwrap.fill(text, width, **options)
 
 
 def _shorten(text: str, width: int, **options: Any) -> str:
-    _checked(text, width, options)
+    text = _checked(text, width, options)
     return textwrap.shorten(text, width, **options)
 
 
 def _dedent(text: str) -> str:
-    _checked(text, 1, {})
+    text = _checked(text, 1, {})
     return textwrap.dedent(text)
 
 
 def _indent(text: str, prefix: str, predicate: Any = None) -> str:
-    _checked(text, 1, {})
+    text = _checked(text, 1, {})
+    prefix = exact_copy(prefix)
     if not isinstance(prefix, str) or len(prefix) * (text.count("\n") + 1) > MAX_TEXT:
         refuse_size("textwrap.indent result too large for the sandbox")
     return textwrap.indent(text, prefix, predicate)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
@@ -40,6 +41,7 @@ def _lookup(name: str) -> Callable[..., Any]:
     real = getattr(unicodedata, name)
 
     def lookup(value: Any, *default: Any) -> Any:
+        value = exact_copy(value)
         if isinstance(value, str) and len(value) > 1000:
             raise ValueError(f"unicodedata.{name} takes one character or a short name")
         return real(value, *default)
@@ -51,7 +53,7 @@ def _lookup(name: str) -> Callable[..., Any]:
 def _checked(form: Any, text: Any) -> None:
     if not isinstance(text, str):
         raise TypeError(f"normalize() argument 2 must be str, not {type(text).__name__}")
-    if len(text) > MAX_TEXT:
+    if str.__len__(text) > MAX_TEXT:
         refuse_size(f"normalizing more than {MAX_TEXT} characters refused in the sandbox")
 
 
@@ -73,7 +75,7 @@ def _expansion_checked(form: Any, text: Any) -> bool:
 
 def _normalize(form: Any, text: Any) -> str:
     if _expansion_checked(form, text) and isinstance(form, str) and form in _EXPANSION:
-        return str(text)
+        return exact_copy(text)  # type: ignore[no-any-return]  # never the script's __str__
     return unicodedata.normalize(form, text)
 
 

@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_NAME", "MEMBERS", "NAME", "build"]
@@ -32,6 +33,7 @@ def _named(real: Any) -> Any:
     def make(namespace: Any, name: Any) -> uuid.UUID:
         if type(namespace) is not uuid.UUID:
             raise TypeError("the namespace must be a UUID (uuid.NAMESPACE_DNS, …)")
+        name = exact_copy(name)  # a str/bytes subclass: measured and hashed as it is
         if isinstance(name, str | bytes) and len(name) > MAX_NAME:
             refuse_size(f"a uuid name of more than {MAX_NAME} characters refused in the sandbox")
         result: uuid.UUID = real(namespace, name)

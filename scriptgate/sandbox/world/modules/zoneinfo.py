@@ -14,6 +14,7 @@ import re
 import zoneinfo
 from typing import Any
 
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_KEY", "MEMBERS", "NAME", "ZoneInfo", "build"]
@@ -35,6 +36,9 @@ class ZoneInfo(zoneinfo.ZoneInfo):
     """An IANA time zone (``ZoneInfo("Europe/Paris")``), a ``datetime`` tzinfo."""
 
     def __new__(cls, key: Any) -> Any:
+        # a str subclass would be measured by its own __len__ and kept as a key of
+        # zoneinfo's process-wide cache (its __eq__/__hash__ run in later lookups)
+        key = exact_copy(key)
         if not isinstance(key, str) or len(key) > MAX_KEY or not _KEY.fullmatch(key):
             raise zoneinfo.ZoneInfoNotFoundError(f"No time zone found with key {key!r}"[:200])
         try:
