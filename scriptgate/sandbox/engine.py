@@ -112,7 +112,7 @@ from scriptgate.sandbox.bridge import (
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
-from scriptgate.sandbox.guards.boundary import register_opaque
+from scriptgate.sandbox.guards.boundary import register_opaque, release_typing_cache
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
@@ -929,6 +929,7 @@ class _Run:
     def release(self) -> None:
         """Break the run's reference cycles (globals ↔ functions ↔ guards ↔ budget)."""
         self.finished = True
+        release_typing_cache()  # List[Point] kept the run's class in typing's cache
         self.budget.close()
         self.switch = None
         self.child = None

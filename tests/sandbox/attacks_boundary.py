@@ -908,7 +908,7 @@ BOUNDARY_ATTACKS: list[Any] = [
         "runtime",
         "more than the limit",
     ),
-    _a("eval-deep-source", "8-cpu", "eval('-' * 50_000 + '1')", "runtime", "too complex"),
+    _a("eval-deep-source", "8-cpu", "eval('-' * 7_000 + '1')", "runtime", "too complex"),
     _a(
         "eval-loop-past-steps", "8-cpu", "exec('while True:\\n    pass', {})", "limit", "step limit"
     ),
@@ -932,6 +932,49 @@ BOUNDARY_ATTACKS: list[Any] = [
         "exec('import time\\nwhile True:\\n    time.sleep(0.01)', {})",
         "limit",
         "timed out",
+    ),
+    # -- fifth attack, F01/F02: an exec string rebinds a builtin name in the script's globals
+    # after the compiler trusted it (`len(a) * n` left unguarded); a script naming eval/exec
+    # now proves nothing at module level, as a session's
+    _a(
+        "eval-rebinds-len-then-repeat",
+        "8-memory",
+        "exec('def len(v):\\n    return v')\na = 'x' * 1000\nn = 10 ** 6\ns = a * len(n)\nlen(s)",
+        "limit",
+        "too large",
+    ),
+    _a(
+        "eval-rebinds-len-then-double",
+        "8-memory",
+        "exec('def len(v):\\n    return v')\na = 'b' * 10000000\nfor i in range(7):\n"
+        "    a = len(a) + len(a)\n0",
+        "limit",
+        "too large",
+    ),
+    _a(
+        "eval-rebinds-len-then-compare",
+        "8-cpu",
+        "exec('def len(v):\\n    return v')\nx = [1]\ny = [1]\nfor i in range(26):\n"
+        "    x = [x, x]\n    y = [y, y]\nlen(x) == len(y)",
+        "limit",
+        "shared references",
+    ),
+    _a(
+        "eval-rebinds-range-items-squaring",
+        "8-cpu",
+        "x = 10 ** 100000\nexec('def range(n):\\n    return [n]')\n"
+        "for a in range(x):\n    for b in range(a * a):\n        for c in range(b * b):\n"
+        "            for d in range(c * c):\n                for e in range(d * d):\n"
+        "                    r = e.bit_length()\nr",
+        "limit",
+        "",
+    ),
+    _a(
+        "eval-walrus-rebinds-len",
+        "8-memory",
+        "eval('(len := (lambda v: v))')\na = 'x' * 1000\ns = a * len(10 ** 6)\n0",
+        "limit",
+        "too large",
     ),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

@@ -79,3 +79,21 @@ async def test_cross_run_tool_function_refuses_another_runs_call(owner: str, thi
     assert "belongs to another run" in thief_result.error.message
     assert executed == []
     assert thief_result.calls == ()
+
+
+def test_cross_run_typing_cache_keeps_no_class_of_a_finished_run() -> None:
+    # fifth attack, F04: `typing.List[K]` kept the script's class K (and all it held) in
+    # typing's process-wide cache after the run: each run could leave its whole memory
+    # budget behind in the host
+    import gc
+
+    source = (
+        "import typing\nclass RetainedByTyping:\n    pass\n"
+        "RetainedByTyping.data = [0] * 1000\n"
+        "x = typing.List[RetainedByTyping]\ny = typing.Optional[RetainedByTyping]\n'ok'"
+    )
+    result = Sandbox().run_sync(source)
+    assert result.ok, result.error
+    gc.collect()
+    left = [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "RetainedByTyping"]
+    assert left == []

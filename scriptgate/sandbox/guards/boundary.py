@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins as _builtins
 import collections
 import types
+import typing
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -43,6 +44,7 @@ __all__ = [
     "register_holdable",
     "register_opaque",
     "register_subclassable",
+    "release_typing_cache",
     "subclassable_class",
     "typing_form",
 ]
@@ -249,7 +251,10 @@ def check_opaque_key(obj: Any, key: Any) -> None:
         elif kind is tuple or kind is list:
             pending.extend(item)
         elif issubclass(kind, type):
-            continue  # a class: compared by identity
+            # a class: compared by identity; one of the script's stays in typing's cache
+            # (with all it holds) until the run ends (release_typing_cache)
+            if _type_module(item) not in _HOST_MODULES:
+                _TYPING_CACHED[0] = True
         elif typing_form(item):
             pending.extend(_form_args(item))
         else:
@@ -258,6 +263,25 @@ def check_opaque_key(obj: Any, key: Any) -> None:
                 "write classes, None, other typing forms or str/int/bool values "
                 "(typing.Literal['a', 1])"
             )
+
+
+_HOST_MODULES = frozenset({"builtins", "typing", "types", "collections.abc", "typing_extensions"})
+_TYPING_CACHED = [False]
+"""Set when a subscript put a class that is not a builtin into typing's caches."""
+
+
+def release_typing_cache() -> None:
+    """Empty typing's subscript caches if a run put one of its own classes in them.
+
+    ``List[Point]`` keeps ``Point`` (and whatever its class attributes hold) in a
+    process-wide cache: a finished run's memory would stay in the host, each run
+    leaving up to its whole budget behind (the fifth attack's F04). Called by the
+    engine when a run ends; typing rebuilds what the host uses on its next lookup.
+    """
+    if _TYPING_CACHED[0]:
+        _TYPING_CACHED[0] = False
+        for clear in getattr(typing, "_cleanups", ()):
+            clear()
 
 
 def typing_form(value: Any) -> bool:

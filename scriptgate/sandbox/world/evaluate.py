@@ -62,7 +62,7 @@ __all__ = [
 EVAL_NAMES = frozenset({"eval", "exec"})
 """The builtins this module makes (the compile policy lets calls of them through)."""
 
-MAX_EVAL_SOURCE = 64_000
+MAX_EVAL_SOURCE = 8_000
 """Longest text (bytes, UTF-8) ``eval``/``exec`` compile; the run's ``max_source_bytes`` too."""
 
 MAX_EVAL_DEPTH = 16
