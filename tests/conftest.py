@@ -12,6 +12,7 @@ import pytest
 SLOW_FILES = (
     "test_serve*.py",
     "test_mcp_cli*.py",
+    "test_mcp_http*.py",
     "test_mcp_servers*.py",
     "test_mcp.py",
     "test_mcp_policy.py",

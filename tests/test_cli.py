@@ -508,7 +508,7 @@ def test_cli_check_reports_every_rejected_construct(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script = tmp_path / "bad.py"
-    script.write_text('x = _a_\ny = 1\nz = __import__("os")\nw = x.__dict__\n')
+    script.write_text('x = _a_\ny = 1\nz = __import__("os")\nw = x.__subclasses__\n')
     assert main(["check", str(script), "--no-files"]) == EXIT_SCRIPT_FAILED
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[1] for line in lines] == ["1", "3", "4"]
