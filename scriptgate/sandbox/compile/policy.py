@@ -888,7 +888,10 @@ class ScriptPolicy(RestrictingNodeTransformer):
         elif op is ast.Mult:
             plain = self._bounded_number(node.left) and self._bounded_number(node.right)
         elif op is ast.Mod:
-            plain = self._proves_number(node.left)
+            right = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            plain = self._proves_number(node.left) or (
+                _simple_printf(node.left) and all(map(self._proves_number, right))
+            )  # a checked template of proven numbers: `'item%d' % i` needs no test
             if not plain and _simple_printf(node.left):
                 node = self.node_contents_visit(node)
                 return self._inline_printf(node)

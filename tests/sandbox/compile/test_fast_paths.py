@@ -79,6 +79,7 @@ SAME_AS_PYTHON = [
     "str(42) + 'x'",
     "'n' + str(2.5)",
     "[f'item{i}' for i in range(3)]",
+    "[('item%d' % i, '%d-%05.1f' % (i, i * 2)) for i in range(3)]",
     "[f'{i * 2}:{i!r}:{i!s}:{i!a}' for i in range(3)]",
     "[f'{x}|{x!r}' for x in [1, 2.5, True, None, 'ab', [1], (2,), -0.0]]",
 ]
@@ -179,9 +180,12 @@ def test_fast_paths_plain_operators_where_operands_prove_the_guard_useless() -> 
         "for i in range(10):\n"
         "    total += i * i\n"
         "rows = [{'name': 'item' + str(i), 'score': i * 37 % 101} for i in range(10)]\n"
+        "names = ['user%d' % i for i in range(10)]\n"
+        "pairs = ['%d-%05.1f' % (i, i * 2) for i in range(3)]\n"
     )
     assert not names & {"_mul_", "_add_", "_mod_", "_iadd_"}
     assert "_str_" in names  # str() of a number calls the real str
+    assert "_pctfast_" not in names  # a checked template of proven numbers: no test either
 
 
 def test_fast_paths_fstring_fields_of_numbers_compile_plain() -> None:
