@@ -38,6 +38,7 @@ from scriptgate.sandbox.result import CallStatus
 
 __all__ = [
     "HostToolBridge",
+    "LazyHostBridge",
     "NotJSONError",
     "ToolBridge",
     "ToolReply",
@@ -482,3 +483,26 @@ class HostToolBridge:
                     duration,
                 )
         return _reply(status, value, None, duration)
+
+
+class LazyHostBridge:
+    """A :class:`HostToolBridge` made at a run's first tool call (most runs make none).
+
+    Takes the same arguments, held as given when the run starts (the tools as a
+    snapshot), so a run sees the tools and hooks it started with; a run that calls
+    no tool never builds the bridge's name index.
+    """
+
+    __slots__ = ("_args", "_real", "_tools")
+
+    def __init__(self, tools: Sequence[AgentTool], **options: Any) -> None:
+        self._tools = tuple(tools)
+        self._args = options
+        self._real: HostToolBridge | None = None
+
+    async def call(self, call_id: str, tool_name: str, arguments: dict[str, Any]) -> ToolReply:
+        """The bridge's :meth:`HostToolBridge.call` (the bridge is made at the first one)."""
+        real = self._real
+        if real is None:
+            real = self._real = HostToolBridge(self._tools, **self._args)
+        return await real.call(call_id, tool_name, arguments)

@@ -29,7 +29,7 @@ from scriptgate.runtime.types import (
     AssistantMessage,
     BeforeToolCallHook,
 )
-from scriptgate.sandbox.bridge import HostToolBridge, ToolSpec, json_copy, tool_specs
+from scriptgate.sandbox.bridge import LazyHostBridge, ToolSpec, json_copy, tool_specs
 from scriptgate.sandbox.engine import run_script
 from scriptgate.sandbox.events import OnEvent
 from scriptgate.sandbox.result import Limits, ScriptResult
@@ -158,8 +158,8 @@ class Sandbox:
         """The :class:`ToolSpec` of each tool, in order."""
         return list(self._specs)
 
-    def _bridge(self, signal: AbortSignal | None) -> HostToolBridge:
-        return HostToolBridge(
+    def _bridge(self, signal: AbortSignal | None) -> LazyHostBridge:
+        return LazyHostBridge(
             self.tools,
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,

@@ -74,3 +74,42 @@ def test_startup_scripts_that_name_a_tool_still_reach_it() -> None:
         return out
 
     assert anyio.run(go) == [1, 2, 3, 4, 3]
+
+
+def test_startup_bridge_is_built_at_the_first_tool_call_only(monkeypatch: Any) -> None:
+    from scriptgate.sandbox import bridge
+
+    built: list[tuple[str, ...]] = []
+    real_init = bridge.HostToolBridge.__init__
+
+    def counting_init(self: Any, tools: Any, **options: Any) -> None:
+        built.append(tuple(t.name for t in tools))
+        real_init(self, tools, **options)
+
+    monkeypatch.setattr(bridge.HostToolBridge, "__init__", counting_init)
+    sandbox = Sandbox([ECHO])
+    assert anyio.run(sandbox.run, "x = 1 + 2").ok
+    assert built == []  # no tool call: no bridge
+    result = anyio.run(sandbox.run, "[echo(i=1)['i'], echo(i=2)['i']]")
+    assert result.ok, result.error
+    assert result.value == [1, 2]
+    assert built == [("echo",)]  # one bridge for the run's two calls
+
+
+def test_startup_bridge_keeps_the_tools_the_run_started_with() -> None:
+    other = AgentTool(
+        name="echo",
+        description="Another echo.",
+        parameters=ECHO.parameters,
+        execute=lambda *args: AgentToolResult(content=(TextContent("other"),)),
+    )
+    sandbox = Sandbox([ECHO])
+
+    async def main() -> Any:
+        bridge = sandbox._bridge(None)
+        sandbox.tools[0] = other  # replaced after the run started, before its first call
+        return await bridge.call("c/1", "echo", {"i": 5})
+
+    reply = anyio.run(main)
+    assert reply.status == "ok", reply
+    assert reply.value == {"i": 5}

@@ -932,7 +932,10 @@ class ScriptPolicy(RestrictingNodeTransformer):
         elif op is ast.Mult:
             plain = self._bounded_number(node.left) and self._bounded_number(node.right)
         elif op is ast.Mod:
-            plain = self._proves_number(node.left)
+            right = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            plain = self._proves_number(node.left) or (
+                _simple_printf(node.left) and all(map(self._proves_number, right))
+            )  # a checked template of proven numbers: `'item%d' % i` needs no test
             if not plain and _simple_printf(node.left):
                 node = self.node_contents_visit(node)
                 return self._inline_printf(node)
@@ -1193,8 +1196,12 @@ class ScriptPolicy(RestrictingNodeTransformer):
         at compile time; ``f'{big_list}'`` is refused by the render-size check
         (sizeguard) before the C formatting runs.
         """
+        number = self._proves_number(node.value)  # decided on the field as written
+        inline = self._can_bind(node)
         node = self.node_contents_visit(node)
         spec = node.format_spec
+        if spec is None and (number or (inline and node.conversion == -1)):
+            return self._fast_field(node, number)
         if spec is None:
             spec = ast.Constant("")
         elif isinstance(spec, ast.JoinedStr) and all(
@@ -1209,6 +1216,28 @@ class ScriptPolicy(RestrictingNodeTransformer):
             spec = ast.Constant(text)
         call = _call("_fmtv_", [node.value, ast.Constant(node.conversion), spec], node)
         new = ast.FormattedValue(value=call, conversion=-1, format_spec=None)
+        copy_locations(new, node)
+        return new
+
+    def _fast_field(self, node: ast.FormattedValue, number: bool) -> ast.FormattedValue:
+        """``{v}`` without a spec: plain when ``v`` proves a number, else (no conversion) tested inline.
+
+        A number's text is bounded by the number (``str()`` of a proven number compiles
+        plain, as ``'%d' % i`` does): ``{i}`` needs no ``_fmtv_``. Otherwise an int or
+        float field is formatted in C, ``v if type(v) in _numfast_ else _fmtv_(v, -1, '')``,
+        and everything else (strings, containers, objects) still goes to ``_fmtv_``.
+        """
+        value = node.value
+        if not number:
+            bind, read = self._operand(value, node, reuse=True)
+            test = ast.Compare(
+                left=_call("_type_", [bind], node),
+                ops=[ast.In()],
+                comparators=[_name("_numfast_", node)],
+            )
+            slow = _call("_fmtv_", [read, ast.Constant(-1), ast.Constant("")], node)
+            value = self._ifexp(test, read, slow, node)
+        new = ast.FormattedValue(value=value, conversion=node.conversion, format_spec=None)
         copy_locations(new, node)
         return new
 

@@ -78,6 +78,10 @@ SAME_AS_PYTHON = [
     "' a '.strip()",
     "str(42) + 'x'",
     "'n' + str(2.5)",
+    "[f'item{i}' for i in range(3)]",
+    "[('item%d' % i, '%d-%05.1f' % (i, i * 2)) for i in range(3)]",
+    "[f'{i * 2}:{i!r}:{i!s}:{i!a}' for i in range(3)]",
+    "[f'{x}|{x!r}' for x in [1, 2.5, True, None, 'ab', [1], (2,), -0.0]]",
 ]
 
 
@@ -176,9 +180,39 @@ def test_fast_paths_plain_operators_where_operands_prove_the_guard_useless() -> 
         "for i in range(10):\n"
         "    total += i * i\n"
         "rows = [{'name': 'item' + str(i), 'score': i * 37 % 101} for i in range(10)]\n"
+        "names = ['user%d' % i for i in range(10)]\n"
+        "pairs = ['%d-%05.1f' % (i, i * 2) for i in range(3)]\n"
     )
     assert not names & {"_mul_", "_add_", "_mod_", "_iadd_"}
     assert "_str_" in names  # str() of a number calls the real str
+    assert "_pctfast_" not in names  # a checked template of proven numbers: no test either
+
+
+def test_fast_paths_fstring_fields_of_numbers_compile_plain() -> None:
+    # `{i}` of a proven number needs no `_fmtv_` (its text is bounded, like `str(i)`)
+    assert "_fmtv_" not in compiled_names("rows = [f'item{i}' for i in range(10)]")
+    # an unproven field tests for a number inline and keeps `_fmtv_` for the rest
+    names = compiled_names("def name(x):\n    return f'item{x}'")
+    assert {"_numfast_", "_fmtv_"} <= names
+    # a spec or a conversion on an unproven field always goes to `_fmtv_`
+    assert "_numfast_" not in compiled_names("def name(x):\n    return f'{x!r}{x:>4}'")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # f-string doubling through the inline field test (a string is no number)
+        "def grow(s):\n    return f'{s}{s}'\ns = 'ab'\nwhile True:\n    s = grow(s)",
+        "s = 'ab'\nwhile True:\n    s = f'{s}{s}'",
+        # a big container's text through an unproven field
+        "def show(x):\n    return f'{x}'\nshow([[0] * 10000] * 10000)",
+    ],
+)
+def test_fast_paths_fstring_growth_still_refused(source: str) -> None:
+    result = run(source)
+    assert result.error is not None
+    assert result.error.kind == "limit"
+    assert "too large" in result.error.message
 
 
 @pytest.mark.parametrize(
