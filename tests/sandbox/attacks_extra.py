@@ -206,7 +206,7 @@ EXTRA_ATTACKS: list[Any] = [
     _a("class-init-recursion", "8-recursion", "class A:\n    def __init__(self):\n        A()\nA()", "limit", "recursion limit"),
     _a("deep-list-repr", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nrepr(x)", "runtime", "recursion"),
     _a("deep-list-compare", "8-recursion", "a = []\nb = []\nfor i in range(90000):\n    a = [a]\n    b = [b]\na == b", "limit", "too deep"),  # measured before the C comparison (dagguard)
-    _a("deep-dict-json", "8-recursion", "import json\nd = {}\nfor i in range(100000):\n    d = {'a': d}\njson.dumps(d)", "runtime", "recursion"),
+    _a("deep-dict-json", "8-recursion", "import json\nd = {}\nfor i in range(20000):\n    d = {'a': d}\njson.dumps(d)", "runtime", "recursion"),
     _a("deep-result-value", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nx", "runtime", "nested"),
     # -- §8: memory and big values ---------------------------------------------------------------
     _a("tuple-repeat", "8-memory", "(0,) * 10 ** 10", "limit", "too large"),
