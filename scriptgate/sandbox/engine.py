@@ -184,6 +184,9 @@ _RUNNING: contextvars.ContextVar[Any] = contextvars.ContextVar("scriptgate_run",
 """The run whose task this is (set for the run's task group; a sync script's greenlet is
 told apart by identity): a run's tool functions refuse a caller that is not that run."""
 
+_EVALUATOR_NAMES = frozenset({"eval", "exec", "compile"})
+"""Names whose use makes a one-shot run build the evaluators (``compile`` gives its hint)."""
+
 INJECTED_NAMES = frozenset({"tools", "gather", "__builtins__"})
 """Names the engine binds in every run (besides tool functions and ``_hooks_``)."""
 
@@ -381,8 +384,12 @@ class _Run:
         is_async: bool,
         inline: bool = False,
         on_event: OnEvent | None = None,
+        evaluates: bool = True,
     ) -> None:
         self.inline = inline
+        self.evaluates = evaluates
+        """Whether the run's builtins get ``eval``/``exec`` (a one-shot script that names
+        neither cannot reach them: they are not made, a start-up cost)."""
         self.on_event = on_event
         self.bridge = bridge
         self.tools = list(tools)
@@ -895,14 +902,15 @@ class _Run:
         ns["__builtins__"] = builtins
         # eval/exec/compile: the string compiles through the script's policy and runs with
         # these hooks (world.evaluate)
-        builtins.update(
-            make_evaluators(
-                ns,
-                guards,
-                max_source_bytes=self.limits.max_source_bytes,
-                taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
+        if self.evaluates:
+            builtins.update(
+                make_evaluators(
+                    ns,
+                    guards,
+                    max_source_bytes=self.limits.max_source_bytes,
+                    taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
+                )
             )
-        )
         if self.inline:
             # the script names no tool, `tools` or `gather` (run_script): none can be
             # reached, so none is made (start-up cost; test_sandbox_inline_run_binds_no_tools)
@@ -1081,6 +1089,7 @@ async def run_script(
         call_id_prefix=call_id_prefix,
         is_async=compiled.is_async,
         on_event=on_event,
+        evaluates=state is not None or bool(compiled.names & _EVALUATOR_NAMES),
         inline=(
             state is None
             and not compiled.is_async
