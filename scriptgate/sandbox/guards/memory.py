@@ -100,6 +100,7 @@ __all__ = [
     "charge_copy",
     "charge_sequence",
     "check_field",
+    "GrowthFeed",
     "growth_checked",
     "guarded_add",
     "guarded_extend",
@@ -320,6 +321,16 @@ _FEED_CHUNK = 256
 _END: Any = object()
 
 
+class GrowthFeed(itertools.chain):  # type: ignore[type-arg]
+    """What :func:`growth_checked` returns for an iterator: its chunks, growth read between them.
+
+    Its own type so the script's ``list``/``tuple`` stand-ins (``world/sequence_types``)
+    hand a feed the compiled ``list(x)`` made already straight to C, without a second wrapper.
+    """
+
+    __slots__ = ()
+
+
 def growth_checked(value: Any, into: str, meter: MemoryMeter | None = None) -> Any:
     """``value`` for ``list(value)``/``tuple(value)``, fed so its growth is checked.
 
@@ -342,10 +353,10 @@ def growth_checked(value: Any, into: str, meter: MemoryMeter | None = None) -> A
         it = iter(value)
     except TypeError:
         return value  # list(5): the builtin's own error
-    return _chain_from_iterable(_growth_chunks(it, meter, _SPARE[into]))
+    return _feed_from_iterable(_growth_chunks(it, meter, _SPARE[into]))
 
 
-_chain_from_iterable = itertools.chain.from_iterable
+_feed_from_iterable = GrowthFeed.from_iterable
 _islice = itertools.islice
 _chain = itertools.chain
 
