@@ -60,7 +60,9 @@ def test_sequence_types_values_as_cpython(sandbox: Sandbox) -> None:
 
 
 def test_sequence_types_tuple_of_a_tuple_is_the_same_object(sandbox: Sandbox) -> None:
-    assert value(sandbox, "t = (1, 2)\nf = tuple\n[tuple(t) is t, f(t) is t, list(t) == [1, 2]]") == [
+    assert value(
+        sandbox, "t = (1, 2)\nf = tuple\n[tuple(t) is t, f(t) is t, list(t) == [1, 2]]"
+    ) == [
         True,
         True,
         True,
