@@ -94,6 +94,7 @@ __all__ = [
     "MAX_SEQUENCE",
     "METER_NAME",
     "POLL_INTERVAL",
+    "REAL_OF_STAND_IN",
     "GrowthFeed",
     "MemoryMeter",
     "NumericNames",
@@ -319,6 +320,11 @@ item covers them with a margin (8n + 2n ≥ 8 · 1.2n).
 """
 _FEED_CHUNK = 256
 _END: Any = object()
+
+
+REAL_OF_STAND_IN: dict[int, type] = {}
+"""``id`` of the script's ``list``/``tuple`` stand-in class → the real type (filled by
+``world/sequence_types``): the compiled ``list(x)`` makes the real list at once."""
 
 
 class GrowthFeed(itertools.chain):  # type: ignore[type-arg]

@@ -23,7 +23,12 @@ from typing import Any
 
 from scriptgate.sandbox.guards.feeds import CheckedFeed
 from scriptgate.sandbox.guards.lengths import SIZED_BASES
-from scriptgate.sandbox.guards.memory import GrowthFeed, charge_copy, growth_checked
+from scriptgate.sandbox.guards.memory import (
+    REAL_OF_STAND_IN,
+    GrowthFeed,
+    charge_copy,
+    growth_checked,
+)
 
 __all__ = ["growing_type"]
 
@@ -103,4 +108,5 @@ def growing_type(real: type) -> type:
 
         namespace["__init__"] = __init__
     stand_in: type = meta(into, (real,), namespace)
+    REAL_OF_STAND_IN[id(stand_in)] = real  # the compiled list(x) makes the real value at once
     return stand_in
