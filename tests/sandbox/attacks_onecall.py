@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ONE_CALL_ATTACKS"]
+__all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS"]
 
 
 def _base() -> ModuleType:
@@ -142,3 +142,16 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("f03-list-subclass-growth-ok", "8-memory", _LYING_LEN_L + "x += x\nx.extend(L([1]))\ny = L(x + x)\n[len(x), len([*x]), len([*y]), type(y).__name__]", "ok", value=[0, 2001, 4002, "L"]),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
+
+_MEMORY = "memory limit"
+ONE_CALL_MEMORY_ATTACKS = [
+    # -- list/tuple used as values: one C call copied an iterator past the budget (issue 13) ------
+    _a("onecall-list-as-value-range", "8-memory", "f = list\nx = f(range(10**8))\nlen(x)", "limit", _MEMORY),
+    _a("onecall-list-in-a-list-range", "8-memory", "fs = [list]\nlen(fs[0](range(10**8)))", "limit", _MEMORY),
+    _a("onecall-tuple-as-value-range", "8-memory", "f = tuple\nlen(f(range(10**8)))", "limit", _MEMORY),
+    _a("onecall-map-list-range", "8-memory", "len(next(map(list, [range(10**8)])))", "limit", _MEMORY),
+    _a("onecall-list-subclass-range", "8-memory", "class L(list):\n    pass\nlen(L(range(10**8)))", "limit", _MEMORY),
+    _a("onecall-defaultdict-list-ok", "8-memory", "from collections import defaultdict\nd = defaultdict(list)\nfor i in range(5):\n    d[i % 2].append(i)\n[d[0], d[1], type(d[0]) is list]", "ok", value=[[0, 2, 4], [1, 3], True]),
+    _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
+]  # fmt: skip
+"""One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""

@@ -52,6 +52,16 @@ ONE_CALL: dict[str, str] = {
     # list() of a C iterator that never ticks (the run has no step limit here)
     "list-range": "len(list(range(10**8)))",
     "list-map": "len(list(map(abs, range(10**8))))",
+    # list/tuple used as values: the stand-in classes read the iterator with a checked growth
+    "list-as-value-range": "f = list\nlen(f(range(10**8)))",
+    "list-in-a-list-range": "fs = [list]\nlen(fs[0](range(10**8)))",
+    "tuple-as-value-range": "f = tuple\nlen(f(range(10**8)))",
+    "map-list-range": "len(next(map(list, [range(10**8)])))",
+    "list-generic-alias-range": "len(list[int](range(10**8)))",
+    "list-subclass-range": "class L(list):\n    pass\nlen(L(range(10**8)))",
+    "tuple-subclass-range": "class T(tuple):\n    pass\nlen(T(range(10**8)))",
+    "list-subclass-own-iter": "import itertools\nclass L(list):\n    def __iter__(self):\n"
+    "        return itertools.repeat(0, 10**8)\nlen(list(L()))",
     # difflib: each output line is as long as an input line
     "difflib-unified-long": _LONG_LINES + "len(list(difflib.unified_diff([s] * 500, [t] * 500)))",
     "difflib-context-long": _LONG_LINES + "len(list(difflib.context_diff([s] * 500, [t] * 500)))",

@@ -106,7 +106,11 @@ DEADLINE: list[Any] = [
     *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
 ]
 BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]
-MEMORY: list[Any] = [*extra.MEMORY_ATTACKS, *stand_ins.MODULE_MEMORY_ATTACKS]
+MEMORY: list[Any] = [
+    *extra.MEMORY_ATTACKS,
+    *stand_ins.MODULE_MEMORY_ATTACKS,
+    *onecall.ONE_CALL_MEMORY_ATTACKS,
+]
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.
 PROCESS_ONLY_LIMITS = replace(attacks.ATTACK_LIMITS, timeout=2.0, memory_bytes=384 << 20)

@@ -45,6 +45,15 @@ _CHECKED = [
     "difflib-unified-long",
     "difflib-context-long",
     "lying-list-copies",
+    # list/tuple used as values (f = list, [list][0], map(list, ...)) and their subclasses
+    "list-as-value-range",
+    "list-in-a-list-range",
+    "tuple-as-value-range",
+    "map-list-range",
+    "list-generic-alias-range",
+    "list-subclass-range",
+    "tuple-subclass-range",
+    "list-subclass-own-iter",
 ]
 
 

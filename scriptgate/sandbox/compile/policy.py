@@ -223,6 +223,8 @@ _IDENTITY = (ast.Is, ast.IsNot)
 
 _COPYING_CALLS = frozenset({"list", "tuple", "set", "frozenset", "dict"})
 """Builtins whose first argument's copy is charged to the memory budget (``_copy_``)."""
+_SEQUENCE_CALLS = frozenset({"list", "tuple"})
+"""Of those, the ones whose one-argument call is ``_copy_(x, name, name)`` (it makes the value)."""
 _EVALUATORS = frozenset({"eval", "exec"})
 """The run's ``eval``/``exec`` (``world.evaluate``: the string goes through this policy)."""
 _EVALUATOR_MARK = "eval exec"
@@ -899,7 +901,13 @@ class ScriptPolicy(RestrictingNodeTransformer):
         ):
             # list(x), dict(x)…: a large argument's copy is charged to the memory
             # budget first (memguard.charge_copy returns x unchanged)
-            new.args[0] = _call("_copy_", [new.args[0], ast.Constant(new.func.id)], new.args[0])
+            name = new.func.id
+            if name in _SEQUENCE_CALLS and len(new.args) == 1 and not new.keywords:
+                # list(x) / tuple(x): _copy_ makes the value itself, calling the name's
+                # binding (the script's stand-in class: its real type, one call fewer)
+                made = _call("_copy_", [new.args[0], ast.Constant(name), new.func], new)
+                return made
+            new.args[0] = _call("_copy_", [new.args[0], ast.Constant(name)], new.args[0])
         return new
 
     def _evaluator_call(self, node: ast.Call, name: str) -> Any:

@@ -115,6 +115,8 @@ from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
     METER_NAME,
+    REAL_OF_STAND_IN,
+    GrowthFeed,
     charge_copy,
     charge_sequence,
     check_field,
@@ -185,6 +187,8 @@ _TICK_CHUNK = TICK_CHUNK
 _SMALL = 1024
 _chain_from_iterable = itertools.chain.from_iterable
 _SIZED = frozenset({list, tuple, dict, str, set, frozenset, range, bytes, bytearray})
+_NOT_MADE: Any = object()
+"""``_copy_``'s third argument when the compiled call makes the value itself."""
 _SIZED_VIEWS = SIZED_VIEWS
 _LAZY_SAFE = frozenset(
     {
@@ -1266,7 +1270,7 @@ def make_guards(
             return obj
         return _counted(obj)
 
-    def copy(value: Any, into: str | None = None) -> Any:
+    def copy(value: Any, into: str | None = None, make: Any = _NOT_MADE) -> Any:
         # list(x), set(x), dict(x)…: a large copy is charged to the memory budget
         # first (memguard.charge_copy). Building a set or dict hashes every item in
         # one C call, quadratic when the items' hashes collide (a set() of 200k ints
@@ -1276,12 +1280,30 @@ def make_guards(
         # Every item hashed must also hash in bounded time (a tuple built from shared
         # references stands for 2**50 items): small inputs are checked whole, fed ones
         # chunk by chunk (hashed_ok; test_compare_calls_shared_reference_values_are_refused).
+        if make is not _NOT_MADE:
+            kind = type(value)
+            if kind is list or kind is tuple:
+                real = real_of(id(make))
+                if real is not None:  # the common case: a list or tuple copied in C
+                    if len(value) > CHECK_FROM:
+                        charge_copy(value, into)
+                    return real(value)
         charge_copy(value, into)
         if into in _HASHING_COPIES:
             return hashed_input(value, into)
-        return growth_checked(value, into or "", budget.memory)  # list(gen): growth read
+        fed = growth_checked(value, into or "", budget.memory)  # list(gen): growth read
+        if make is _NOT_MADE:
+            return fed
+        # list(x) / tuple(x) compile to _copy_(x, "list", list): the script's binding of
+        # the name makes the value (its stand-in class: the real type, read as fed here)
+        if type(fed) is GrowthFeed:
+            real = real_of(id(make))
+            if real is not None:
+                return real(fed)
+        return make(fed)  # another binding, or an input the stand-in reads itself
 
     scalars_only = _SCALARS.issuperset
+    real_of = REAL_OF_STAND_IN.get
 
     def hashed_input(value: Any, into: str) -> Any:
         kind = type(value)

@@ -94,6 +94,8 @@ __all__ = [
     "MAX_SEQUENCE",
     "METER_NAME",
     "POLL_INTERVAL",
+    "REAL_OF_STAND_IN",
+    "GrowthFeed",
     "MemoryMeter",
     "NumericNames",
     "charge_bytes",
@@ -320,6 +322,21 @@ _FEED_CHUNK = 256
 _END: Any = object()
 
 
+REAL_OF_STAND_IN: dict[int, type] = {}
+"""``id`` of the script's ``list``/``tuple`` stand-in class → the real type (filled by
+``world/sequence_types``): the compiled ``list(x)`` makes the real list at once."""
+
+
+class GrowthFeed(itertools.chain):  # type: ignore[type-arg]
+    """What :func:`growth_checked` returns for an iterator: its chunks, growth read between them.
+
+    Its own type so the script's ``list``/``tuple`` stand-ins (``world/sequence_types``)
+    hand a feed the compiled ``list(x)`` made already straight to C, without a second wrapper.
+    """
+
+    __slots__ = ()
+
+
 def growth_checked(value: Any, into: str, meter: MemoryMeter | None = None) -> Any:
     """``value`` for ``list(value)``/``tuple(value)``, fed so its growth is checked.
 
@@ -342,10 +359,10 @@ def growth_checked(value: Any, into: str, meter: MemoryMeter | None = None) -> A
         it = iter(value)
     except TypeError:
         return value  # list(5): the builtin's own error
-    return _chain_from_iterable(_growth_chunks(it, meter, _SPARE[into]))
+    return _feed_from_iterable(_growth_chunks(it, meter, _SPARE[into]))
 
 
-_chain_from_iterable = itertools.chain.from_iterable
+_feed_from_iterable = GrowthFeed.from_iterable
 _islice = itertools.islice
 _chain = itertools.chain
 

@@ -61,6 +61,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
+from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
 
@@ -94,7 +95,6 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 """Every builtin name a script can use (``print`` is captured output)."""
 
 _PASS_THROUGH = (
-    "list", "tuple",
     "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
     "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
     "Ellipsis", "NotImplemented",
@@ -111,9 +111,10 @@ def make_builtins(
 ) -> dict[str, Any]:
     """The ``__builtins__`` dict of one run.
 
-    ``list`` and ``tuple`` are the real types; ``set``, ``frozenset`` and ``dict``
-    are thin subclasses whose calls check what they hash (:func:`_hashing_type`:
-    ``isinstance``, subclassing and the values they make are the real types);
+    ``set``, ``frozenset`` and ``dict`` are thin subclasses whose calls check what
+    they hash (:func:`_hashing_type`: ``isinstance``, subclassing and the values they
+    make are the real types); ``list`` and ``tuple`` likewise read an iterator with a
+    checked growth (``world/sequence_types``);
     every lazy iterable a script can build either ticks or is bounded (``range``
     is capped at ``max_range``, normally the step budget).
     """
@@ -380,10 +381,13 @@ _HASHING_TYPES = {
     "dict": _hashing_type(dict, "dict"),
 }
 _SIZED_BYTES = {"bytes": _sized_bytes(bytes), "bytearray": _sized_bytes(bytearray)}
+_GROWING_TYPES = {"list": growing_type(list), "tuple": growing_type(tuple)}
+"""``list``/``tuple`` as values (``f = list``) read iterators with a checked growth."""
 
 
 SUBCLASSABLE: tuple[type, ...] = (
-    SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values()
+    SafeStr, ToolError, ToolDenied, *_HASHING_TYPES.values(), *_SIZED_BYTES.values(),
+    *_GROWING_TYPES.values(),
 )  # fmt: skip
 """The script's builtin types and tool errors: ``class Row(dict)`` is ordinary code."""
 HOLDABLE: tuple[type, ...] = (*SUBCLASSABLE, type(None))
@@ -400,6 +404,8 @@ _TYPE_OF: dict[type, type] = {
     InstanceDict: _HASHING_TYPES["dict"],  # type(vars(obj)) is dict
     bytes: _SIZED_BYTES["bytes"],
     bytearray: _SIZED_BYTES["bytearray"],
+    list: _GROWING_TYPES["list"],
+    tuple: _GROWING_TYPES["tuple"],
 }
 """``type(x)`` of these gives the script's own name for the type (``type({}) is dict``,
 ``type(b'') is bytes``)."""
@@ -480,6 +486,7 @@ def _static() -> dict[str, Any]:
     table.update(_HASHING_TYPES)
     table["slice"] = _slice
     table.update(_SIZED_BYTES)
+    table.update(_GROWING_TYPES)
     table.update(
         {
             "None": None,

@@ -29,8 +29,10 @@ from scriptgate.sandbox.guards.attributes import (
     safe_format,
     safe_str_format,
 )
+from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ScriptStop
 from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.world.holdable import register_world
 
 
 def _load_attacks() -> ModuleType:
@@ -377,7 +379,10 @@ def test_guards_fast_receivers_match_check_value() -> None:
     for name in ("mro", "format", "__dict__", "_x"):
         with pytest.raises(AttributeError):
             getattr_([], name)
-    assert getattr_([], "__class__") is list  # read-only, the type the value has
+    # read-only, the type the value has: the script's own `list` (world/sequence_types)
+    register_world()  # a run registers the world's classes (this test runs none)
+    assert getattr_([], "__class__") is SCRIPT_TYPES[list]
+    assert issubclass(SCRIPT_TYPES[list], list)
     with pytest.raises(AttributeError):
         getattr_({}, "missing")
     assert getattr_({}, "missing", 7) == 7
