@@ -978,5 +978,40 @@ BOUNDARY_ATTACKS: list[Any] = [
         "limit",
         "too large",
     ),
+    # -- sixth attack: the compiler "proved" numbers that were not (a script class's __abs__,
+    # __radd__, __sub__ return anything; a later comprehension generator or an except-as/case
+    # capture rebinds a name), and a plain f-string field or `%` rendered a shared list
+    *(
+        _a(
+            f"proof-not-a-number-{i}",
+            "8-memory",
+            "x = ['a' * 1000] * 1000\ny = [x] * 100\n" + body,
+            "limit",
+            "too large",
+        )
+        for i, body in enumerate(
+            [
+                "class O:\n    def __abs__(self):\n        return y\nlen(f'{abs(O())}')",
+                "class O:\n    def __sub__(self, other):\n        return y\nlen('%s' % (O() - 1))",
+                "class O:\n    def __radd__(self, other):\n        return y\nlen(f'{1 + O()}')",
+                "r = [f'{n}' for n in range(1) for n in [y]]\nlen(r[0])",
+                "def f():\n    e = 1\n    try:\n        raise ValueError(y)\n"
+                "    except ValueError as e:\n        return f'{e}'\nlen(f())",
+                "def f(v):\n    n = 1\n    match v:\n        case n:\n            pass\n"
+                "    return f'{n}'\nlen(f(y))",
+                "def f(v):\n    n = 1\n    match v:\n        case [*n]:\n            pass\n"
+                "    return f'{n}'\nlen(f([y]))",
+                "def f(v):\n    n = 1\n    match v:\n        case {**n}:\n            pass\n"
+                "    return f'{n}'\nlen(f({1: y}))",
+            ]
+        )
+    ),
+    _a(
+        "proof-abs-template-printf",
+        "8-memory",
+        "class O:\n    def __abs__(self):\n        return '%100000000d'\nlen(abs(O()) % 1)",
+        "limit",
+        "width",
+    ),
 ]
 """The issue-13 fresh-eyes findings' classes, as attack scripts (both modes)."""

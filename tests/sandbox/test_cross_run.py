@@ -97,3 +97,24 @@ def test_cross_run_typing_cache_keeps_no_class_of_a_finished_run() -> None:
     gc.collect()
     left = [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "RetainedByTyping"]
     assert left == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "from datetime import datetime\ndatetime.strptime('2024', KeptByCache('%Y'))",
+        "from datetime import datetime\ndatetime.now().strptime('2024', KeptByCache('%Y'))",
+        "import re\nre.sub(KeptByCache('q'), 'b', 'aaa')",
+    ],
+)
+def test_cross_run_host_caches_keep_no_str_subclass_of_a_finished_run(call: str) -> None:
+    # sixth attack, F05/F06: CPython's _strptime format cache and the regex library's
+    # pattern caches kept a script `str` subclass (its class and what it holds) after the run
+    import gc
+
+    source = "class KeptByCache(str):\n    data = [0] * 1000\n" + call + "\n'ok'"
+    result = Sandbox().run_sync(source)
+    assert result.ok, result.error
+    gc.collect()
+    left = [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "KeptByCache"]
+    assert left == []

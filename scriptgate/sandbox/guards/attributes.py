@@ -111,7 +111,7 @@ from scriptgate.sandbox.guards.feeds import (
     hashed_whole,
     needs_feed,
 )
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
     METER_NAME,
@@ -952,6 +952,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     value = getattr(obj, name, *default)
     if type(value) in _PLAIN:
         return value
+    if name == "strptime" and type(value) is types.BuiltinFunctionType:
+        return _strptime_of(value)  # datetime.strptime, on the class or an instance
     if isinstance(obj, type) and not _script_made(obj):
         if type(value) in _UNBOUND_KINDS:
             return _unbound(obj, name)  # str.lower, Counter.most_common (test_boundary_unbound_*)
@@ -962,6 +964,18 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         if call is not None:
             return _METHOD(call, value)  # deque.index(x), Counter.most_common()… (bounded)
     return check_value(value)
+
+
+def _strptime_of(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``datetime.strptime`` on exact ``str`` copies of its arguments: CPython's ``_strptime``
+    keeps each format in a process-wide cache, where a script's ``str`` subclass would keep
+    the run's class (and all it holds) after the run (the sixth attack's F05)."""
+
+    def strptime(date_string: Any, format: Any) -> Any:
+        return method(exact_copy(date_string), exact_copy(format))
+
+    strptime.__name__ = "strptime"
+    return strptime
 
 
 def _guarded_hasattr(obj: Any, name: str) -> bool:

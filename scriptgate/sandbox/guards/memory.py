@@ -519,12 +519,17 @@ def is_extendable(value: Any) -> bool:
 
 # ----------------------------------------------------------------------------- compile-time facts
 
-_NUMERIC_CALLS = frozenset({"len", "int", "float", "abs", "round", "ord", "bool", "hash"})
-"""Builtins that return numbers (when the script does not rebind their names)."""
-_EITHER = (ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Pow)
-"""Operators whose result is a number (or a TypeError) if one operand is a number."""
-_BOTH = (ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
-"""Operators whose result is a number only if both operands are numbers."""
+_NUMERIC_CALLS = frozenset({"len", "int", "float", "ord", "bool", "hash"})
+"""Builtins that return an exact number whatever their argument (when the script does not
+rebind their names). Not ``abs`` or ``round``: they return what a class's ``__abs__`` or
+``__round__`` returns (the sixth attack's F01/F03)."""
+_BOTH = (
+    ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod,
+    ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift,
+)  # fmt: skip
+"""Operators whose result is a number only if both operands are numbers: with one number,
+``1 + x`` may still be anything, since a script class's ``__radd__`` (``__rsub__``,
+``__rmod__``…) returns what it likes (the sixth attack's F01)."""
 _BOOL_COMPARISONS = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
 """Comparison operators whose result is always a bool, whatever the operands."""
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -562,8 +567,11 @@ class NumericNames:
     comparisons of numbers (a script class's ``__eq__`` may return anything), ``len()``
     and other number-returning builtins, arithmetic on numbers, and names whose
     every binding in their scope is one of those (``for i in range(n)``,
-    ``total = 0`` … ``total += i * i``). A name is proved numeric by a least
-    fixpoint, so ``s = s + s`` alone proves nothing.
+    ``total = 0`` … ``total += i * i``). Arithmetic is a number only when both
+    operands are (``1 + x`` calls ``x.__radd__``, which a script class defines as it
+    likes), so a name is proved by the greatest fixpoint: every binding reads only
+    values bound before it, so assuming the names numeric and dropping each that has a
+    binding which is not proves ``i = 0`` … ``i = i + 1``.
 
     In a session the script's globals (and the builtins' names) may hold values
     from earlier runs, so module-level names and builtin calls prove nothing
@@ -626,6 +634,7 @@ class NumericNames:
             return frozenset(), frozenset()
         targets: set[str] = set()
         items: set[str] = set()
+        others: set[str] = set()
         for generator in node.generators:
             names = {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
             targets |= names
@@ -636,8 +645,10 @@ class NumericNames:
                 and self._is_range(generator.iter)
             ):
                 items.add(generator.target.id)
+            else:
+                others |= names  # `for n in range(1) for n in [y]`: n is not a range item
         outer_reads = {n.id for n in ast.walk(node.generators[0].iter) if isinstance(n, ast.Name)}
-        items = items - outer_reads - self._unsafe
+        items = items - outer_reads - others - self._unsafe
         return (numeric - targets) | items, (ranges - targets) | items
 
     @staticmethod
@@ -714,15 +725,31 @@ class NumericNames:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     bind((alias.asname or alias.name).split(".")[0], _UNKNOWN)
-        numeric: set[str] = set()
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+                # names held as strings, not ast.Name: `except E as e`, `case n`, `case [*n]`
+                if node.name:
+                    bind(node.name, _UNKNOWN)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bind(node.rest, _UNKNOWN)  # `case {**n}`
+        # the greatest fixpoint: assume every name whose bindings are all expressions is a
+        # number, then drop those with a binding that is not one under the assumption. It is
+        # sound because a binding can only read values bound before it (a name read before
+        # any binding raises), so by induction every value ever bound is a number; it proves
+        # `i = 0` … `i = i + 1` while `+` needs both operands proven (a script class's
+        # `__radd__` may return anything)
+        numeric: set[str] = {
+            name
+            for name, values in bindings.items()
+            if name not in self._unsafe
+            and name not in outer
+            and all(v is not _UNKNOWN for v in values)
+        }
         changed = True
         while changed:
             changed = False
-            for name, values in bindings.items():
-                if name in numeric or name in self._unsafe or name in outer:
-                    continue
-                if all(v is not _UNKNOWN and self.is_numeric(v, numeric) for v in values):
-                    numeric.add(name)
+            for name in sorted(numeric):
+                if not all(self.is_numeric(v, numeric) for v in bindings[name]):
+                    numeric.discard(name)
                     changed = True
         ranges = frozenset(
             name
@@ -756,12 +783,8 @@ class NumericNames:
         if isinstance(node, ast.UnaryOp):
             return isinstance(node.op, ast.Not) or self.is_numeric(node.operand, names)
         if isinstance(node, ast.BinOp):
-            if isinstance(node.op, _EITHER):
-                return self.is_numeric(node.left, names) or self.is_numeric(node.right, names)
             if isinstance(node.op, _BOTH):
                 return self.is_numeric(node.left, names) and self.is_numeric(node.right, names)
-            if isinstance(node.op, ast.Mod):
-                return self.is_numeric(node.left, names)
             return False
         if isinstance(node, ast.Compare):
             # `in` and `is` always give a bool; `==`, `<`… call the operands' own

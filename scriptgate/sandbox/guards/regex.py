@@ -72,7 +72,7 @@ from typing import Any, NoReturn, Protocol
 from scriptgate.sandbox.guards.boundary import register_holdable
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.guards.memory import MAX_SEQUENCE, charge_bytes
 
 __all__ = [
@@ -528,6 +528,9 @@ def _compile(pattern: Any, flags: Any = 0) -> Pattern:
         return pattern
     if not isinstance(pattern, (str, bytes)):
         raise TypeError("first argument must be string or compiled pattern")
+    # an exact copy: the regex library keeps patterns in module-level caches, where a
+    # script's str subclass would keep the run's class after the run (sixth attack, F06)
+    pattern = exact_copy(pattern)
     flags = operator.index(flags)
     exact = type(pattern) is str or type(pattern) is bytes
     key = (type(pattern), pattern, flags)
