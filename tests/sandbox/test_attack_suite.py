@@ -98,6 +98,9 @@ _ONLY_THE_DEADLINE_ENDS = {
     "m-asyncio-sleep-past-deadline",
     "b-eval-sleep-loop-past-deadline",
     "b-eval-cpu-loop-past-deadline",
+    "hash-flood-loop",
+    "x-hash-flood-set-add",
+    "x-hash-flood-dict",
 }
 """Attacks of the lists above that nothing but the deadline ends: run under the short one."""
 DEADLINE: list[Any] = [
