@@ -161,9 +161,13 @@ async def test_process_pool_reuses_a_worker_after_success_and_replaces_it_after_
         assert failed.error is not None
         assert failed.error.kind == "runtime"
         assert not _alive(first)
-        [second] = runner.worker_pids()
-        assert second != first
+        # the replacement is forked by the refill thread: the failed worker is gone from the
+        # pool, and a new one serves (the refill may briefly hold a second fresh worker)
+        replacements = runner.worker_pids()
+        assert replacements
+        assert first not in replacements
         assert (await _run(runner, "'still' + ' fine'")).value == "still fine"
+        assert first not in runner.worker_pids()
 
 
 @pytest.mark.anyio
