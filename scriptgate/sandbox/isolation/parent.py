@@ -1193,6 +1193,7 @@ class ProcessRunner:
         """One pass of the background thread: reap ``batch``, top the pool up."""
         with self._retired:
             batch, self._retiring = self._retiring, []
+            self._reaping.extend(batch)  # leaving from here on (worker_pids)
             self._refilling = True
         try:
             for worker in batch:
@@ -1203,15 +1204,15 @@ class ProcessRunner:
             # Reaping waits for each killed worker's exit status (a jail's teardown takes
             # milliseconds): it stops as soon as another worker retires, whose replacement
             # comes first (the rest is reaped on a later pass).
-            self._reaping.extend(batch)
             while self._reaping:
                 with self._retired:
                     if self._retiring and not self._closed:
                         break
-                worker = self._reaping.pop(0)
-                worker.reap()
+                worker = self._reaping[0]
                 with self._lock:
                     self._all.discard(worker)
+                worker.reap()
+                self._reaping.pop(0)
         finally:
             with self._retired:
                 self._refilling = bool(self._retiring or self._reaping)
@@ -1305,9 +1306,14 @@ class ProcessRunner:
         return box[0].popen.pid if box and box[0].alive() else None
 
     def worker_pids(self) -> list[int]:
-        """Process ids of every live worker (idle, busy and pinned): for tests and monitoring."""
+        """Process ids of every live worker (idle, busy and pinned): for tests and monitoring.
+
+        A retired worker (killed after its run, reaped by the refill thread) is not listed.
+        """
+        with self._retired:
+            leaving = {*self._retiring, *self._reaping}
         with self._lock:
-            return sorted(w.pid for w in self._all)
+            return sorted(w.pid for w in self._all if w not in leaving)
 
     def _take_all(self) -> set[_Worker]:
         with self._lock:
