@@ -329,13 +329,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     command = _COMMANDS[args.command]
-    from scriptgate.interrupts import Interrupted, run_interruptible
+    from scriptgate.interrupts import Interrupted, run_interruptible, run_quiet_on_interrupt
 
     try:
         # `run` turns SIGINT into an abort of the script (its output and call trace are
         # kept: _live.sigint_aborts); the other commands are cancelled by it
         code: int = (
-            anyio.run(command, args, io)
+            anyio.run(run_quiet_on_interrupt, command, args, io)
             if args.command == "run"
             else anyio.run(run_interruptible, command, args, io)
         )

@@ -18,7 +18,7 @@ from typing import TypeVar
 import anyio
 import anyio.abc
 
-__all__ = ["Interrupted", "run_interruptible"]
+__all__ = ["Interrupted", "run_interruptible", "run_quiet_on_interrupt"]
 
 T = TypeVar("T")
 
@@ -56,3 +56,40 @@ async def run_interruptible(fn: Callable[..., Awaitable[T]], *args: object) -> T
     if interrupted or not result:
         raise Interrupted
     return result[0]
+
+
+def _only_interrupts(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``KeyboardInterrupt`` or a group of nothing but those (and
+    cancellations)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_interrupts(inner) for inner in exc.exceptions)
+    return isinstance(exc, KeyboardInterrupt | anyio.get_cancelled_exc_class())
+
+
+async def run_quiet_on_interrupt(fn: Callable[..., Awaitable[T]], *args: object) -> T:
+    """``await fn(*args)`` with asyncio's shutdown log quiet about a ``KeyboardInterrupt``.
+
+    ``scriptgate run`` turns a second SIGINT into ``KeyboardInterrupt`` (_live.sigint_aborts);
+    raised inside a task (an MCP server's stdin writer), it reaches ``main`` at once, which
+    says "interrupted", while asyncio's shutdown logged the command's task, ended by a group
+    of that one interrupt, with a full traceback. Only such tasks are left out of the log.
+    """
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another backend: nothing to quiet
+        return await fn(*args)
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, BaseException) and _only_interrupts(exc):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    return await fn(*args)
