@@ -140,6 +140,11 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("f03-list-subclass-add-doubling", "8-memory", _SUBCLASS_L + "for n in range(14):\n    x = L(x + x)\nlen(x)", "limit", _TOO),
     _a("f03-list-subclass-extend-lying-len", "8-memory", _LYING_LEN_L + "for n in range(14):\n    x.extend(x)\n'done'", "limit", "L.extend"),
     _a("f03-list-subclass-growth-ok", "8-memory", _LYING_LEN_L + "x += x\nx.extend(L([1]))\ny = L(x + x)\n[len(x), len([*x]), len([*y]), type(y).__name__]", "ok", value=[0, 2001, 4002, "L"]),
+    # str.translate looks each character up once: a dict subclass's __getitem__ or a list of
+    # long strings allocated without bound; the table is read once into an exact dict
+    _a("onecall-translate-dict-subclass-getitem", "8-memory", "class D(dict):\n    def __getitem__(self, k):\n        return BIG\nBIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate(D({97: 'y'})))", "ok", value=100_000),
+    _a("onecall-translate-list-table", "8-memory", "BIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate([BIG] * 128))", "limit", "str.translate"),
+    _a("onecall-translate-object-table", "8-memory", "class T:\n    def __getitem__(self, k):\n        return 'z' * 1_000_000\n('a' * 100_000).translate(T())", "runtime", "str.maketrans"),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
 

@@ -848,11 +848,23 @@ def guarded_inplace(op: str, a: Any, b: Any) -> Any:
 # string methods that allocate (center, join… are in guards/allocations.py)
 def _translate(s: Any) -> Callable[..., Any]:
     def translate(table: Any) -> Any:
+        # C looks each character up in the table once: a dict subclass's __getitem__ or a
+        # list of long strings would make it allocate without bound, so the table is read
+        # once into an exact dict (base methods, no script code) and its longest value bounds
+        # the result
         if isinstance(table, dict):
-            values = dict.values(table)  # base methods: a subclass's __len__ never runs
-            longest = max((base_len(v) for v in values if isinstance(v, str)), default=1)
-            if base_len(s) * longest > MAX_SEQUENCE:
-                _too_big("str.translate")
+            table = dict.copy(table)
+        elif isinstance(table, (list, tuple)):
+            base: Any = list if isinstance(table, list) else tuple
+            table = dict(enumerate(base.__iter__(table)))
+        else:
+            raise TypeError(
+                "str.translate takes a dict in the sandbox: build it with str.maketrans(...)"
+            )
+        values = dict.values(table)
+        longest = max((base_len(v) for v in values if isinstance(v, str)), default=1)
+        if base_len(s) * longest > MAX_SEQUENCE:
+            _too_big("str.translate")
         return s.translate(table)
 
     return translate
