@@ -1,0 +1,276 @@
+"""No script code runs after its run: suspended generators are closed inside the run.
+
+Issue 13 §2 ("a run's tool functions ... are dead once the run ends"), the generator gap:
+a script generator or async generator left suspended when a run ends used to be finalized
+later by the host (CPython's generator finalizer when the object is collected, asyncio's or
+trio's async-generator hooks), running the script's ``finally``/``__exit__`` outside the
+run's context, limits and records. The run now closes every suspended one at its end,
+inside the run: what their ``finally`` blocks print and call is in the run's result. The
+host counts every execution of its ``echo`` tool; a run's records must hold every one.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.result import Limits
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
+
+_EXECUTED: list[Any] = []
+
+
+def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+    _EXECUTED.append(params)
+    return AgentToolResult(content=(TextContent("echoed"),), structured_content={"args": params})
+
+
+_TOOL = AgentTool(
+    name="echo",
+    description="Echo the arguments.",
+    parameters={"type": "object", "additionalProperties": True},
+    execute=_echo,
+    output_schema={"type": "object"},
+)
+
+_GEN = """
+def gen():
+    try:
+        yield 1
+        yield 2
+    finally:
+        print("fin")
+        echo(m="fin")
+"""
+
+_CM = """
+class Guard:
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        print("exit")
+        echo(m="exit")
+        return False
+def gen():
+    with Guard():
+        yield 1
+        yield 2
+"""
+
+_AGEN = """
+async def agen():
+    try:
+        yield 1
+        yield 2
+    finally:
+        print("fin")
+        await echo(m="fin")
+"""
+
+_SUSPENDED = {
+    "next": _GEN + "g = gen()\nnext(g)\n1",
+    "with": _CM + "g = gen()\nnext(g)\n1",
+    "for-break": _GEN + "g = gen()\nfor x in g:\n    break\n1",
+    "in-a-cycle": _GEN + "g = gen()\nnext(g)\nbox = [g]\nbox.append(box)\ndel g, box\n1",
+    "yield-from": _GEN
+    + "def outer():\n    yield from gen()\nh = outer()\nnext(h)\n1",
+    "method": "class C:\n    def items(self):\n        try:\n            yield 1\n"
+    "        finally:\n            print('fin')\n            echo(m='fin')\nc = C()\n"
+    "g = c.items()\nnext(g)\n1",
+    "async-for-break": _AGEN + "async for x in agen():\n    break\n1",
+    "async-kept": _AGEN + "a = agen()\nasync for x in a:\n    break\n1",
+    "async-in-a-cycle": _AGEN
+    + "a = agen()\nasync for x in a:\n    break\nbox = [a]\nbox.append(box)\ndel a, box\n1",
+}
+
+
+@pytest.fixture(scope="module", params=["in_process", "process"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    isolation: Isolation = request.param
+    box = Sandbox([_TOOL], isolation=isolation, limits=Limits(timeout=20))
+    yield box
+    box.close()
+
+
+def _unrecorded(before: int, *recorded: int) -> list[Any]:
+    gc.collect()
+    return _EXECUTED[before + sum(recorded) :]
+
+
+@pytest.mark.parametrize("case", list(_SUSPENDED), ids=str)
+def test_attack_suspended_generator_finally_runs_inside_its_run(
+    sandbox: Sandbox, case: str
+) -> None:
+    before = len(_EXECUTED)
+    result = sandbox.run_sync(_SUSPENDED[case])
+    assert result.ok, result.error
+    assert result.value == 1
+    word = "exit" if case == "with" else "fin"
+    assert result.output == f"{word}\n"
+    assert [(call.tool, call.status) for call in result.calls] == [("echo", "ok")]
+    assert _unrecorded(before, len(result.calls)) == []
+
+
+def test_attack_suspended_generator_of_a_tripped_run_is_closed_with_the_stop(
+    sandbox: Sandbox,
+) -> None:
+    # the run ended on its step limit: the generator's finally runs, and its tool call
+    # meets the stop (no execution), the result stays the limit
+    box = Sandbox([_TOOL], isolation=sandbox.isolation, limits=Limits(max_steps=2_000))
+    try:
+        before = len(_EXECUTED)
+        result = box.run_sync(_GEN + "g = gen()\nnext(g)\nwhile True:\n    pass")
+        assert result.error is not None
+        assert result.error.kind == "limit", result.error
+        assert result.calls == ()
+        assert _unrecorded(before) == []
+    finally:
+        box.close()
+
+
+@pytest.mark.parametrize(
+    "cleanup",
+    [
+        "def gen():\n    try:\n        yield 1\n    finally:\n        while True:\n            pass\n",
+        "async def gen():\n    try:\n        yield 1\n    finally:\n        import asyncio\n"
+        "        await asyncio.sleep(3600)\n",
+        "async def gen():\n    try:\n        yield 1\n    finally:\n"
+        "        while True:\n            await echo(m='loop')\n",
+    ],
+    ids=["loop", "await-forever", "tool-loop"],
+)
+def test_attack_suspended_generator_cleanup_cannot_hold_the_run(
+    sandbox: Sandbox, cleanup: str
+) -> None:
+    # the script ended well within its 20 s; its generator's finally never ends: the
+    # run ends after a short grace, as a limit
+    step = "async for x in g:\n    break" if "async" in cleanup else "next(g)"
+    before = len(_EXECUTED)
+    started = time.monotonic()
+    result = sandbox.run_sync(cleanup + f"g = gen()\n{step}\n1")
+    assert time.monotonic() - started < 10
+    assert result.error is not None
+    assert result.error.kind == "limit", result.error
+    assert "clean" in result.error.message
+    assert _unrecorded(before, len(result.calls)) == []
+
+
+def test_attack_generator_kept_in_a_session_lives_on_and_closes_at_reset(
+    sandbox: Sandbox,
+) -> None:
+    session = sandbox.session()
+    before = len(_EXECUTED)
+    first = session.run_sync(_GEN + "g = gen()\nnext(g)")
+    assert first.ok, first.error
+    assert first.calls == ()
+    later = session.run_sync("next(g)")
+    assert later.ok, later.error
+    assert later.value == 2
+    assert later.calls == ()
+    assert _unrecorded(before) == []
+    dropped = session.run_sync("h = gen()\nnext(h)\ndel h\n1")
+    assert dropped.output == "fin\n"  # no reference left: closed (CPython) in the run
+    assert len(dropped.calls) == 1
+    before = len(_EXECUTED)
+    session.reset()
+    gc.collect()
+    # in-process the reset closes `g` inside a run (its tool call executes in it);
+    # process mode discards the session's worker, and nothing of it runs again
+    expected = [{"m": "fin"}] if sandbox.isolation == "in_process" else []
+    assert _EXECUTED[before:] == expected
+
+
+def test_attack_async_generator_kept_in_a_session_resumes_in_a_later_run(
+    sandbox: Sandbox,
+) -> None:
+    session = sandbox.session()
+    before = len(_EXECUTED)
+    first = session.run_sync(_AGEN + "a = agen()\nasync for v in a:\n    break\nv")
+    assert first.ok, first.error
+    later = session.run_sync("async for v in a:\n    break\nv")
+    assert later.ok, later.error
+    assert later.value == 2
+    assert _unrecorded(before) == []
+    session.reset()
+    gc.collect()
+    expected = [{"m": "fin"}] if sandbox.isolation == "in_process" else []
+    assert _EXECUTED[before:] == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        _GEN + "gen()",
+        _GEN + "g = gen()\nnext(g)\ng",
+        _GEN + "[gen(), {'k': gen()}]",
+    ],
+    ids=["fresh", "suspended", "nested"],
+)
+def test_attack_escaping_generator_is_rendered_without_running_it(
+    sandbox: Sandbox, source: str
+) -> None:
+    before = len(_EXECUTED)
+    result = sandbox.run_sync(source.replace("yield 1", "echo(m='body')\n        yield 1"))
+    assert "generator" in str(result.value), result
+    ran = [call for call in result.calls if call.arguments == {"m": "body"}]
+    assert len(ran) == source.count("next(g)")  # the script's own steps, in the run
+    assert _unrecorded(before, len(result.calls)) == []
+
+
+def test_attack_generator_in_a_tool_argument_is_not_run(sandbox: Sandbox) -> None:
+    before = len(_EXECUTED)
+    source = _GEN.replace("yield 1", "echo(m='body')\n        yield 1") + "echo(g=gen())"
+    result = sandbox.run_sync(source)
+    assert result.error is not None
+    assert [call.arguments for call in result.calls if call.status == "ok"] == []
+    assert _unrecorded(before, len(result.calls)) == []
+
+
+def _script_generator(agen: Any) -> bool:
+    code = getattr(agen, "ag_code", None)
+    return code is not None and code.co_filename == FILENAME
+
+
+@pytest.mark.anyio
+async def test_attack_script_async_generators_never_reach_the_loops_hooks() -> None:
+    # the host loop's asyncgen hooks (asyncio's or trio's) never learn of a script's
+    # async generator: neither at its first iteration nor when it is collected
+    seen: list[str] = []
+    firstiter, finalizer = sys.get_asyncgen_hooks()
+
+    def spy_first(agen: Any) -> None:
+        if _script_generator(agen):
+            seen.append("firstiter")
+        if firstiter is not None:
+            firstiter(agen)
+
+    def spy_final(agen: Any) -> None:
+        if _script_generator(agen):
+            seen.append("finalizer")
+        if finalizer is not None:
+            finalizer(agen)
+
+    sys.set_asyncgen_hooks(spy_first, spy_final)
+    box = Sandbox([_TOOL])
+    try:
+        for case in ("async-for-break", "async-kept", "async-in-a-cycle"):
+            result = await box.run(_SUSPENDED[case])
+            assert result.ok, (case, result.error)
+            assert result.output == "fin\n", case
+        session = box.session()
+        kept = await session.run(_AGEN + "a = agen()\nasync for v in a:\n    break\nv")
+        assert kept.ok, kept.error
+        assert (await session.run("async for v in a:\n    break\nv")).value == 2
+        gc.collect()
+    finally:
+        sys.set_asyncgen_hooks(firstiter, finalizer)
+        await box.aclose()
+    assert seen == []
