@@ -115,6 +115,14 @@ from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamesp
 from scriptgate.sandbox.guards.boundary import register_opaque, release_typing_cache
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.errors import ScriptStop, ToolDenied, ToolError
+from scriptgate.sandbox.guards.generators import (
+    CLEANUP_GRACE,
+    GENERATORS_KEY,
+    WRAPPER_CODES,
+    ScriptGenerators,
+    cleanup_message,
+    is_async_generator,
+)
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
 from scriptgate.sandbox.lastvalue import render_last_value
 from scriptgate.sandbox.loopyields import CheckedAwait
@@ -126,7 +134,7 @@ from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 
-__all__ = ["INJECTED_NAMES", "run_script"]
+__all__ = ["INJECTED_NAMES", "close_session", "run_script", "session_has_generators"]
 
 _SLEEPS = frozenset({"time", "sleep"})
 """A script naming these may sleep: it runs in a greenlet, so the wait is on the loop."""
@@ -195,7 +203,8 @@ def _error_line(exc: BaseException) -> int | None:
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == FILENAME:
+        code = tb.tb_frame.f_code
+        if code.co_filename == FILENAME and code not in WRAPPER_CODES:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
@@ -385,8 +394,14 @@ class _Run:
         inline: bool = False,
         on_event: OnEvent | None = None,
         evaluates: bool = True,
+        final: bool = False,
     ) -> None:
         self.inline = inline
+        self.final = final
+        """A session's last run: every generator it kept is closed at the end."""
+        self.generators: ScriptGenerators | None = None
+        """The script's generators and coroutines (closed at the run's end)."""
+        self.cleanup_end: float | None = None
         self.evaluates = evaluates
         """Whether the run's builtins get ``eval``/``exec`` (a one-shot script that names
         neither cannot reach them: they are not made, a start-up cost)."""
@@ -889,6 +904,11 @@ class _Run:
             max_range=self.limits.max_steps or MAX_RANGE,
         )
         ns = self.namespace
+        generators = ns.get(GENERATORS_KEY)
+        if type(generators) is not ScriptGenerators:
+            generators = ns[GENERATORS_KEY] = ScriptGenerators()
+        self.generators = generators
+        guards["_gw_"] = generators.wrap  # the compiler decorates generator functions with it
         ns.update(guards)
         self.budget.hooks = ns
         kept = ns.get("__builtins__")
@@ -976,6 +996,94 @@ class _Run:
             return True, fn()
         except BaseException as exc:
             return False, exc
+        finally:
+            self._close_generators()
+
+    # -- the script's generators ------------------------------------------------------
+
+    def _to_close(self) -> list[Any]:
+        """What the run's end closes: everything (a fresh run, a session's last run), or in
+        a session what only the session still holds (the objects a run dropped)."""
+        generators = self.generators
+        if generators is None or not generators.pending():
+            return []
+        if self.fresh or self.final:
+            return generators.suspended()
+        found = generators.orphans()
+        found.extend(generators.dropped)
+        generators.dropped.clear()
+        return found
+
+    def _begin_cleanup(self) -> None:
+        # the generators' finally blocks get the run's budget, and at most a short grace
+        if self.cleanup_end is not None:
+            return
+        budget = self.budget
+        end = time.monotonic() + CLEANUP_GRACE
+        self.cleanup_end = end
+        if budget.deadline is None or budget.deadline > end:
+            budget.deadline = end
+            budget.deadline_message = cleanup_message(CLEANUP_GRACE)
+            if self.tg is not None:  # a wait (a tool call, a sleep) ends at the grace too
+                self.tg.start_soon(self._watch_cleanup, end)
+
+    async def _watch_cleanup(self, end: float) -> None:
+        await anyio.sleep(max(0.0, end - time.monotonic()))
+        self._stop("limit", cleanup_message(CLEANUP_GRACE))
+
+    def _closing_failed(self, exc: BaseException) -> None:
+        # a generator's cleanup failed: ignored, as CPython ignores it in a finalizer; a
+        # stop (limit, abort) is final in the budget already; anything else goes on
+        if isinstance(exc, Exception | ScriptStop | GeneratorExit | anyio.get_cancelled_exc_class()):
+            return
+        raise exc
+
+    def _settle_generators(self) -> None:
+        generators = self.generators
+        if generators is None:
+            return
+        if self.fresh or self.final:
+            generators.kept = []
+        else:
+            generators.keep_alive()  # a session's: they live on to its later runs
+
+    def _close_generators(self) -> None:
+        """Close the suspended generators, in the script's own greenlet (or stack)."""
+        for _ in range(_CLOSE_ROUNDS):
+            found = self._to_close()
+            if not found:
+                break
+            self._begin_cleanup()
+            for obj in found:
+                try:
+                    if not is_async_generator(obj):
+                        obj.close()
+                    elif self.switch is not None and greenlet.getcurrent() is self.child:
+                        self._await_in_greenlet(
+                            CheckedAwait(obj.aclose(), self._refuse_yield).__await__()  # type: ignore[arg-type]
+                        )
+                    else:
+                        _step_closed(obj.aclose())
+                except BaseException as exc:
+                    self._closing_failed(exc)
+        self._settle_generators()
+
+    async def _close_generators_async(self) -> None:
+        """Close the suspended generators in the run's task (an async script)."""
+        for _ in range(_CLOSE_ROUNDS):
+            found = self._to_close()
+            if not found:
+                break
+            self._begin_cleanup()
+            for obj in found:
+                try:
+                    if is_async_generator(obj):
+                        await CheckedAwait(obj.aclose(), self._refuse_yield)
+                    else:
+                        obj.close()
+                except BaseException as exc:
+                    self._closing_failed(exc)
+        self._settle_generators()
 
     async def execute(self, code: Any) -> tuple[bool, Any]:
         ns = self.build_namespace()
@@ -1004,7 +1112,10 @@ class _Run:
                     try:
                         if self.is_async:
                             # every yield of the script's coroutine is checked (F07)
-                            outcome = (True, await CheckedAwait(fn(), self._refuse_yield))
+                            try:
+                                outcome = (True, await CheckedAwait(fn(), self._refuse_yield))
+                            finally:
+                                await self._close_generators_async()
                         else:
                             outcome = await self._drive(fn)
                             deadline = self.budget.deadline
@@ -1041,6 +1152,7 @@ async def run_script(
     signal: AbortSignal | None = None,
     call_id_prefix: str = "script",
     on_event: OnEvent | None = None,
+    final: bool = False,
 ) -> ScriptResult:
     """Run ``source`` as a script and return a JSON-compatible :class:`ScriptResult`.
 
@@ -1049,7 +1161,8 @@ async def run_script(
     for a fresh one); ``signal`` aborts the run (its ``pending`` reason is polled
     at every budget check, see ``AbortController.abort_soon``); tool-call ids are
     ``f"{call_id_prefix}/{n}"``; ``on_event`` receives each
-    :class:`~scriptgate.sandbox.events.RunEvent` as it happens.
+    :class:`~scriptgate.sandbox.events.RunEvent` as it happens. ``final``: the session's
+    last run (:func:`close_session`), which closes every generator the session kept.
     """
     started = time.monotonic()
 
@@ -1089,6 +1202,7 @@ async def run_script(
         call_id_prefix=call_id_prefix,
         is_async=compiled.is_async,
         on_event=on_event,
+        final=final,
         evaluates=state is not None or bool(compiled.names & _EVALUATOR_NAMES),
         inline=(
             state is None
@@ -1117,6 +1231,52 @@ async def run_script(
         return _finish(run, ok, payload, wall())
     finally:
         run.release()
+
+
+_CLOSE_ROUNDS = 8
+"""Times the run's end looks again for generators made by the cleanup of others."""
+
+
+def _step_closed(closing: Any) -> None:
+    # no event loop to wait on (a run with no tool): one step; a wait is closed at once
+    try:
+        closing.send(None)
+    except StopIteration:
+        return
+    closing.close()
+
+
+def session_has_generators(state: dict[str, Any]) -> bool:
+    """Whether a session's globals hold generators a run left suspended (cheap)."""
+    generators = state.get(GENERATORS_KEY)
+    return type(generators) is ScriptGenerators and bool(generators.kept)
+
+
+async def close_session(
+    state: dict[str, Any],
+    *,
+    bridge: ToolBridge,
+    tools: Sequence[ToolSpec],
+    limits: Limits,
+    call_id_prefix: str = "script",
+) -> ScriptResult | None:
+    """Close the generators a session kept, in a last run of the session (issue 13 §2).
+
+    Their ``finally``/``with`` blocks run inside that run: its tools, records and limits
+    (and at most :data:`~scriptgate.sandbox.guards.generators.CLEANUP_GRACE`). ``None`` when
+    the session kept none. The caller drops ``state`` afterwards.
+    """
+    if not session_has_generators(state):
+        return None
+    return await run_script(
+        "None",
+        bridge=bridge,
+        tools=tools,
+        limits=limits,
+        state=state,
+        call_id_prefix=call_id_prefix,
+        final=True,
+    )
 
 
 _STOP_TYPES = {"aborted": "AbortError", "limit": "LimitExceeded", "sandbox": "SandboxViolation"}

@@ -13,6 +13,7 @@ pipe so hooks still run here.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from types import TracebackType
@@ -30,7 +31,7 @@ from scriptgate.runtime.types import (
     BeforeToolCallHook,
 )
 from scriptgate.sandbox.bridge import LazyHostBridge, ToolSpec, json_copy, tool_specs
-from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.engine import close_session, run_script, session_has_generators
 from scriptgate.sandbox.events import OnEvent
 from scriptgate.sandbox.result import Limits, ScriptResult
 
@@ -303,12 +304,48 @@ class SandboxSession:
         return result
 
     def reset(self) -> None:
-        """Forget every global (process isolation: the session's pinned worker is discarded)."""
+        """Forget every global (process isolation: the session's pinned worker is discarded).
+
+        Generators a run left suspended in the globals are closed first, in a last run of
+        the session (their ``finally`` blocks run with its tools and limits); a discarded
+        worker takes its own with it.
+        """
         runner = self.sandbox._runner
         if runner is not None:
             runner.drop_session(self._key)
-        self._state = {}
+        state, self._state = self._state, {}
         self._key = _next_session_key()
+        if session_has_generators(state):
+            _run_blocking(self._close_generators, state)
+
+    async def areset(self) -> None:
+        """:meth:`reset` from async code (the generators are closed on this event loop)."""
+        runner = self.sandbox._runner
+        if runner is not None:
+            runner.drop_session(self._key)
+        state, self._state = self._state, {}
+        self._key = _next_session_key()
+        await self._close_generators(state)
+
+    async def aclose(self) -> None:
+        """End the session: :meth:`areset` (its generators are closed inside a run)."""
+        await self.areset()
+
+    def close(self) -> None:
+        """End the session: :meth:`reset`."""
+        self.reset()
+
+    async def _close_generators(self, state: dict[str, Any]) -> None:
+        sandbox = self.sandbox
+        with contextlib.suppress(Exception):  # a failed cleanup still forgets the session
+            await close_session(
+                state,
+                bridge=sandbox._bridge(None),
+                tools=sandbox._specs,
+                limits=sandbox.limits,
+                call_id_prefix="session-close",
+            )
+        state.clear()
 
     @property
     def globals(self) -> dict[str, Any]:

@@ -95,7 +95,7 @@ _SUSPENDED = {
 @pytest.fixture(scope="module", params=["in_process", "process"])
 def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     isolation: Isolation = request.param
-    box = Sandbox([_TOOL], isolation=isolation, limits=Limits(timeout=20))
+    box = Sandbox([_TOOL], isolation=isolation, limits=Limits(timeout=20, max_tool_calls=None))
     yield box
     box.close()
 

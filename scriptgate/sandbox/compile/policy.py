@@ -1331,6 +1331,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """Plain functions count call depth and tick; generators tick."""
         node = cast(Any, super().visit_FunctionDef(node))
         self._instrument(node)
+        if _makes_generator(node):
+            node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
         return node
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
@@ -1339,6 +1341,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         self._instrument(node)
+        node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
@@ -1349,6 +1352,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         copy_locations(tick, node.body)
         copy_locations(body, node.body)
         node.body = ast.fix_missing_locations(body)
+        if _makes_generator(node):  # `lambda: (yield)`: known to its run
+            return _call("_gw_", [node], node)
         return node
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
@@ -1597,6 +1602,24 @@ _PATTERN_KEY_MESSAGE = (
     "Mapping pattern keys must be literals in the sandbox (case {'k': v}): a named key "
     "(case {K.x: v}) cannot be checked before it is hashed."
 )
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _makes_generator(node: ast.FunctionDef | ast.Lambda) -> bool:
+    """Whether calling the function makes a generator (a ``yield`` in its own scope)."""
+    todo: list[ast.AST] = (
+        [node.body] if isinstance(node, ast.Lambda) else list(node.body)  # type: ignore[list-item]
+    )
+    while todo:
+        child = todo.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if isinstance(child, _OWN_SCOPES):
+            continue  # (a comprehension cannot hold a yield: a SyntaxError)
+        todo.extend(ast.iter_child_nodes(child))
+    return False
 
 
 def _named_alternatives(pattern: ast.pattern) -> list[ast.expr] | None:

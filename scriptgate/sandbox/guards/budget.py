@@ -102,6 +102,8 @@ class Budget:
         """Set by the engine for sync scripts in a greenlet: lets the event loop run."""
         self.next_pause = self.started + PAUSE_INTERVAL
         self.stop: ScriptStop | None = None
+        self.deadline_message: str | None = None
+        """Set when the deadline was brought forward (the run's cleanup grace): its text."""
         self.signal: Any = None
         """The run's abort signal (set by the engine): its ``pending`` reason is polled at
         every real check, so an abort requested from a signal handler or another
@@ -154,6 +156,8 @@ class Budget:
 
     def timeout_message(self) -> str:
         """The text of a timeout stop."""
+        if self.deadline_message is not None:
+            return self.deadline_message
         return f"Script timed out after {self.limits.timeout:g} s"
 
     def _poll_signal(self) -> None:
