@@ -1034,7 +1034,9 @@ class _Run:
     def _closing_failed(self, exc: BaseException) -> None:
         # a generator's cleanup failed: ignored, as CPython ignores it in a finalizer; a
         # stop (limit, abort) is final in the budget already; anything else goes on
-        if isinstance(exc, Exception | ScriptStop | GeneratorExit | anyio.get_cancelled_exc_class()):
+        if isinstance(
+            exc, Exception | ScriptStop | GeneratorExit | anyio.get_cancelled_exc_class()
+        ):
             return
         raise exc
 

@@ -80,8 +80,9 @@ _SUSPENDED = {
     "with": _CM + "g = gen()\nnext(g)\n1",
     "for-break": _GEN + "g = gen()\nfor x in g:\n    break\n1",
     "in-a-cycle": _GEN + "g = gen()\nnext(g)\nbox = [g]\nbox.append(box)\ndel g, box\n1",
-    "yield-from": _GEN
-    + "def outer():\n    yield from gen()\nh = outer()\nnext(h)\n1",
+    "yield-from": _GEN + "def outer():\n    yield from gen()\nh = outer()\nnext(h)\n1",
+    "held-by-a-plain-generator": _GEN
+    + "def outer():\n    inner = gen()\n    next(inner)\n    yield 0\nh = outer()\nnext(h)\n1",
     "method": "class C:\n    def items(self):\n        try:\n            yield 1\n"
     "        finally:\n            print('fin')\n            echo(m='fin')\nc = C()\n"
     "g = c.items()\nnext(g)\n1",
@@ -179,6 +180,10 @@ def test_attack_generator_kept_in_a_session_lives_on_and_closes_at_reset(
     dropped = session.run_sync("h = gen()\nnext(h)\ndel h\n1")
     assert dropped.output == "fin\n"  # no reference left: closed (CPython) in the run
     assert len(dropped.calls) == 1
+    session.run_sync("k = gen()\nnext(k)")
+    forgotten = session.run_sync("del k\n1")  # the session held it: the run closes it
+    assert forgotten.output == "fin\n"
+    assert [call.status for call in forgotten.calls] == ["ok"]
     before = len(_EXECUTED)
     session.reset()
     gc.collect()
@@ -270,7 +275,69 @@ async def test_attack_script_async_generators_never_reach_the_loops_hooks() -> N
         assert kept.ok, kept.error
         assert (await session.run("async for v in a:\n    break\nv")).value == 2
         gc.collect()
+        before = len(_EXECUTED)
+        await session.aclose()  # closed in a last run of the session, on this loop
+        assert _EXECUTED[before:] == [{"m": "fin"}]
     finally:
         sys.set_asyncgen_hooks(firstiter, finalizer)
         await box.aclose()
     assert seen == []
+
+
+_CONTEXT = '''
+import contextlib
+@contextlib.contextmanager
+def opened(name):
+    """Open it."""
+    try:
+        yield name
+    finally:
+        print("closed", name)
+with opened("a") as x:
+    print("in", x)
+def walk():
+    """Walk it."""
+    with opened("b"):
+        yield 1
+[opened.__name__, walk.__name__, walk.__doc__]
+'''
+
+
+def test_generators_registered_functions_keep_their_names_lines_and_contexts() -> None:
+    box = Sandbox([_TOOL])
+    try:
+        result = box.run_sync(_CONTEXT)
+        assert result.ok, result.error
+        assert result.output == "in a\nclosed a\n"
+        assert result.value == ["opened", "walk", "Walk it."]
+        named = box.run_sync(_GEN + "[gen.__name__, repr(gen).split()[1]]")
+        assert named.value == ["gen", "gen"], named
+        wrong = box.run_sync(_GEN + "g = gen(1, 2)\n")
+        assert wrong.error is not None
+        assert wrong.error.type == "TypeError"
+        assert wrong.error.line == _GEN.count("\n") + 1  # the script's line, not the hook's
+    finally:
+        box.close()
+
+
+def test_generators_plain_generator_functions_are_not_registered() -> None:
+    # the hot path: a generator with no try/with in its body runs nothing when closed,
+    # so it is compiled as it was (no hook call per generator made)
+    from scriptgate.sandbox.compile.cache import CompiledScript, compile_script
+
+    def hooks(source: str) -> set[str]:
+        compiled = compile_script(source, max_source_bytes=100_000, session=False)
+        assert isinstance(compiled, CompiledScript)
+        names: set[str] = set()
+        todo = [compiled.code]
+        while todo:
+            code = todo.pop()
+            names.update(code.co_names)
+            todo.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+        return names & {"_gw_"}
+
+    assert hooks("def nums(n):\n    for i in range(n):\n        yield i\nsum(nums(3))") == set()
+    assert hooks("def f():\n    return 1\nf()") == set()
+    assert hooks(_GEN + "gen()") == {"_gw_"}
+    assert hooks(_CM + "gen()") == {"_gw_"}
+    assert hooks("async def a():\n    yield 1\nNone") == {"_gw_"}

@@ -1331,7 +1331,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """Plain functions count call depth and tick; generators tick."""
         node = cast(Any, super().visit_FunctionDef(node))
         self._instrument(node)
-        if _makes_generator(node):
+        if _registered(node):
             node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
         return node
 
@@ -1341,7 +1341,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         self._instrument(node)
-        node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
+        if _registered(node):
+            node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
@@ -1352,9 +1353,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         copy_locations(tick, node.body)
         copy_locations(body, node.body)
         node.body = ast.fix_missing_locations(body)
-        if _makes_generator(node):  # `lambda: (yield)`: known to its run
-            return _call("_gw_", [node], node)
-        return node
+        return node  # (`lambda: (yield)` has no finally: closing it runs nothing)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         """Every handler first re-raises a limit, an abort or a cancellation."""
@@ -1605,21 +1604,32 @@ _PATTERN_KEY_MESSAGE = (
 
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_CLEANUPS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
 
 
-def _makes_generator(node: ast.FunctionDef | ast.Lambda) -> bool:
-    """Whether calling the function makes a generator (a ``yield`` in its own scope)."""
-    todo: list[ast.AST] = (
-        [node.body] if isinstance(node, ast.Lambda) else list(node.body)  # type: ignore[list-item]
-    )
+def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the objects the function makes must be known to their run (issue 13 §2).
+
+    An async generator always (its hooks are the run's, never the event loop's); a
+    generator or coroutine when its own body has a ``try`` or ``with``: only such a frame
+    runs code when it is closed (GeneratorExit at a ``yield`` otherwise leaves at once, and
+    the objects it drops close themselves or are known to the run). So the hot path of
+    ordinary generators pays nothing.
+    """
+    yields = cleanup = False
+    todo: list[ast.AST] = list(node.body)
     while todo:
         child = todo.pop()
         if isinstance(child, ast.Yield | ast.YieldFrom):
-            return True
-        if isinstance(child, _OWN_SCOPES):
+            yields = True
+        elif isinstance(child, _CLEANUPS):
+            cleanup = True
+        elif isinstance(child, _OWN_SCOPES):
             continue  # (a comprehension cannot hold a yield: a SyntaxError)
         todo.extend(ast.iter_child_nodes(child))
-    return False
+    if isinstance(node, ast.AsyncFunctionDef):
+        return yields or cleanup
+    return yields and cleanup
 
 
 def _named_alternatives(pattern: ast.pattern) -> list[ast.expr] | None:

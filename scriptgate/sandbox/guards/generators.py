@@ -35,6 +35,7 @@ __all__ = [
     "WRAPPER_CODES",
     "ScriptGenerators",
     "cleanup_message",
+    "is_async_generator",
 ]
 
 GENERATORS_KEY = "_gens_"
@@ -98,7 +99,7 @@ def cleanup_message(grace: float) -> str:
 class ScriptGenerators:
     """The generators, coroutines and async generators one run (or session) made."""
 
-    __slots__ = ("live", "dropped", "kept", "_drop", "__weakref__")
+    __slots__ = ("__weakref__", "_drop", "dropped", "kept", "live")
 
     def __init__(self) -> None:
         self.live: dict[weakref.ref[Any], None] = {}
