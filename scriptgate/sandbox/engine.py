@@ -909,6 +909,7 @@ class _Run:
             generators = ns[GENERATORS_KEY] = ScriptGenerators()
         self.generators = generators
         guards["_gw_"] = generators.wrap  # the compiler decorates generator functions with it
+        guards["_ga_"] = generators.adopt  # and passes async generator expressions to this
         ns.update(guards)
         self.budget.hooks = ns
         kept = ns.get("__builtins__")

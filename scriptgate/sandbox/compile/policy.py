@@ -1345,6 +1345,14 @@ class ScriptPolicy(RestrictingNodeTransformer):
             node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
         return node
 
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
+        """An async generator expression is known to its run too (its hooks are the run's)."""
+        is_async = any(gen.is_async for gen in node.generators) or any(
+            isinstance(child, ast.Await) for child in ast.walk(node)
+        )
+        new = cast(ast.expr, super().visit_GeneratorExp(node))
+        return _call("_ga_", [new], node) if is_async else new
+
     def visit_Lambda(self, node: ast.Lambda) -> Any:
         """``lambda`` bodies tick: ``lambda x: _tk_() and None or <body>``."""
         node = cast(Any, super().visit_Lambda(node))

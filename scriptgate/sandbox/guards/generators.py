@@ -4,7 +4,8 @@ Owns :class:`ScriptGenerators`: one per run (one per session, kept in the sessio
 under :data:`GENERATORS_KEY`). The compiler decorates every generator function, ``async def``
 and async generator function the script defines with the run's ``_gw_`` hook
 (:meth:`ScriptGenerators.wrap`): calling the function registers the object it makes (a weak
-reference, dropped when the object dies). At the end of the run the engine closes every one
+reference, dropped when the object dies; an async generator expression goes through
+``_ga_``, :meth:`ScriptGenerators.adopt`). At the end of the run the engine closes every one
 still suspended (:meth:`ScriptGenerators.suspended`), inside the run's own task or greenlet and
 under its budget, so a ``finally``/``__exit__`` never runs later in host code (CPython's
 generator finalizer, the event loop's async-generator hooks).
@@ -125,6 +126,13 @@ class ScriptGenerators:
         wrapper.__qualname__ = fn.__qualname__
         wrapper.__doc__ = fn.__doc__
         return wrapper
+
+    def adopt(self, made: Any) -> Any:
+        """The ``_ga_`` hook: an async generator expression's object, registered."""
+        if type(made) is types.AsyncGeneratorType:
+            self.live[weakref.ref(made, self._drop)] = None
+            self._own_hooks(made)
+        return made
 
     def _own_hooks(self, agen: Any) -> None:
         # Initialise the async generator's hooks now, with ours: no `firstiter` (the loop
