@@ -1132,6 +1132,11 @@ class _Run:
                 self.script_scope = None
                 self._cancel_calls()
                 tg.cancel_scope.cancel()
+            if self.is_async:
+                # what the run's cancelled tasks left suspended (their handlers ran in the
+                # run just now): closed before the run ends as well
+                self.tg = None
+                self._close_generators()
         finally:
             _RUNNING.reset(running)
             if remove is not None:

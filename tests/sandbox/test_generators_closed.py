@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -350,3 +351,40 @@ def test_generators_plain_generator_functions_are_not_registered() -> None:
     assert hooks("async def a():\n    return 1\n[x for x in (1, 2)]") == set()
     assert hooks("async def a():\n    yield 1\ng = (x async for x in a())") == {"_gw_", "_ga_"}
     assert hooks("g = (x for x in (1, 2))") == set()
+
+
+_LEFT_RUNNING = """
+import asyncio
+async def slow():
+    try:
+        await asyncio.sleep(30)
+    finally:
+        print("slow fin")
+        await echo(m="slow")
+async def bad():
+    raise ValueError("x")
+try:
+    await gather(slow(), bad())
+except ValueError:
+    pass
+unawaited = slow()
+1
+"""
+
+
+def test_attack_gathered_coroutine_left_running_ends_inside_its_run(sandbox: Sandbox) -> None:
+    # gather raised at once, its other coroutine still waits when the script ends: the
+    # run cancels it (its finally meets the cancellation first: nothing of it runs), and
+    # nothing of it runs later in the host; the unawaited one is closed unstarted (no
+    # "never awaited" warning from the host's collector)
+    before = len(_EXECUTED)
+    started = time.monotonic()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = sandbox.run_sync(_LEFT_RUNNING)
+        gc.collect()
+    assert time.monotonic() - started < 10
+    assert result.ok, result.error
+    assert result.output == ""
+    assert _unrecorded(before, len(result.calls)) == []
+    assert [w for w in caught if "never awaited" in str(w.message)] == []

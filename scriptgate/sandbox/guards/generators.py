@@ -198,7 +198,10 @@ def _needs_close(obj: Any) -> bool:
     if kind is types.GeneratorType:
         return obj.gi_frame is not None and not obj.gi_running
     if kind is types.CoroutineType:
-        return obj.cr_frame is not None and not obj.cr_running
+        # only an unawaited one (closed: no "never awaited" warning in the host); a
+        # suspended coroutine is always awaited by someone (the send/throw methods are
+        # refused): by a task the run cancels in the run, or by an object closed here
+        return obj.cr_frame is not None and not obj.cr_running and not obj.cr_suspended
     return _started(obj)
 
 
