@@ -915,6 +915,7 @@ class _Run:
             generators = ns[GENERATORS_KEY] = ScriptGenerators()
         self.generators = generators
         guards["_gw_"] = generators.wrap  # the compiler decorates generator functions with it
+        guards["_gwa_"] = generators.wrap_async
         guards["_ga_"] = generators.adopt  # and passes async generator expressions to this
         ns.update(guards)
         self.budget.hooks = ns

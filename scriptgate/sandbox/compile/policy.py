@@ -1331,8 +1331,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
         """Plain functions count call depth and tick; generators tick."""
         node = cast(Any, super().visit_FunctionDef(node))
         self._instrument(node)
-        if _registered(node):
-            node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
+        if _has_cleanup(node):  # a generator of it is known to its run (guards.generators)
+            node.decorator_list.append(_name("_gw_", node))
         return node
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
@@ -1341,8 +1341,9 @@ class ScriptPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         self._instrument(node)
-        if _registered(node):
-            node.decorator_list.append(_name("_gw_", node))  # known to its run (guards.generators)
+        # known to its run (guards.generators): any object with a try/with, an async
+        # generator always (its hooks are the run's)
+        node.decorator_list.append(_name("_gw_" if _has_cleanup(node) else "_gwa_", node))
         return node
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
@@ -1615,29 +1616,25 @@ _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CLEANUPS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
 
 
-def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether the objects the function makes must be known to their run (issue 13 §2).
+def _has_cleanup(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's own body has a ``try`` or ``with`` (issue 13 §2).
 
-    An async generator always (its hooks are the run's, never the event loop's); a
-    generator or coroutine when its own body has a ``try`` or ``with``: only such a frame
-    runs code when it is closed (GeneratorExit at a ``yield`` otherwise leaves at once, and
-    the objects it drops close themselves or are known to the run). So the hot path of
-    ordinary generators pays nothing.
+    Only such a generator or coroutine frame runs code when it is closed (GeneratorExit
+    at a ``yield`` otherwise leaves at once, and the objects it drops close themselves or
+    are known to the run), so only those are registered with the run: the hot path of
+    ordinary generators pays nothing. Whether the function makes a generator at all is
+    read from its code when it is defined (``guards.generators``). Statements never sit
+    inside an expression, so the nested scopes' bodies are left out whole.
     """
-    yields = cleanup = False
     todo: list[ast.AST] = list(node.body)
     while todo:
         child = todo.pop()
-        if isinstance(child, ast.Yield | ast.YieldFrom):
-            yields = True
-        elif isinstance(child, _CLEANUPS):
-            cleanup = True
-        elif isinstance(child, _OWN_SCOPES):
-            continue  # (a comprehension cannot hold a yield: a SyntaxError)
+        if isinstance(child, _CLEANUPS):
+            return True
+        if isinstance(child, _OWN_SCOPES):
+            continue
         todo.extend(ast.iter_child_nodes(child))
-    if isinstance(node, ast.AsyncFunctionDef):
-        return yields or cleanup
-    return yields and cleanup
+    return False
 
 
 def _named_alternatives(pattern: ast.pattern) -> list[ast.expr] | None:

@@ -1,9 +1,10 @@
 """The script's generators, coroutines and async generators, known to their run (issue 13 §2).
 
 Owns :class:`ScriptGenerators`: one per run (one per session, kept in the session's globals
-under :data:`GENERATORS_KEY`). The compiler decorates every generator function, ``async def``
-and async generator function the script defines with the run's ``_gw_`` hook
-(:meth:`ScriptGenerators.wrap`): calling the function registers the object it makes (a weak
+under :data:`GENERATORS_KEY`). The compiler decorates every function the script defines whose body has a
+``try``/``with`` with the run's ``_gw_`` hook (:meth:`ScriptGenerators.wrap`), and every other
+``async def`` with ``_gwa_`` (:meth:`ScriptGenerators.wrap_async`); when the function makes
+generators, coroutines or async generators, calling it registers the object it makes (a weak
 reference, dropped when the object dies; an async generator expression goes through
 ``_ga_``, :meth:`ScriptGenerators.adopt`). At the end of the run the engine closes every one
 still suspended (:meth:`ScriptGenerators.suspended`), inside the run's own task or greenlet and
@@ -112,7 +113,8 @@ class ScriptGenerators:
         self._drop = self.live.pop
 
     def wrap(self, fn: Any) -> Any:
-        """The ``_gw_`` hook: ``fn`` (a generator or ``async def`` function) that registers."""
+        """The ``_gw_`` hook (a function with a ``try``/``with``): ``fn``, registering what
+        it makes when that is a generator, coroutine or async generator."""
         if type(fn) is not types.FunctionType:
             return fn
         flags = fn.__code__.co_flags
@@ -126,6 +128,13 @@ class ScriptGenerators:
         wrapper.__qualname__ = fn.__qualname__
         wrapper.__doc__ = fn.__doc__
         return wrapper
+
+    def wrap_async(self, fn: Any) -> Any:
+        """The ``_gwa_`` hook (an ``async def`` with no ``try``/``with``): an async generator
+        function registers what it makes (its hooks are the run's); a coroutine's is left."""
+        if type(fn) is not types.FunctionType or not fn.__code__.co_flags & _CO_ASYNC_GENERATOR:
+            return fn
+        return self.wrap(fn)
 
     def adopt(self, made: Any) -> Any:
         """The ``_ga_`` hook: an async generator expression's object, registered."""
