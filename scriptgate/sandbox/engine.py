@@ -73,9 +73,10 @@ How scripts run
   ``list.index``, ``s.add``, ``hash``…) measure a value's expansion as a tree
   first, so ``a == b`` on five levels of 1,000 references (10**15 items) is
   refused as a limit instead of running for ever.
-- Generators (``guards.generators``): every generator function with a ``try``/``with``,
-  every async generator and ``async def`` the script defines is registered with the run
-  (the compiler's ``_gw_``/``_ga_`` hooks); the run's end closes the suspended ones in the
+- Generators (``guards.generators``): every generator, coroutine and async generator the
+  script makes that can run code when closed (its function's body has a ``try``/``with``;
+  every async generator) is registered with the run (the compiler's ``_gw_``/``_gwa_``/``_ga_``
+  hooks); the run's end closes the suspended ones in the
   script's greenlet (or the run's task), under the budget and at most ``CLEANUP_GRACE``, so
   no ``finally`` runs later in host code. A session keeps its own until
   :func:`close_session`.
