@@ -392,3 +392,33 @@ def test_attack_gathered_coroutine_left_running_ends_inside_its_run(sandbox: San
     assert result.output == ""
     assert _unrecorded(before, len(result.calls)) == []
     assert [w for w in caught if "never awaited" in str(w.message)] == []
+
+
+def test_attack_generator_of_a_dropped_session_runs_nothing_afterwards() -> None:
+    # seventh attack F11b's last variant: a session dropped without reset()/close() leaves its
+    # suspended generators to the host's collector; their finally starts with `_check_()`,
+    # which meets the ended run's RunEnded stop (a GeneratorExit: a clean, silent close)
+    box = Sandbox([_TOOL], limits=Limits(timeout=20))
+    session = box.session()
+    kept = session.run_sync(
+        "log = []\ndef gen():\n    try:\n        yield 1\n    finally:\n"
+        "        log.append('finally ran')\n        echo(m='late')\n"
+        "g = gen()\nnext(g)\nbox = [g]\nbox.append(box)\nlen(log)"
+    )
+    assert kept.ok, kept.error
+    state = session._state
+    unraisable: list[Any] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = unraisable.append
+    try:
+        before = len(_EXECUTED)
+        del session
+        state.pop("g")
+        state.pop("box")
+        gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert state["log"] == []
+    assert _EXECUTED[before:] == []
+    assert unraisable == []
+    box.close()

@@ -20,7 +20,7 @@ from scriptgate.sandbox.guards.constants import (
     FILENAME,
 )
 from scriptgate.sandbox.guards.constants import TICK_CHUNK as _TICK_CHUNK
-from scriptgate.sandbox.guards.errors import ScriptStop
+from scriptgate.sandbox.guards.errors import RunEnded, ScriptStop
 from scriptgate.sandbox.guards.memory import (
     MemoryMeter,
 )
@@ -129,7 +129,18 @@ class Budget:
         return self._fill(self.limits.max_recursion)
 
     def close(self) -> None:
-        """Forget the globals, the frames and the ticker of a finished run (breaks cycles)."""
+        """End the run for good: forget its globals, frames and ticker (breaks cycles).
+
+        Its stop becomes :class:`RunEnded` (when no other stop came first) and its tick hooks
+        raise it, so code of this run that something resumes later stops at its first check
+        or tick (a generator's ``finally`` starts with ``_check_()``).
+        """
+        if self.stop is None:
+            self.stop = RunEnded()
+        hooks = self.hooks
+        if hooks is not None and hooks.get("_tk_") is not None:
+            hooks["_tick_"] = self._raise_stop
+            hooks["_tk_"] = self._raise_stop
         self.hooks = None
         self.pause = None
         self._floor = None

@@ -42,7 +42,16 @@ from typing import Any, Literal, NoReturn
 
 from scriptgate.sandbox.guards.constants import FILENAME
 
-__all__ = ["STOP_NAME", "ScriptStop", "ToolDenied", "ToolError", "Trip", "refuse_size", "size_stop"]
+__all__ = [
+    "STOP_NAME",
+    "RunEnded",
+    "ScriptStop",
+    "ToolDenied",
+    "ToolError",
+    "Trip",
+    "refuse_size",
+    "size_stop",
+]
 
 STOP_NAME = "__stop__"
 """The name of the run's ``Budget.trip`` in the script's globals (scripts cannot read it)."""
@@ -72,6 +81,20 @@ class ScriptStop(BaseException):
         self.message = message
         self.line: int | None = None
         """The script line that caused the stop, when known (size refusals record it)."""
+
+
+class RunEnded(ScriptStop, GeneratorExit):
+    """The stop of a run that has ended: what its code meets if anything resumes it later.
+
+    A finished run's budget keeps this as its stop (``Budget.close``), so the first check of
+    any of its code still reachable afterwards (a ``finally`` of a generator the host's
+    collector finalizes after a session was dropped) raises it before a statement runs. It is
+    a ``GeneratorExit`` so that the generator's finalizer takes it as a clean close and the
+    host prints nothing.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("sandbox", "the run has ended")
 
 
 Trip = Callable[[str, str], BaseException]
