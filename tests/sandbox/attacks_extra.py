@@ -532,6 +532,7 @@ EXTRA_ATTACKS += [
 # -- issue 14: the class-making stand-ins (dataclasses, enum, typing.NamedTuple/TypedDict) -----
 _DC = "from dataclasses import dataclass, field, asdict, astuple, fields\n"
 _EN = "from enum import Enum, Flag, auto, unique\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+_ENS = "from enum import Enum\nclass S(str, Enum):\n    A = 'a'\n    B = 'b'\n"
 _NT = "from typing import NamedTuple, TypedDict\nclass P(NamedTuple):\n    x: int\nclass M(TypedDict):\n    a: int\n"
 _DC_NODES = "@dataclass\nclass N:\n    kids: list\nn = N([])\nm = N([])\nfor i in range(40):\n    n = N([n, n])\n    m = N([m, m])\n"
 _TOO_LONG = "would take too long"
@@ -549,6 +550,13 @@ EXTRA_ATTACKS += [
     _a("enum-class-mro-method", "6-policy", _EN + "Color.mro()", "runtime", "mro"),
     _a("enum-functional-api", "6-policy", "from enum import Enum\nEnum('Color', 'RED GREEN')", "runtime", "write a class"),
     _a("enum-unique-host-class", "6-policy", "from enum import unique\nunique(int)", "runtime", "script defines"),
+    # class E(str, Enum): the joint metaclass (script str's + enum's) stays out of reach
+    _a("enum-str-mixin-metaclass", "6-policy", _ENS + "type(S)", "runtime", "ScriptEnumType"),
+    _a("enum-str-mixin-member-metaclass", "6-policy", _ENS + "type(type(S.A))", "runtime", "ScriptEnumType"),
+    _a("enum-str-mixin-mro", "6-policy", _ENS + "S.A.__class__.__mro__", "rejected", "__mro__"),
+    _a("enum-str-mixin-members", "6-policy", _ENS + "getattr(S, '__members__')", "runtime", "__members__"),
+    _a("enum-str-mixin-new", "6-policy", _ENS + "str.__new__(S, 'x')", "rejected", "__new__"),
+    _a("enum-str-mixin-big-value", "8-memory", "from enum import Enum\nclass S(str, Enum):\n    A = 'x' * 10**9", "limit"),
     # member values and lookups hash a shared-reference DAG only through the guard
     _a("enum-dag-member-value", "8-cpu", _DAG_TUPLE + "from enum import Enum\nclass E(Enum):\n    A = t", "limit", _TOO_LONG),
     _a("enum-dag-call", "8-cpu", _DAG_TUPLE + _EN + "Color(t)", "limit", _TOO_LONG),

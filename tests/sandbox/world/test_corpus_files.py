@@ -40,7 +40,6 @@ PENDING: dict[str, str] = {}
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
     # fresh.txt (corpus2): written as a new user would, without reading the files above
-    "fr-cls-str-enum": "class Color(str, Enum): metaclass conflict with the script's str",
     "fr-cls-class-attr-registry": "def __init_subclass__ is refused by the compile policy",
     "fr-cls-slots-and-vars": "__rmul__ = __mul__ in a class body is refused (def works)",
     "fr-cls-getattr-fallback": "def __getattr__ is refused; the message says no alternative",
