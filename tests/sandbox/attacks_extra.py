@@ -533,6 +533,7 @@ EXTRA_ATTACKS += [
 _DC = "from dataclasses import dataclass, field, asdict, astuple, fields\n"
 _EN = "from enum import Enum, Flag, auto, unique\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\n"
 _ENS = "from enum import Enum\nclass S(str, Enum):\n    A = 'a'\n    B = 'b'\n"
+_GN = "from typing import Generic, TypeVar\nT = TypeVar('T')\nclass Box(Generic[T]):\n    pass\n"
 _NT = "from typing import NamedTuple, TypedDict\nclass P(NamedTuple):\n    x: int\nclass M(TypedDict):\n    a: int\n"
 _DC_NODES = "@dataclass\nclass N:\n    kids: list\nn = N([])\nm = N([])\nfor i in range(40):\n    n = N([n, n])\n    m = N([m, m])\n"
 _TOO_LONG = "would take too long"
@@ -592,6 +593,14 @@ EXTRA_ATTACKS += [
     _a("nt-host-base", "6-policy", "from typing import NamedTuple\nclass P(NamedTuple, int):\n    x: int", "runtime", "only inherit from NamedTuple"),
     _a("td-host-base", "6-policy", "from typing import TypedDict\nclass M(TypedDict, int):\n    a: int", "runtime", "non-TypedDict base"),
     _a("td-dag-pairs", "8-cpu", _DAG_TUPLE + _NT + "M([(t, 1)])", "limit", _TOO_LONG),
+    # typing.Generic: a stateless base; its parameters are never stored (the subscript guard
+    # bounds the key as for any other subscript)
+    _a("generic-mro", "6-policy", _GN + "Box.__mro__", "rejected", "__mro__"),
+    _a("generic-class-getitem", "6-policy", _GN + "getattr(Generic, '__class_getitem__')", "runtime", "__class_getitem__"),
+    _a("generic-new-foreign", "6-policy", _GN + "getattr(Generic, '__new__')(int)", "runtime", "__new__"),
+    _a("generic-self-private", "6-policy", _GN + "b = Box()\nb._secret = 1\nGeneric.__slots__", "rejected", "__slots__"),
+    _a("generic-dag-params", "8-cpu", _DAG_TUPLE + _GN + "Box[t]", "limit", "shared references"),
+    _a("generic-instantiate", "6-policy", _GN + "Generic()", "runtime", "only as a base class"),
     _a("class-metaclass-keyword-hint", "6-policy", "class A(metaclass=type):\n    pass", "rejected", "use a class decorator"),
     # case K.x compares in a guard: the attribute read and the == are checked
     _a("match-named-value-dag", "8-cpu", _DAG + "class K:\n    pass\nK.v = b\nmatch a:\n    case K.v:\n        1", "limit", _TOO_LONG),

@@ -56,7 +56,6 @@ FINDINGS: dict[str, str] = {
     "fr-async-producer-queue": "asyncio.Queue is missing (needs the engine)",
     "fr-async-event-sync": "asyncio.Event is missing (needs the engine)",
     "fr-io-stringio-lines": "print(file=buf) is refused; the message says no alternative",
-    "fr-typing-generic-class": "class Node(Generic[T]) is refused (cannot subclass Generic)",
 }
 
 # Scripts refused by design (issue 13): each must stay refused, and the message must tell

@@ -51,6 +51,14 @@ FEATURES = {
     "    year: int\nclass Rated(Movie):\n    stars: int\nm = Movie(title='x', year=1999)\n"
     "r = Rated(title='y', year=2000, stars=4)\nm['year'] += 1\n"
     "[m, r, type(m).__name__, Movie([('title', 'z')])]",
+    "generic-class": "from typing import Generic, TypeVar, Optional\nT = TypeVar('T')\nK = TypeVar('K')\n"
+    "class Node(Generic[T]):\n    def __init__(self, v: T, nxt: Optional['Node[T]'] = None) -> None:\n"
+    "        self.v = v\n        self.nxt = nxt\nclass Pair(Generic[K, T]):\n    __slots__ = ('k', 'v')\n"
+    "    def __init__(self, k: K, v: T) -> None:\n        self.k, self.v = k, v\n"
+    "class IntNode(Node[int]):\n    def double(self) -> int:\n        return self.v * 2\n"
+    "n: Node[str] = Node('a', Node('b'))\np: Pair[str, int] = Pair('x', 1)\n"
+    "[n.v, n.nxt.v, p.k, p.v, IntNode(4).double(), isinstance(n, Generic), isinstance(IntNode(1), Node),"
+    " type(n).__name__, Box.__name__ if (Box := Node) else None]",
 }
 
 
@@ -78,4 +86,5 @@ def test_typing_classes_refuse_other_bases_and_keywords(sandbox: Sandbox) -> Non
         "rejected",
         "use a class decorator",
     )
+    refused(sandbox, "from typing import Generic\nGeneric()", "runtime", "used only as a base class")
     refused(sandbox, "from typing import NamedTuple\ntype(NamedTuple)", "runtime", "Meta")
