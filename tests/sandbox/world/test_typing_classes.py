@@ -86,5 +86,7 @@ def test_typing_classes_refuse_other_bases_and_keywords(sandbox: Sandbox) -> Non
         "rejected",
         "use a class decorator",
     )
-    refused(sandbox, "from typing import Generic\nGeneric()", "runtime", "used only as a base class")
+    refused(
+        sandbox, "from typing import Generic\nGeneric()", "runtime", "used only as a base class"
+    )
     refused(sandbox, "from typing import NamedTuple\ntype(NamedTuple)", "runtime", "Meta")

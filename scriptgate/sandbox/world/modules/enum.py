@@ -66,7 +66,7 @@ def _flag_bits(value: Any) -> None:
 _STR_META: type = type(SafeStr)
 
 
-class ScriptEnumType(_enum.EnumType, _STR_META):  # type: ignore[misc,valid-type]
+class ScriptEnumType(_enum.EnumType, _STR_META):  # type: ignore[misc]
     """The metaclass of the stand-in enum bases (never handed to a script).
 
     It also derives from the metaclass of the script's ``str`` (:class:`SafeStr`, whose
@@ -139,7 +139,7 @@ def unique(enumeration: Any) -> Any:
     """``@unique``: refuse aliases (two names for one value) in a script's enum class."""
     if not isinstance(enumeration, ScriptEnumType):
         raise TypeError("@unique takes an enum class the script defines")
-    return _enum.unique(enumeration)  # type: ignore[type-var]
+    return _enum.unique(enumeration)
 
 
 HOLDABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag, _enum.auto)
