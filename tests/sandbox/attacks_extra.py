@@ -21,12 +21,11 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
-from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from sandbox_support import load
 
 __all__ = [
     "DEADLINE_ATTACKS",
@@ -40,16 +39,8 @@ __all__ = [
 
 
 def base() -> ModuleType:
-    """``attacks.py``, loaded once under the name ``test_guards.py`` uses."""
-    name = "scriptgate_tests_sandbox_attacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    """``attacks.py`` (the module ``test_guards.py`` uses)."""
+    return load("attacks.py")
 
 
 _attacks = base()
