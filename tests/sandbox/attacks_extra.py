@@ -515,6 +515,11 @@ EXTRA_ATTACKS += [
     _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
     _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
     _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    # statistics of two series copy both first: sizes and element work stay bounded
+    _a("statistics-pair-range-too-long", "8-memory", "import statistics\nstatistics.covariance(range(10**9), range(10**9))", "limit", "longer than the sandbox allows"),
+    _a("statistics-pair-replace", "6-policy", "import statistics\nstatistics.linear_regression([1, 2], [1, 3])._replace(slope=0)", "runtime", "_replace"),
+    _a("statistics-pair-mro", "6-policy", "import statistics\ntype(statistics.linear_regression([1, 2], [1, 3])).__mro__", "rejected", "__mro__"),
+    _a("statistics-pair-slow-item", "8-cpu", "import statistics\nclass Slow(float):\n    def __sub__(self, other):\n        while True:\n            pass\nstatistics.covariance([Slow(1), Slow(2)], [1, 2])", "limit"),
     _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
     # the same calls on ordinary values keep their results
     _a("dag-calls-ok", "8-cpu", "from collections import Counter, deque\nimport functools, itertools, statistics\nrows = [[i % 3, i] for i in range(50)]\nd = {(1, 2): 'x'}\ns = {(1, 2)}\ns.add((3, 4))\n@functools.cache\ndef f(p):\n    return p[0]\n[sorted(rows)[:2], max(rows, key=lambda r: r[0]), min([[2], [1]]), rows.index([2, 2]), rows.count([0, 0]), d.get((1, 2)), d.pop((9,), 0), (3, 4) in s, len(set([(1, 2)] * 300)), Counter([(1,), (1,)]).most_common(), deque([[1]]).count([1]), f((5, 6)), [k for k, _ in itertools.groupby([[1], [1], [2]])], statistics.median([[1], [3], [2]])]", "ok", value=[[[0, 0], [0, 3]], [2, 2], [1], 2, 1, "x", 0, True, 1, [[[1], 2]], 1, 5, [[1], [2]], [2]]),
