@@ -515,6 +515,14 @@ EXTRA_ATTACKS += [
     _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
     _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
     _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    # calendar: checked integers only, no host objects, no text calendars
+    _a("calendar-big-year", "8-cpu", "import calendar\ncalendar.leapdays(0, 10**100000)", "runtime", "calendar range"),
+    _a("calendar-float-year", "6-policy", "import calendar\ncalendar.isleap(2024.5)", "runtime", "integer"),
+    _a("calendar-module-graph", "7.3-module-graph", "import calendar\ncalendar.datetime", "runtime", "no attribute"),
+    _a("calendar-textcalendar", "7.3-module-graph", "import calendar\ncalendar.TextCalendar(w=10**9)", "runtime", "no attribute"),
+    _a("calendar-names-readonly", "6-policy", "import calendar\ncalendar.month_name[1] = 'x'", "runtime", "cannot be modified"),
+    _a("calendar-timegm-bad", "6-policy", "import calendar\ncalendar.timegm([2024, 1, 1, 0, 0, 0])", "runtime", "takes a tuple"),
+    _a("calendar-function-globals", "6-frames", "import calendar\ncalendar.isleap.__globals__", "rejected", "__globals__"),
     # statistics of two series copy both first: sizes and element work stay bounded
     _a("statistics-pair-range-too-long", "8-memory", "import statistics\nstatistics.covariance(range(10**9), range(10**9))", "limit", "longer than the sandbox allows"),
     _a("statistics-pair-replace", "6-policy", "import statistics\nstatistics.linear_regression([1, 2], [1, 3])._replace(slope=0)", "runtime", "_replace"),

@@ -44,7 +44,6 @@ FINDINGS: dict[str, str] = {
     "fr-cls-slots-and-vars": "__rmul__ = __mul__ in a class body is refused (def works)",
     "fr-cls-getattr-fallback": "def __getattr__ is refused; the message says no alternative",
     "fr-cls-mixin": "Cls.__mro__ is refused; the message says no alternative",
-    "fr-dt-month-ranges": "calendar is not a stand-in (monthrange, isleap)",
     "fr-math-complex-numbers": "cmath is not a stand-in",
     "fr-ft-singledispatch": "functools.singledispatch is missing",
     "fr-async-semaphore": "asyncio.Semaphore is missing (needs the engine's loop)",
