@@ -248,6 +248,7 @@ _DAG = (
     "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a] * 1000\n    b = [b] * 1000\n"
 )
 """Two distinct lists that each stand for 10**15 items through shared references."""
+_SD = "from functools import singledispatch\n@singledispatch\ndef f(x):\n    return 0\n"
 _DAG_TUPLE = "t = (0,) * 1000\nfor i in range(4):\n    t = (t,) * 1000\n"
 _FLOOD = "xs = [i * (2 ** 61 - 1) for i in range(60000)]\n"
 """60,000 distinct ints that all hash to 0: hashing them into one set or dict takes minutes."""
@@ -515,6 +516,14 @@ EXTRA_ATTACKS += [
     _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
     _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
     _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    # functools.singledispatch: the sandbox's own object; its registry is private and bounded
+    _a("singledispatch-registry", "6-policy", _SD + "f._registry", "runtime", "not available"),
+    _a("singledispatch-registry-getattr", "6-policy", _SD + "getattr(f, '_registry')", "runtime", "_registry"),
+    _a("singledispatch-flood", "8-memory", _SD + "for i in range(2000):\n    f.register(type('C', (), {}), len)", "runtime"),
+    _a("singledispatch-flood-classes", "8-memory", _SD + "for i in range(1001):\n    class C:\n        pass\n    f.register(C, len)", "runtime", "at most 1000"),
+    _a("singledispatch-not-class", "6-policy", _SD + "f.dispatch(1)", "runtime", "takes a class"),
+    _a("singledispatch-default-globals", "6-frames", _SD + "f.default.__globals__", "rejected", "__globals__"),
+    _a("singledispatch-slow-subclasscheck", "8-cpu", "from typing import Protocol\n" + _SD + "class P(Protocol):\n    def m(self): ...\nf.register(P, len)\nf(1)", "runtime", "runtime_checkable"),
     # calendar: checked integers only, no host objects, no text calendars
     _a("calendar-big-year", "8-cpu", "import calendar\ncalendar.leapdays(0, 10**100000)", "runtime", "calendar range"),
     _a("calendar-float-year", "6-policy", "import calendar\ncalendar.isleap(2024.5)", "runtime", "integer"),

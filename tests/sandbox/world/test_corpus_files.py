@@ -45,7 +45,6 @@ FINDINGS: dict[str, str] = {
     "fr-cls-getattr-fallback": "def __getattr__ is refused; the message says no alternative",
     "fr-cls-mixin": "Cls.__mro__ is refused; the message says no alternative",
     "fr-math-complex-numbers": "cmath is not a stand-in",
-    "fr-ft-singledispatch": "functools.singledispatch is missing",
     "fr-async-semaphore": "asyncio.Semaphore is missing (needs the engine's loop)",
     "fr-async-taskgroup": "asyncio.TaskGroup/create_task are missing (needs the engine)",
     "fr-async-wait-for-timeout": "asyncio.wait_for is missing (needs the engine)",
