@@ -8,25 +8,16 @@ receives a traceback; a script object cannot speak the event loop's protocol.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from sandbox_support import load
 
 __all__ = ["BOUNDARY_ATTACKS"]
 
 
 def _base() -> ModuleType:
-    name = "scriptgate_tests_sandbox_attacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load("attacks.py")
 
 
 _base_module = _base()

@@ -21,12 +21,11 @@ run under the same :data:`ATTACK_LIMITS` and :func:`attack_tools`.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
-from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from sandbox_support import load
 
 __all__ = [
     "DEADLINE_ATTACKS",
@@ -40,16 +39,8 @@ __all__ = [
 
 
 def base() -> ModuleType:
-    """``attacks.py``, loaded once under the name ``test_guards.py`` uses."""
-    name = "scriptgate_tests_sandbox_attacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    """``attacks.py`` (the module ``test_guards.py`` uses)."""
+    return load("attacks.py")
 
 
 _attacks = base()
@@ -257,6 +248,7 @@ _DAG = (
     "a = [0] * 1000\nb = [0] * 1000\nfor i in range(4):\n    a = [a] * 1000\n    b = [b] * 1000\n"
 )
 """Two distinct lists that each stand for 10**15 items through shared references."""
+_SD = "from functools import singledispatch\n@singledispatch\ndef f(x):\n    return 0\n"
 _DAG_TUPLE = "t = (0,) * 1000\nfor i in range(4):\n    t = (t,) * 1000\n"
 _FLOOD = "xs = [i * (2 ** 61 - 1) for i in range(60000)]\n"
 """60,000 distinct ints that all hash to 0: hashing them into one set or dict takes minutes."""
@@ -524,6 +516,27 @@ EXTRA_ATTACKS += [
     _a("dag-groupby", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([a, b]))", "limit", _SHARED),
     _a("dag-groupby-key", "8-cpu", _DAG + "import itertools\nlist(itertools.groupby([0, 1], key=lambda i: [a, b][i]))", "limit", _SHARED),
     _a("dag-statistics-median", "8-cpu", _DAG + "import statistics\nstatistics.median([a, b, a])", "limit", _SHARED),
+    # functools.singledispatch: the sandbox's own object; its registry is private and bounded
+    _a("singledispatch-registry", "6-policy", _SD + "f._registry", "runtime", "not available"),
+    _a("singledispatch-registry-getattr", "6-policy", _SD + "getattr(f, '_registry')", "runtime", "_registry"),
+    _a("singledispatch-flood", "8-memory", _SD + "for i in range(2000):\n    f.register(type('C', (), {}), len)", "runtime"),
+    _a("singledispatch-flood-classes", "8-memory", _SD + "for i in range(1001):\n    class C:\n        pass\n    f.register(C, len)", "runtime", "at most 1000"),
+    _a("singledispatch-not-class", "6-policy", _SD + "f.dispatch(1)", "runtime", "takes a class"),
+    _a("singledispatch-default-globals", "6-frames", _SD + "f.default.__globals__", "rejected", "__globals__"),
+    _a("singledispatch-slow-subclasscheck", "8-cpu", "from typing import Protocol\n" + _SD + "class P(Protocol):\n    def m(self): ...\nf.register(P, len)\nf(1)", "runtime", "runtime_checkable"),
+    # calendar: checked integers only, no host objects, no text calendars
+    _a("calendar-big-year", "8-cpu", "import calendar\ncalendar.leapdays(0, 10**100000)", "runtime", "calendar range"),
+    _a("calendar-float-year", "6-policy", "import calendar\ncalendar.isleap(2024.5)", "runtime", "integer"),
+    _a("calendar-module-graph", "7.3-module-graph", "import calendar\ncalendar.datetime", "runtime", "no attribute"),
+    _a("calendar-textcalendar", "7.3-module-graph", "import calendar\ncalendar.TextCalendar(w=10**9)", "runtime", "no attribute"),
+    _a("calendar-names-readonly", "6-policy", "import calendar\ncalendar.month_name[1] = 'x'", "runtime", "cannot be modified"),
+    _a("calendar-timegm-bad", "6-policy", "import calendar\ncalendar.timegm([2024, 1, 1, 0, 0, 0])", "runtime", "takes a tuple"),
+    _a("calendar-function-globals", "6-frames", "import calendar\ncalendar.isleap.__globals__", "rejected", "__globals__"),
+    # statistics of two series copy both first: sizes and element work stay bounded
+    _a("statistics-pair-range-too-long", "8-memory", "import statistics\nstatistics.covariance(range(10**9), range(10**9))", "limit", "longer than the sandbox allows"),
+    _a("statistics-pair-replace", "6-policy", "import statistics\nstatistics.linear_regression([1, 2], [1, 3])._replace(slope=0)", "runtime", "_replace"),
+    _a("statistics-pair-mro", "6-policy", "import statistics\ntype(statistics.linear_regression([1, 2], [1, 3])).__mro__", "rejected", "__mro__"),
+    _a("statistics-pair-slow-item", "8-cpu", "import statistics\nclass Slow(float):\n    def __sub__(self, other):\n        while True:\n            pass\nstatistics.covariance([Slow(1), Slow(2)], [1, 2])", "limit"),
     _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
     # the same calls on ordinary values keep their results
     _a("dag-calls-ok", "8-cpu", "from collections import Counter, deque\nimport functools, itertools, statistics\nrows = [[i % 3, i] for i in range(50)]\nd = {(1, 2): 'x'}\ns = {(1, 2)}\ns.add((3, 4))\n@functools.cache\ndef f(p):\n    return p[0]\n[sorted(rows)[:2], max(rows, key=lambda r: r[0]), min([[2], [1]]), rows.index([2, 2]), rows.count([0, 0]), d.get((1, 2)), d.pop((9,), 0), (3, 4) in s, len(set([(1, 2)] * 300)), Counter([(1,), (1,)]).most_common(), deque([[1]]).count([1]), f((5, 6)), [k for k, _ in itertools.groupby([[1], [1], [2]])], statistics.median([[1], [3], [2]])]", "ok", value=[[[0, 0], [0, 3]], [2, 2], [1], 2, 1, "x", 0, True, 1, [[[1], 2]], 1, 5, [[1], [2]], [2]]),
@@ -532,6 +545,8 @@ EXTRA_ATTACKS += [
 # -- issue 14: the class-making stand-ins (dataclasses, enum, typing.NamedTuple/TypedDict) -----
 _DC = "from dataclasses import dataclass, field, asdict, astuple, fields\n"
 _EN = "from enum import Enum, Flag, auto, unique\nclass Color(Enum):\n    RED = 1\n    GREEN = 2\n"
+_ENS = "from enum import Enum\nclass S(str, Enum):\n    A = 'a'\n    B = 'b'\n"
+_GN = "from typing import Generic, TypeVar\nT = TypeVar('T')\nclass Box(Generic[T]):\n    pass\n"
 _NT = "from typing import NamedTuple, TypedDict\nclass P(NamedTuple):\n    x: int\nclass M(TypedDict):\n    a: int\n"
 _DC_NODES = "@dataclass\nclass N:\n    kids: list\nn = N([])\nm = N([])\nfor i in range(40):\n    n = N([n, n])\n    m = N([m, m])\n"
 _TOO_LONG = "would take too long"
@@ -549,6 +564,13 @@ EXTRA_ATTACKS += [
     _a("enum-class-mro-method", "6-policy", _EN + "Color.mro()", "runtime", "mro"),
     _a("enum-functional-api", "6-policy", "from enum import Enum\nEnum('Color', 'RED GREEN')", "runtime", "write a class"),
     _a("enum-unique-host-class", "6-policy", "from enum import unique\nunique(int)", "runtime", "script defines"),
+    # class E(str, Enum): the joint metaclass (script str's + enum's) stays out of reach
+    _a("enum-str-mixin-metaclass", "6-policy", _ENS + "type(S)", "runtime", "ScriptEnumType"),
+    _a("enum-str-mixin-member-metaclass", "6-policy", _ENS + "type(type(S.A))", "runtime", "ScriptEnumType"),
+    _a("enum-str-mixin-mro", "6-policy", _ENS + "S.A.__class__.__mro__", "rejected", "__mro__"),
+    _a("enum-str-mixin-members", "6-policy", _ENS + "getattr(S, '__members__')", "runtime", "__members__"),
+    _a("enum-str-mixin-new", "6-policy", _ENS + "str.__new__(S, 'x')", "rejected", "__new__"),
+    _a("enum-str-mixin-big-value", "8-memory", "from enum import Enum\nclass S(str, Enum):\n    A = 'x' * 10**9", "limit"),
     # member values and lookups hash a shared-reference DAG only through the guard
     _a("enum-dag-member-value", "8-cpu", _DAG_TUPLE + "from enum import Enum\nclass E(Enum):\n    A = t", "limit", _TOO_LONG),
     _a("enum-dag-call", "8-cpu", _DAG_TUPLE + _EN + "Color(t)", "limit", _TOO_LONG),
@@ -584,6 +606,14 @@ EXTRA_ATTACKS += [
     _a("nt-host-base", "6-policy", "from typing import NamedTuple\nclass P(NamedTuple, int):\n    x: int", "runtime", "only inherit from NamedTuple"),
     _a("td-host-base", "6-policy", "from typing import TypedDict\nclass M(TypedDict, int):\n    a: int", "runtime", "non-TypedDict base"),
     _a("td-dag-pairs", "8-cpu", _DAG_TUPLE + _NT + "M([(t, 1)])", "limit", _TOO_LONG),
+    # typing.Generic: a stateless base; its parameters are never stored (the subscript guard
+    # bounds the key as for any other subscript)
+    _a("generic-mro", "6-policy", _GN + "Box.__mro__", "rejected", "__mro__"),
+    _a("generic-class-getitem", "6-policy", _GN + "getattr(Generic, '__class_getitem__')", "runtime", "__class_getitem__"),
+    _a("generic-new-foreign", "6-policy", _GN + "getattr(Generic, '__new__')(int)", "runtime", "__new__"),
+    _a("generic-self-private", "6-policy", _GN + "b = Box()\nb._secret = 1\nGeneric.__slots__", "rejected", "__slots__"),
+    _a("generic-dag-params", "8-cpu", _DAG_TUPLE + _GN + "Box[t]", "limit", "shared references"),
+    _a("generic-instantiate", "6-policy", _GN + "Generic()", "runtime", "only as a base class"),
     _a("class-metaclass-keyword-hint", "6-policy", "class A(metaclass=type):\n    pass", "rejected", "use a class decorator"),
     # case K.x compares in a guard: the attribute read and the == are checked
     _a("match-named-value-dag", "8-cpu", _DAG + "class K:\n    pass\nK.v = b\nmatch a:\n    case K.v:\n        1", "limit", _TOO_LONG),

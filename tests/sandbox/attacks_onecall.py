@@ -10,25 +10,16 @@ Same :class:`Attack` records as ``attacks.py``, under its :data:`ATTACK_LIMITS`.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from sandbox_support import load
 
 __all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS"]
 
 
 def _base() -> ModuleType:
-    name = "scriptgate_tests_sandbox_attacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("attacks.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load("attacks.py")
 
 
 Attack = _base().Attack

@@ -14,76 +14,22 @@ whole module (the process pool is loop-agnostic).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from sandbox_support import load
 
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
-
-def _load_extra() -> ModuleType:
-    name = "scriptgate_tests_sandbox_attacks_extra"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("attacks_extra.py")
-        )
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def _load_render() -> ModuleType:
-    # attacks_render.py: render-size, sum() and C-consumption attacks (sizeguard)
-    spec = importlib.util.spec_from_file_location(
-        "scriptgate_tests_sandbox_attacks_render", Path(__file__).with_name("attacks_render.py")
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _load_onecall() -> ModuleType:
-    # attacks_onecall.py: one-call allocations and lying subclasses (issue 13 §2)
-    spec = importlib.util.spec_from_file_location(
-        "scriptgate_tests_sandbox_attacks_onecall", Path(__file__).with_name("attacks_onecall.py")
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-extra = _load_extra()
+extra = load("attacks_extra.py")
 attacks = extra.base()
-render = _load_render()
-_spec = importlib.util.spec_from_file_location(
-    "scriptgate_tests_sandbox_attacks_modules", Path(__file__).with_name("attacks_modules.py")
-)
-assert _spec is not None
-assert _spec.loader is not None
-stand_ins = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stand_ins)  # attacks_modules.py: the issue-14 stand-ins
-onecall = _load_onecall()
-_spec = importlib.util.spec_from_file_location(
-    "scriptgate_tests_sandbox_attacks_boundary", Path(__file__).with_name("attacks_boundary.py")
-)
-assert _spec is not None
-assert _spec.loader is not None
-boundary = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(boundary)  # attacks_boundary.py: issue 13's fresh-eyes findings
+render = load("attacks_render.py")  # render-size, sum() and C-consumption attacks (sizeguard)
+stand_ins = load("attacks_modules.py")  # the issue-14 stand-ins
+onecall = load("attacks_onecall.py")  # one-call allocations and lying subclasses (issue 13 §2)
+boundary = load("attacks_boundary.py")  # issue 13's fresh-eyes findings
 BOTH_MODES: list[Any] = [
     *attacks.ATTACKS,
     *extra.EXTRA_ATTACKS,

@@ -9,26 +9,14 @@ instead of taking the machine.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from sandbox_support import load
 
 
 def _harness() -> ModuleType:
-    name = "scriptgate_tests_sandbox_one_call_growth"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).with_name("one_call_growth.py")
-        )
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load("one_call_growth.py")
 
 
 # one script per bound this branch added (the whole table: python tests/sandbox/one_call_growth.py)

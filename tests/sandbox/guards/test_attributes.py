@@ -6,14 +6,13 @@ Each focused test names the escape its guard blocks (the guard's comment in
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import anyio
 import pytest
+from sandbox_support import load
 
 from scriptgate.sandbox.bridge import HostToolBridge, tool_specs
 from scriptgate.sandbox.engine import run_script
@@ -36,17 +35,7 @@ from scriptgate.sandbox.world.holdable import register_world
 
 
 def _load_attacks() -> ModuleType:
-    name = "scriptgate_tests_sandbox_attacks"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).parent.parent / "attacks.py"
-        )
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return load("attacks.py")
 
 
 attacks = _load_attacks()

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
+from sandbox_support import value
 
 from scriptgate import tool
-from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
 
@@ -18,17 +14,7 @@ async def ping(i: int) -> int:
     return i
 
 
-@pytest.fixture(scope="module", params=["in_process", "process"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    box = Sandbox(tools=[ping], limits=Limits(timeout=10), isolation=request.param)
-    yield box
-    box.close()
-
-
-def value(box: Sandbox, source: str) -> Any:
-    result: ScriptResult = box.run_sync(source)
-    assert result.ok, result.error
-    return result.value
+SANDBOX_TOOLS = [ping]
 
 
 def test_asyncio_run_main_is_a_top_level_await(sandbox: Sandbox) -> None:

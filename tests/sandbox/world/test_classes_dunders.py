@@ -10,37 +10,14 @@ doors are in ``tests/sandbox/attacks_boundary.py`` (``b-dunder-*``).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from sandbox_support import load, refused, same_as_python
 
 from scriptgate.sandbox.guards.script_classes import InstanceDict, read_dunder
 from scriptgate.sandbox.sandbox import Sandbox
 
-
-def _load(name: str, file: str) -> ModuleType:
-    if name not in sys.modules:
-        path = Path(__file__).with_name(file)
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _load("scriptgate_tests_classes_support", "classes_support.py")
-corpus = _load("scriptgate_tests_corpus_files", "test_corpus_files.py")
-same_as_python, refused = support.same_as_python, support.refused
-
-
-@pytest.fixture(scope="module", params=support.MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    yield from support.sandboxes(request)
+SANDBOX_TIMEOUT = 20
+corpus = load("world/test_corpus_files.py")
 
 
 FEATURES = {

@@ -6,38 +6,14 @@ the host-side checks of the generated methods (a foreign ``self``) are here.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from sandbox_support import refused, same_as_python
 
 from scriptgate.sandbox.sandbox import Sandbox
 from scriptgate.sandbox.world.modules import dataclasses as stand_in
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-
-def _support() -> ModuleType:
-    name = "scriptgate_tests_classes_support"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("classes_support.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _support()
-same_as_python, refused = support.same_as_python, support.refused
-
-
-@pytest.fixture(scope="module", params=support.MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    yield from support.sandboxes(request)
+SANDBOX_TIMEOUT = 20
 
 
 HEAD = "from dataclasses import dataclass, field, asdict, astuple, replace, fields, is_dataclass\n"

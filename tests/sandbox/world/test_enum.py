@@ -5,36 +5,12 @@ Attack-style scripts for it run in ``tests/sandbox/attacks_extra.py`` (``x-enum-
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from sandbox_support import refused, same_as_python
 
 from scriptgate.sandbox.sandbox import Sandbox
 
-
-def _support() -> ModuleType:
-    name = "scriptgate_tests_classes_support"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("classes_support.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _support()
-same_as_python, refused = support.same_as_python, support.refused
-
-
-@pytest.fixture(scope="module", params=support.MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    yield from support.sandboxes(request)
+SANDBOX_TIMEOUT = 20
 
 
 HEAD = (
@@ -61,6 +37,11 @@ FEATURES = {
     "    X = auto()\nrw = Perm.R | Perm.W\nclass Bits(IntFlag):\n    A = 1\n    B = 2\n"
     "[repr(rw), Perm.R in rw, Perm.X in rw, (rw & Perm.W).name, [p.name for p in rw], bool(Perm.R & Perm.X),"
     " int(Bits.A | Bits.B), (Bits.A | 4).value]",
+    "str-mixin": "from enum import Enum\nclass Color(str, Enum):\n    RED = 'red'\n    GREEN = 'green'\n"
+    "[Color.RED == 'red', Color('green').name, isinstance(Color.RED, str), Color.RED.upper(),"
+    " Color.GREEN.value, sorted(c.value for c in Color), {Color.RED: 1}['red'], Color.RED in ('red',)]",
+    "int-float-mixin": "from enum import Enum\nclass N(int, Enum):\n    A = 1\n    B = 2\n"
+    "class F(float, Enum):\n    X = 1.5\n[N.B + 1, N(1).name, N.A < N.B, F.X * 2, F(1.5).name]",
     "match": HEAD + "def f(c):\n    match c:\n        case Color.RED:\n            return 'stop'\n"
     "        case Color.GREEN | Color.BLUE if c.value > 2:\n            return 'blue'\n"
     "        case Color.GREEN:\n            return 'go'\n        case _:\n            return '?'\n"

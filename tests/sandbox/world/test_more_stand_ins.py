@@ -10,23 +10,16 @@ from __future__ import annotations
 import abc
 import collections.abc
 import typing
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sandbox_support import value
 
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 from scriptgate.sandbox.world import modules
 
-MODES = ["in_process", "process"]
-
-
-@pytest.fixture(scope="module", params=MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    made = Sandbox(limits=Limits(timeout=5), isolation=request.param)
-    yield made
-    made.close()
+SANDBOX_TIMEOUT = 5
 
 
 def plain(source: str) -> Any:
@@ -37,12 +30,6 @@ def plain(source: str) -> Any:
     scope: dict[str, Any] = {"__name__": "__main__"}
     exec("\n".join(body), scope)
     return render_last_value(eval(last, scope))[0]
-
-
-def ran(sandbox: Sandbox, source: str) -> Any:
-    result = sandbox.run_sync(source)
-    assert result.ok, result.error
-    return result.value
 
 
 def refused(result: ScriptResult, words: str) -> None:
@@ -143,7 +130,7 @@ FEATURES: dict[str, str] = {
 @pytest.mark.parametrize("name", sorted(FEATURES))
 def test_more_stand_ins_match_plain_python(sandbox: Sandbox, name: str) -> None:
     source = FEATURES[name]
-    assert ran(sandbox, source) == plain(source)
+    assert value(sandbox, source) == plain(source)
 
 
 REFUSALS: dict[str, tuple[str, str]] = {

@@ -6,30 +6,13 @@ The attack side of each (abusing the new door) is in ``tests/sandbox/attacks_bou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sandbox_support import MODES, value
 
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
-
-MODES: list[Isolation] = ["in_process", "process"]
-
-
-@pytest.fixture(scope="module", params=MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """One sandbox per mode for the whole module (process mode keeps one warm worker)."""
-    box = Sandbox(limits=Limits(timeout=10), isolation=request.param)
-    yield box
-    box.close()
-
-
-def value(sandbox: Sandbox, source: str) -> Any:
-    """The script's last value; fails the test with the error if the run failed."""
-    result = sandbox.run_sync(source)
-    assert result.ok, result.error
-    return result.value
 
 
 def error(sandbox: Sandbox, source: str) -> Any:

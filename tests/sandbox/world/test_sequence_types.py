@@ -7,30 +7,9 @@ growth (issue 13); the attack side (``f = list; f(range(10**8))``) is in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from sandbox_support import value
 
-import pytest
-
-from scriptgate.sandbox.result import Limits
-from scriptgate.sandbox.sandbox import Isolation, Sandbox
-
-MODES: list[Isolation] = ["in_process", "process"]
-
-
-@pytest.fixture(scope="module", params=MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """One sandbox per mode for the whole module (process mode keeps one warm worker)."""
-    box = Sandbox(limits=Limits(timeout=10), isolation=request.param)
-    yield box
-    box.close()
-
-
-def value(sandbox: Sandbox, source: str) -> Any:
-    """The script's last value; fails the test with the error if the run failed."""
-    result = sandbox.run_sync(source)
-    assert result.ok, result.error
-    return result.value
+from scriptgate.sandbox.sandbox import Sandbox
 
 
 def test_sequence_types_isinstance_issubclass_and_type(sandbox: Sandbox) -> None:

@@ -5,36 +5,12 @@ Attack-style scripts for them run in ``tests/sandbox/attacks_extra.py`` (``x-nt-
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from sandbox_support import refused, same_as_python
 
 from scriptgate.sandbox.sandbox import Sandbox
 
-
-def _support() -> ModuleType:
-    name = "scriptgate_tests_classes_support"
-    if name not in sys.modules:
-        path = Path(__file__).with_name("classes_support.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-support = _support()
-same_as_python, refused = support.same_as_python, support.refused
-
-
-@pytest.fixture(scope="module", params=support.MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    yield from support.sandboxes(request)
+SANDBOX_TIMEOUT = 20
 
 
 FEATURES = {
@@ -51,6 +27,14 @@ FEATURES = {
     "    year: int\nclass Rated(Movie):\n    stars: int\nm = Movie(title='x', year=1999)\n"
     "r = Rated(title='y', year=2000, stars=4)\nm['year'] += 1\n"
     "[m, r, type(m).__name__, Movie([('title', 'z')])]",
+    "generic-class": "from typing import Generic, TypeVar, Optional\nT = TypeVar('T')\nK = TypeVar('K')\n"
+    "class Node(Generic[T]):\n    def __init__(self, v: T, nxt: Optional['Node[T]'] = None) -> None:\n"
+    "        self.v = v\n        self.nxt = nxt\nclass Pair(Generic[K, T]):\n    __slots__ = ('k', 'v')\n"
+    "    def __init__(self, k: K, v: T) -> None:\n        self.k, self.v = k, v\n"
+    "class IntNode(Node[int]):\n    def double(self) -> int:\n        return self.v * 2\n"
+    "n: Node[str] = Node('a', Node('b'))\np: Pair[str, int] = Pair('x', 1)\n"
+    "[n.v, n.nxt.v, p.k, p.v, IntNode(4).double(), isinstance(n, Generic), isinstance(IntNode(1), Node),"
+    " type(n).__name__, Box.__name__ if (Box := Node) else None]",
 }
 
 
@@ -77,5 +61,8 @@ def test_typing_classes_refuse_other_bases_and_keywords(sandbox: Sandbox) -> Non
         "class M(type):\n    pass\nclass A(metaclass=M):\n    pass",
         "rejected",
         "use a class decorator",
+    )
+    refused(
+        sandbox, "from typing import Generic\nGeneric()", "runtime", "used only as a base class"
     )
     refused(sandbox, "from typing import NamedTuple\ntype(NamedTuple)", "runtime", "Meta")

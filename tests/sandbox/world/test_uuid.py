@@ -2,32 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from sandbox_support import refused, value
 
-import pytest
-
-from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
-
-
-@pytest.fixture(scope="module", params=["in_process", "process"])
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    box = Sandbox(limits=Limits(timeout=10), isolation=request.param)
-    yield box
-    box.close()
-
-
-def value(box: Sandbox, source: str) -> Any:
-    result: ScriptResult = box.run_sync(source)
-    assert result.ok, result.error
-    return result.value
-
-
-def refused(box: Sandbox, source: str, words: str) -> None:
-    result = box.run_sync(source)
-    assert result.error is not None, result.value
-    assert words in result.error.message, result.error.message
 
 
 def test_uuid_members_match_cpython(sandbox: Sandbox) -> None:

@@ -26,6 +26,7 @@ from scriptgate.sandbox.world.modules import (
     asyncio,
     base64,
     bisect,
+    calendar,
     collections,
     contextlib,
     copy,
@@ -65,6 +66,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
+    calendar,
     asyncio,
     dataclasses, enum, abc, contextlib,
 )  # fmt: skip

@@ -18,6 +18,8 @@ body arrives as a plain dict in definition order, which is replayed into the rea
   (``Color(dag)`` cannot hash a shared-reference DAG unguarded);
 - the functional API (``Enum('Color', 'RED GREEN')``) is refused with a one-line hint
   (its classes are made by the real metaclass, outside the script);
+- ``class Color(str, Enum)`` (the script's ``str`` mixed in) works: the metaclass also
+  derives from the script ``str``'s metaclass;
 - ``dir(Color)`` (what the object boundary reads for class attributes) adds the public
   names the script's own classes define, so ``Color.from_text(...)`` classmethods work.
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import hash_bounded
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK
+from scriptgate.sandbox.guards.sizes import SafeStr
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_FLAG_BITS", "MEMBERS", "NAME", "ScriptEnumType", "build"]
@@ -60,8 +63,16 @@ def _flag_bits(value: Any) -> None:
         )
 
 
-class ScriptEnumType(_enum.EnumType):
-    """The metaclass of the stand-in enum bases (never handed to a script)."""
+_STR_META: type = type(SafeStr)
+
+
+class ScriptEnumType(_enum.EnumType, _STR_META):  # type: ignore[misc]
+    """The metaclass of the stand-in enum bases (never handed to a script).
+
+    It also derives from the metaclass of the script's ``str`` (:class:`SafeStr`, whose
+    metaclass only makes ``isinstance(x, str)`` mean the builtin), so the common
+    ``class Color(str, Enum)`` has one most-derived metaclass instead of a conflict.
+    """
 
     def __new__(
         mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
@@ -128,7 +139,7 @@ def unique(enumeration: Any) -> Any:
     """``@unique``: refuse aliases (two names for one value) in a script's enum class."""
     if not isinstance(enumeration, ScriptEnumType):
         raise TypeError("@unique takes an enum class the script defines")
-    return _enum.unique(enumeration)  # type: ignore[type-var]
+    return _enum.unique(enumeration)
 
 
 HOLDABLE: tuple[type, ...] = (Enum, IntEnum, StrEnum, Flag, IntFlag, _enum.auto)

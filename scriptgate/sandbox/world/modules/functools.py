@@ -7,7 +7,8 @@ compares with the script's own function. ``update_wrapper``/``wraps`` and
 ``total_ordering`` write only to the script's own functions, classes and instances
 (issue 13, F01); ``cached_property`` is the sandbox's own descriptor, which caches into the
 ``__dict__`` of the script's own instances only, under a public name or (on the script's
-own classes) a private one.
+own classes) a private one. ``singledispatch`` is the sandbox's own dispatching function
+(:mod:`.singledispatch`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from scriptgate.sandbox.guards.attributes import (
 from scriptgate.sandbox.guards.comparisons import SCALARS
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, is_private_name
 from scriptgate.sandbox.world.modules.common import RunWorld
+from scriptgate.sandbox.world.modules.singledispatch import singledispatch
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
 
@@ -34,7 +36,7 @@ NAME = "functools"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "reduce", "lru_cache", "cache", "cmp_to_key", "partial", "wraps", "update_wrapper",
-    "total_ordering", "cached_property",
+    "total_ordering", "cached_property", "singledispatch",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (
@@ -252,4 +254,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "update_wrapper": _update_wrapper,
         "total_ordering": _total_ordering,
         "cached_property": cached_property,
+        "singledispatch": singledispatch,
     }

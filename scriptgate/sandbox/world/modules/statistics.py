@@ -2,8 +2,10 @@
 
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. The functions that sort (``median*``,
-``quantiles``) check their data's comparisons, those that count (``mode``,
-``multimode``) what they hash (issue 5).
+``quantiles``, a ranked ``correlation``) check their data's comparisons, those that count
+(``mode``, ``multimode``) what they hash (issue 5). ``correlation``, ``covariance`` and
+``linear_regression`` copy both series; ``linear_regression`` gives the real
+``LinearRegression(slope, intercept)`` named tuple.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ NAME = "statistics"
 MEMBERS: tuple[str, ...] = (
     "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
     "median_high", "mode", "multimode", "quantiles", "stdev", "pstdev", "variance",
-    "pvariance", "StatisticsError",
+    "pvariance", "correlation", "covariance", "linear_regression", "StatisticsError",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = (statistics.StatisticsError,)
+_PAIRED_STATISTICS = frozenset({"correlation", "covariance", "linear_regression"})
+"""statistics functions of two data series (``x``, ``y``): both are copied first."""
+
+HOLDABLE: tuple[type, ...] = (statistics.StatisticsError, statistics.LinearRegression)
 """Value types this stand-in hands to scripts (beyond numbers)."""
 
 _MAX_QUANTILES = 10_000
@@ -68,11 +73,25 @@ def build(run: RunWorld) -> dict[str, Any]:
         wrapper.__name__ = fn.__name__
         return wrapper
 
+    def eager_pair(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(x: Any, y: Any, /, **kwargs: Any) -> Any:
+            xs = list(charge(charge_copy(x, "list")))
+            ys = list(charge(charge_copy(y, "list")))
+            if kwargs.get("method") == "ranked":  # ranks by sorting both series (dagguard)
+                for items in (xs, ys):
+                    if len(items) > 1:
+                        items_ok(items)
+            return fn(xs, ys, **kwargs)
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
     return {
+        **{name: eager_pair(getattr(statistics, name)) for name in _PAIRED_STATISTICS},
         **{
             name: eager_first(getattr(statistics, name))
             for name in MEMBERS
-            if name != "StatisticsError"
+            if name != "StatisticsError" and name not in _PAIRED_STATISTICS
         },
         "StatisticsError": statistics.StatisticsError,
     }

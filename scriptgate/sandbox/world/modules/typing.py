@@ -1,5 +1,7 @@
 """The ``typing`` stand-in: annotation helpers (they do nothing at run time).
 
+``Generic`` is the stand-in base of :mod:`.typing_generic` (``class Box(Generic[T])``).
+
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from scriptgate.sandbox.world.modules import typed_classes, typing_protocol
+from scriptgate.sandbox.world.modules import typed_classes, typing_generic, typing_protocol
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -52,6 +54,7 @@ def build(run: RunWorld) -> dict[str, Any]:
         NamedTuple=typed_classes.NamedTuple,
         TypedDict=typed_classes.TypedDict,
         Protocol=typing_protocol.Protocol,
+        Generic=typing_generic.Generic,
         runtime_checkable=typing_protocol.runtime_checkable,
     )
     return members

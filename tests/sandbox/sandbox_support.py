@@ -1,0 +1,112 @@
+"""Helpers shared by the sandbox tests: sibling-module loading, per-mode sandboxes, results.
+
+Importable as ``sandbox_support`` (``pythonpath`` in ``pyproject.toml`` lists
+``tests/sandbox``; the tests run under ``--import-mode=importlib``, so sibling modules are
+not importable by plain name otherwise).
+
+- :func:`load` loads a data module of ``tests/sandbox/`` (``attacks.py``,
+  ``attacks_extra.py``…) once, under ``scriptgate_tests_sandbox_<stem>``, so every test
+  file sees the same module object (one ``Attack`` class).
+- :data:`MODES` and :func:`sandboxes`: one sandbox per isolation mode for a test module
+  (``tests/sandbox/world/conftest.py`` makes the ``sandbox`` fixture of it).
+- :func:`value`, :func:`refused`, :func:`plain`, :func:`jsonish`, :func:`same_as_python`:
+  a script's last value, its refusal, and plain CPython's answer for the same source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
+
+__all__ = [
+    "HERE",
+    "MODES",
+    "jsonish",
+    "load",
+    "plain",
+    "refused",
+    "same_as_python",
+    "sandboxes",
+    "value",
+]
+
+HERE = Path(__file__).parent
+"""``tests/sandbox``."""
+MODES: list[Isolation] = ["in_process", "process"]
+"""Both isolation modes, for ``params=``."""
+
+
+def load(file: str) -> ModuleType:
+    """``tests/sandbox/<file>`` (a relative path), loaded once as ``scriptgate_tests_sandbox_<stem>``."""
+    path = HERE / file
+    name = "scriptgate_tests_sandbox_" + path.stem
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def sandboxes(
+    request: pytest.FixtureRequest, timeout: float = 10, tools: Sequence[Any] = ()
+) -> Iterator[Sandbox]:
+    """One sandbox for the mode ``request.param`` (closed after the module)."""
+    box = Sandbox(list(tools), limits=Limits(timeout=timeout), isolation=request.param)
+    yield box
+    box.close()
+
+
+def value(box: Sandbox, source: str) -> Any:
+    """The script's last value; fails the test with the error if the run failed."""
+    result: ScriptResult = box.run_sync(source)
+    assert result.ok, result.error
+    return result.value
+
+
+def refused(box: Sandbox, source: str, *expected: str) -> None:
+    """The script fails with the last of ``expected`` in its message.
+
+    ``refused(box, src, words)`` checks the message; ``refused(box, src, kind, words)``
+    also checks ``error.kind``.
+    """
+    *kind, words = expected
+    result = box.run_sync(source)
+    assert result.error is not None, result.value
+    if kind:
+        assert result.error.kind == kind[0], result.error
+    assert words in result.error.message, result.error.message
+
+
+def plain(source: str) -> Any:
+    """What plain Python gives for ``source`` whose last line is an expression."""
+    *body, last = source.rstrip().split("\n")
+    scope: dict[str, Any] = {"__name__": "__main__"}
+    # dont_inherit: this module's `from __future__ import annotations` must not apply
+    exec(compile("\n".join(body), "<plain>", "exec", dont_inherit=True), scope)
+    return eval(compile(last, "<plain>", "eval", dont_inherit=True), scope)
+
+
+def jsonish(obj: Any) -> Any:
+    """``obj`` as the sandbox reports it (tuples become lists)."""
+    if isinstance(obj, (list, tuple)):
+        return [jsonish(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: jsonish(v) for k, v in obj.items()}
+    return obj
+
+
+def same_as_python(box: Sandbox, source: str) -> None:
+    """The script runs and its last value is plain Python's."""
+    assert value(box, source) == jsonish(plain(source))
