@@ -184,6 +184,9 @@ _RUNNING: contextvars.ContextVar[Any] = contextvars.ContextVar("scriptgate_run",
 """The run whose task this is (set for the run's task group; a sync script's greenlet is
 told apart by identity): a run's tool functions refuse a caller that is not that run."""
 
+_NOT_INLINE = frozenset({"tools", "gather", *_SLEEPS, *EVAL_NAMES})
+"""A script naming one of these runs in a greenlet, with its tool functions (run_script)."""
+
 _EVALUATOR_NAMES = frozenset({"eval", "exec", "compile"})
 """Names whose use makes a one-shot run build the evaluators (``compile`` gives its hint)."""
 
@@ -888,10 +891,17 @@ class _Run:
             make_import(modules),
             max_range=self.limits.max_steps or MAX_RANGE,
         )
-        ns = self.namespace
-        ns.update(guards)
+        hook_names = tuple(guards) if self.evaluates else ()
+        if self.fresh:
+            # a one-shot run's globals are its hooks' dict itself, made for this run
+            # (no copy of ~60 entries: start-up cost)
+            ns = self.namespace = guards
+            kept = None
+        else:
+            ns = self.namespace
+            ns.update(guards)
+            kept = ns.get("__builtins__")
         self.budget.hooks = ns
-        kept = ns.get("__builtins__")
         if type(kept) is dict:
             # a session: functions of earlier runs captured this dict when they were made
             # (CPython keeps a function's builtins): it holds this run's builtins now, so
@@ -906,7 +916,7 @@ class _Run:
             builtins.update(
                 make_evaluators(
                     ns,
-                    guards,
+                    hook_names,
                     max_source_bytes=self.limits.max_source_bytes,
                     taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
                 )
@@ -1093,9 +1103,9 @@ async def run_script(
         inline=(
             state is None
             and not compiled.is_async
-            and not (compiled.names & _tool_names(tools))
-            and not (compiled.names & _SLEEPS)
-            and not (compiled.names & EVAL_NAMES)  # a string may name a tool or sleep
+            # sleep, or eval/exec: a string may name a tool or sleep
+            and compiled.names.isdisjoint(_NOT_INLINE)
+            and not _names_a_tool(compiled.names, tools)
         ),
     )
     try:
@@ -1127,8 +1137,12 @@ def _bridge_failure(exc: Exception) -> ToolReply:
     return ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
 
 
-def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
-    return frozenset({"tools", "gather", *(spec.identifier for spec in tools)})
+def _names_a_tool(names: frozenset[str], tools: Sequence[ToolSpec]) -> bool:
+    # a loop, not any(<generator>): no generator object per run (start-up cost)
+    for spec in tools:  # noqa: SIM110
+        if spec.identifier in names:
+            return True
+    return False
 
 
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
@@ -1166,6 +1180,16 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             calls=calls,
             wall_time=wall_time,
         )
+    value_type = type(payload)
+    if (
+        payload is None
+        or value_type is bool
+        or value_type is float
+        or (value_type is int and payload.bit_length() <= 3 * sys.get_int_max_str_digits())
+    ):
+        # the common last values: JSON as they are, and the checks below pass them
+        # unchanged (json_copy returns them, their size is not measured)
+        return _ok_result(payload, output, calls, wall_time)
     cap = run.limits.max_result_bytes
     estimate = None if cap is None else result_too_large(payload, cap)
     if cap is not None and estimate is not None:  # sizeguard: refused before the copy
@@ -1236,7 +1260,29 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
                 calls=calls,
                 wall_time=wall_time,
             )
-    return ScriptResult(ok=True, value=value, output=output, calls=calls, wall_time=wall_time)
+    return _ok_result(value, output, calls, wall_time)
+
+
+def _ok_result(value: Any, output: str, calls: tuple[CallRecord, ...], wall: float) -> ScriptResult:
+    """``ScriptResult(ok=True, ...)`` built through its slots (``bridge.slot_setters``)."""
+    result: ScriptResult = _new(ScriptResult)
+    _SET_RESULT_OK(result, True)
+    _SET_RESULT_VALUE(result, value)
+    _SET_RESULT_OUTPUT(result, output)
+    _SET_RESULT_ERROR(result, None)
+    _SET_RESULT_CALLS(result, calls)
+    _SET_RESULT_WALL(result, wall)
+    return result
+
+
+(
+    _SET_RESULT_OK,
+    _SET_RESULT_VALUE,
+    _SET_RESULT_OUTPUT,
+    _SET_RESULT_ERROR,
+    _SET_RESULT_CALLS,
+    _SET_RESULT_WALL,
+) = slot_setters(ScriptResult)
 
 
 def _unused(_: Awaitable[Any]) -> None:  # pragma: no cover - keeps the Awaitable import for typing
