@@ -121,7 +121,7 @@ from scriptgate.sandbox.loopyields import CheckedAwait
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.records import arguments_size, record_arguments
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
-from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.builtins import CHARGING_NAMES, make_builtins
 from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
@@ -388,8 +388,12 @@ class _Run:
         inline: bool = False,
         on_event: OnEvent | None = None,
         evaluates: bool = True,
+        charging: bool = True,
     ) -> None:
         self.inline = inline
+        self.charging = charging or evaluates
+        """Whether the run's builtins get ``sum``, ``sorted``… (world.builtins.CHARGING_NAMES):
+        a one-shot script that names none of them cannot reach them."""
         self.evaluates = evaluates
         """Whether the run's builtins get ``eval``/``exec`` (a one-shot script that names
         neither cannot reach them: they are not made, a start-up cost)."""
@@ -890,6 +894,7 @@ class _Run:
             guards["__hasattr__"],
             make_import(modules),
             max_range=self.limits.max_steps or MAX_RANGE,
+            charging=self.charging,
         )
         hook_names = tuple(guards) if self.evaluates else ()
         if self.fresh:
@@ -1100,6 +1105,7 @@ async def run_script(
         is_async=compiled.is_async,
         on_event=on_event,
         evaluates=state is not None or bool(compiled.names & _EVALUATOR_NAMES),
+        charging=state is not None or not compiled.names.isdisjoint(CHARGING_NAMES),
         inline=(
             state is None
             and not compiled.is_async
