@@ -81,8 +81,10 @@ def test_startup_templates_are_not_changed_by_a_script_writing_its_names() -> No
         ]
     )
     assert [r.value for r in after[:4]] == [2, [0, 1, 2], [1, 2], 6]
-    assert after[4].error is not None and after[4].error.type == "NameError"
-    assert after[5].ok and after[5].output == "p\n" and after[5].value is True
+    assert after[4].error is not None
+    assert after[4].error.type == "NameError"
+    assert after[5].ok
+    assert (after[5].output, after[5].value) == ("p\n", True)
 
 
 def test_startup_each_run_gets_its_own_namespace_and_builtins() -> None:
