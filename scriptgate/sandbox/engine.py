@@ -136,7 +136,7 @@ from scriptgate.sandbox.loopyields import CheckedAwait
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.records import arguments_size, record_arguments
 from scriptgate.sandbox.result import CallRecord, CallStatus, Limits, ScriptError, ScriptResult
-from scriptgate.sandbox.world.builtins import make_builtins
+from scriptgate.sandbox.world.builtins import CHARGING_NAMES, make_builtins
 from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
@@ -198,6 +198,9 @@ _OTHER_RUN = (
 _RUNNING: contextvars.ContextVar[Any] = contextvars.ContextVar("scriptgate_run", default=None)
 """The run whose task this is (set for the run's task group; a sync script's greenlet is
 told apart by identity): a run's tool functions refuse a caller that is not that run."""
+
+_NOT_INLINE = frozenset({"tools", "gather", *_SLEEPS, *EVAL_NAMES})
+"""A script naming one of these runs in a greenlet, with its tool functions (run_script)."""
 
 _EVALUATOR_NAMES = frozenset({"eval", "exec", "compile"})
 """Names whose use makes a one-shot run build the evaluators (``compile`` gives its hint)."""
@@ -402,6 +405,7 @@ class _Run:
         on_event: OnEvent | None = None,
         evaluates: bool = True,
         final: bool = False,
+        charging: bool = True,
     ) -> None:
         self.inline = inline
         self.final = final
@@ -409,6 +413,9 @@ class _Run:
         self.generators: ScriptGenerators | None = None
         """The script's generators and coroutines (closed at the run's end)."""
         self.cleanup_end: float | None = None
+        self.charging = charging or evaluates
+        """Whether the run's builtins get ``sum``, ``sorted``… (world.builtins.CHARGING_NAMES):
+        a one-shot script that names none of them cannot reach them."""
         self.evaluates = evaluates
         """Whether the run's builtins get ``eval``/``exec`` (a one-shot script that names
         neither cannot reach them: they are not made, a start-up cost)."""
@@ -909,18 +916,27 @@ class _Run:
             guards["__hasattr__"],
             make_import(modules),
             max_range=self.limits.max_steps or MAX_RANGE,
+            charging=self.charging,
         )
-        ns = self.namespace
-        generators = ns.get(GENERATORS_KEY)
+        generators = self.namespace.get(GENERATORS_KEY)
         if type(generators) is not ScriptGenerators:
-            generators = ns[GENERATORS_KEY] = ScriptGenerators()
+            generators = ScriptGenerators()
         self.generators = generators
+        guards[GENERATORS_KEY] = generators  # a session keeps it in its globals
         guards["_gw_"] = generators.wrap  # the compiler decorates generator functions with it
         guards["_gwa_"] = generators.wrap_async
         guards["_ga_"] = generators.adopt  # and passes async generator expressions to this
-        ns.update(guards)
+        hook_names = tuple(guards) if self.evaluates else ()
+        if self.fresh:
+            # a one-shot run's globals are its hooks' dict itself, made for this run
+            # (no copy of ~60 entries: start-up cost)
+            ns = self.namespace = guards
+            kept = None
+        else:
+            ns = self.namespace
+            ns.update(guards)
+            kept = ns.get("__builtins__")
         self.budget.hooks = ns
-        kept = ns.get("__builtins__")
         if type(kept) is dict:
             # a session: functions of earlier runs captured this dict when they were made
             # (CPython keeps a function's builtins): it holds this run's builtins now, so
@@ -935,7 +951,7 @@ class _Run:
             builtins.update(
                 make_evaluators(
                     ns,
-                    guards,
+                    hook_names,
                     max_source_bytes=self.limits.max_source_bytes,
                     taken=(spec.identifier or to_identifier(spec.name) for spec in self.tools),
                 )
@@ -1220,12 +1236,13 @@ async def run_script(
         on_event=on_event,
         final=final,
         evaluates=state is not None or bool(compiled.names & _EVALUATOR_NAMES),
+        charging=state is not None or not compiled.names.isdisjoint(CHARGING_NAMES),
         inline=(
             state is None
             and not compiled.is_async
-            and not (compiled.names & _tool_names(tools))
-            and not (compiled.names & _SLEEPS)
-            and not (compiled.names & EVAL_NAMES)  # a string may name a tool or sleep
+            # sleep, or eval/exec: a string may name a tool or sleep
+            and compiled.names.isdisjoint(_NOT_INLINE)
+            and not _names_a_tool(compiled.names, tools)
         ),
     )
     try:
@@ -1303,8 +1320,12 @@ def _bridge_failure(exc: Exception) -> ToolReply:
     return ToolReply(status="error", error=f"Tool call failed in the sandbox bridge: {exc}")
 
 
-def _tool_names(tools: Sequence[ToolSpec]) -> frozenset[str]:
-    return frozenset({"tools", "gather", *(spec.identifier for spec in tools)})
+def _names_a_tool(names: frozenset[str], tools: Sequence[ToolSpec]) -> bool:
+    # a loop, not any(<generator>): no generator object per run (start-up cost)
+    for spec in tools:  # noqa: SIM110
+        if spec.identifier in names:
+            return True
+    return False
 
 
 def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult:
@@ -1342,6 +1363,16 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             calls=calls,
             wall_time=wall_time,
         )
+    value_type = type(payload)
+    if (
+        payload is None
+        or value_type is bool
+        or value_type is float
+        or (value_type is int and payload.bit_length() <= 3 * sys.get_int_max_str_digits())
+    ):
+        # the common last values: JSON as they are, and the checks below pass them
+        # unchanged (json_copy returns them, their size is not measured)
+        return _ok_result(payload, output, calls, wall_time)
     cap = run.limits.max_result_bytes
     estimate = None if cap is None else result_too_large(payload, cap)
     if cap is not None and estimate is not None:  # sizeguard: refused before the copy
@@ -1412,7 +1443,29 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
                 calls=calls,
                 wall_time=wall_time,
             )
-    return ScriptResult(ok=True, value=value, output=output, calls=calls, wall_time=wall_time)
+    return _ok_result(value, output, calls, wall_time)
+
+
+def _ok_result(value: Any, output: str, calls: tuple[CallRecord, ...], wall: float) -> ScriptResult:
+    """``ScriptResult(ok=True, ...)`` built through its slots (``bridge.slot_setters``)."""
+    result: ScriptResult = _new(ScriptResult)
+    _SET_RESULT_OK(result, True)
+    _SET_RESULT_VALUE(result, value)
+    _SET_RESULT_OUTPUT(result, output)
+    _SET_RESULT_ERROR(result, None)
+    _SET_RESULT_CALLS(result, calls)
+    _SET_RESULT_WALL(result, wall)
+    return result
+
+
+(
+    _SET_RESULT_OK,
+    _SET_RESULT_VALUE,
+    _SET_RESULT_OUTPUT,
+    _SET_RESULT_ERROR,
+    _SET_RESULT_CALLS,
+    _SET_RESULT_WALL,
+) = slot_setters(ScriptResult)
 
 
 def _unused(_: Awaitable[Any]) -> None:  # pragma: no cover - keeps the Awaitable import for typing

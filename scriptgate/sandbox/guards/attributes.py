@@ -1206,6 +1206,77 @@ def _stop_types() -> tuple[type[BaseException], ...]:
 _STOP_TYPES: list[tuple[type[BaseException], ...]] = []
 
 
+_END = object()
+_islice = itertools.islice
+_chain = itertools.chain
+_real_of = REAL_OF_STAND_IN.get
+_scalars_only = _SCALARS.issuperset
+
+
+def _ticking(it: Iterator[Any], tick: Callable[[], Any]) -> Iterator[Any]:
+    # one tick per item (charge(): an iterable of unknown length read in C)
+    for item in it:
+        tick()
+        yield item
+
+
+def _chunks(it: Iterator[Any], check_chunk: Callable[[int], int]) -> Iterator[Iterator[Any]]:
+    # pieces of 256 items of the same live iterator; Python runs once per piece
+    while True:
+        first = next(it, _END)
+        if first is _END:
+            return
+        check_chunk(_TICK_CHUNK)
+        yield _chain((first,), _islice(it, _TICK_CHUNK - 1))
+
+
+def _range_chunks(r: range, check_chunk: Callable[[int], int]) -> Iterator[range]:
+    # a long range as ranges of 256 items, the run's check between them
+    step = r.step * _TICK_CHUNK
+    stop = r.stop
+    for start in range(r.start, stop, step):
+        check_chunk(_TICK_CHUNK)
+        end = start + step
+        yield range(start, min(end, stop) if step > 0 else max(end, stop), r.step)
+
+
+def _hashed_input(value: Any, into: str, check_chunk: Callable[[int], int]) -> Any:
+    # what a set/dict/frozenset built from `value` may hash (see make_guards' copy)
+    kind = type(value)
+    if kind is list or kind is tuple:
+        if len(value) <= _FEED_FROM:
+            if into != "dict" and _scalars_only(map(type, value)):
+                return value  # the common case: scalars hash in bounded time
+            return hashed_ok(value, into)
+    elif kind in _NO_FEED or kind is _KEYS_VIEW or kind is CheckedFeed:
+        return value  # stored hashes, keys hashed when inserted, or checked already
+    elif not needs_feed(value, into):
+        return hashed_whole(value, into)
+    return CheckedFeed.from_iterable(_hashed_chunks(iter(value), into, check_chunk))
+
+
+def _hashed_chunks(
+    it: Iterator[Any], into: str, check_chunk: Callable[[int], int]
+) -> Iterator[list[Any] | tuple[Any, ...]]:
+    # chunks of 256 items of the same live iterator, each checked before C hashes
+    # it; an error from the iterator comes after the items it produced (as when
+    # C drains the iterator itself: `s.update(gen)` keeps the items before it)
+    while True:
+        chunk: list[Any] = []
+        try:
+            chunk.extend(_islice(it, _TICK_CHUNK))
+        except Exception:
+            if chunk:
+                yield hashed_ok(chunk, into)
+            raise
+        if not chunk:
+            return
+        check_chunk(_TICK_CHUNK)
+        yield hashed_ok(chunk, into)
+        if len(chunk) < _TICK_CHUNK:
+            return
+
+
 def make_guards(
     budget: Budget,
     *,
@@ -1244,39 +1315,9 @@ def make_guards(
             return obj
         if kind in _LAZY_SAFE:
             return obj
-        return _ticking(iter(obj))
-
-    def _ticking(it: Iterator[Any]) -> Iterator[Any]:
-        for item in it:
-            tick()
-            yield item
+        return _ticking(iter(obj), tick)
 
     check_chunk = budget._check_chunk
-
-    islice = itertools.islice
-    chain = itertools.chain
-    end = object()
-
-    def _chunks(it: Iterator[Any]) -> Iterator[Iterator[Any]]:
-        # pieces of 256 items of the same live iterator; Python runs once per piece
-        while True:
-            first = next(it, end)
-            if first is end:
-                return
-            check_chunk(_TICK_CHUNK)
-            yield chain((first,), islice(it, _TICK_CHUNK - 1))
-
-    def _counted(iterable: Any) -> Iterator[Any]:
-        # one step per item, the real check every 256 items, C speed in between
-        return _chain_from_iterable(_chunks(iter(iterable)))
-
-    def _range_chunks(r: range) -> Iterator[range]:
-        step = r.step * _TICK_CHUNK
-        stop = r.stop
-        for start in range(r.start, stop, step):
-            check_chunk(_TICK_CHUNK)
-            end = start + step
-            yield range(start, min(end, stop) if step > 0 else max(end, stop), r.step)
 
     def getiter(obj: Any) -> Any:
         # `for` loops and comprehensions (they have no tick of their own).
@@ -1290,11 +1331,11 @@ def make_guards(
             if len(obj) <= _TICK_CHUNK:
                 budget.spend(len(obj))
                 return obj
-            return _chain_from_iterable(_range_chunks(obj))
+            return _chain_from_iterable(_range_chunks(obj, check_chunk))
         if (kind in _SIZED or kind in _SIZED_VIEWS) and len(obj) <= _SMALL:
             budget.spend(len(obj))
             return obj
-        return _counted(obj)
+        return _chain_from_iterable(_chunks(iter(obj), check_chunk))
 
     def copy(value: Any, into: str | None = None, make: Any = _NOT_MADE) -> Any:
         # list(x), set(x), dict(x)…: a large copy is charged to the memory budget
@@ -1309,82 +1350,50 @@ def make_guards(
         if make is not _NOT_MADE:
             kind = type(value)
             if kind is list or kind is tuple:
-                real = real_of(id(make))
+                real = _real_of(id(make))
                 if real is not None:  # the common case: a list or tuple copied in C
                     if len(value) > CHECK_FROM:
                         charge_copy(value, into)
                     return real(value)
         charge_copy(value, into)
         if into in _HASHING_COPIES:
-            return hashed_input(value, into)
+            return _hashed_input(value, into, check_chunk)
         fed = growth_checked(value, into or "", budget.memory)  # list(gen): growth read
         if make is _NOT_MADE:
             return fed
         # list(x) / tuple(x) compile to _copy_(x, "list", list): the script's binding of
         # the name makes the value (its stand-in class: the real type, read as fed here)
         if type(fed) is GrowthFeed:
-            real = real_of(id(make))
+            real = _real_of(id(make))
             if real is not None:
                 return real(fed)
         return make(fed)  # another binding, or an input the stand-in reads itself
 
-    scalars_only = _SCALARS.issuperset
-    real_of = REAL_OF_STAND_IN.get
-
-    def hashed_input(value: Any, into: str) -> Any:
-        kind = type(value)
-        if kind is list or kind is tuple:
-            if len(value) <= _FEED_FROM:
-                if into != "dict" and scalars_only(map(type, value)):
-                    return value  # the common case: scalars hash in bounded time
-                return hashed_ok(value, into)
-        elif kind in _NO_FEED or kind is _KEYS_VIEW or kind is CheckedFeed:
-            return value  # stored hashes, keys hashed when inserted, or checked already
-        elif not needs_feed(value, into):
-            return hashed_whole(value, into)
-        return CheckedFeed.from_iterable(_hashed_chunks(iter(value), into))
-
-    def _hashed_chunks(it: Iterator[Any], into: str) -> Iterator[list[Any] | tuple[Any, ...]]:
-        # chunks of 256 items of the same live iterator, each checked before C hashes
-        # it; an error from the iterator comes after the items it produced (as when
-        # C drains the iterator itself: `s.update(gen)` keeps the items before it)
-        while True:
-            chunk: list[Any] = []
-            try:
-                chunk.extend(islice(it, _TICK_CHUNK))
-            except Exception:
-                if chunk:
-                    yield hashed_ok(chunk, into)
-                raise
-            if not chunk:
-                return
-            check_chunk(_TICK_CHUNK)
-            yield hashed_ok(chunk, into)
-            if len(chunk) < _TICK_CHUNK:
-                return
-
     def hashed_star(value: Any) -> Any:
         # `{*x}`: a set display hashes every item of x in one C call
         # (test_hash_feed_large_input_is_charged_in_chunks[set-display-star])
-        return hashed_input(guarded_star(value), "set")
+        return _hashed_input(guarded_star(value), "set", check_chunk)
 
-    guards = dict(_STATIC_GUARDS)
+    # the run's hooks over the shared ones: one dict display, no per-item stores
+    guards = {
+        **_STATIC_GUARDS,
+        "_getiter_": getiter,
+        "_copy_": copy,
+        "_hstar_": hashed_star,
+        "_tick_": tick,
+        "_tk_": budget.first_tick(),  # the tick statement's hook (see Budget)
+        "_check_": check,
+        "_mcheck_": lambda cls, names, positional: class_pattern_check(
+            budget, cls, names, positional
+        ),
+        "_print_": guarded_print(print_fn, budget.limits.max_output_chars, budget.trip),
+        "__charge__": charge,  # a helper the curated builtins use
+        STOP_NAME: budget.trip,  # found by errors.refuse_size through the globals
+        METER_NAME: budget.memory,  # found by memguard.charge_bytes through the globals
+        BUDGET_NAME: budget,  # found by the re stand-in (regexguard) through the globals
+    }
     if budget.hooks is None:
         budget.hooks = guards  # until the engine binds the script's own globals
-    guards["_getiter_"] = getiter
-    guards["_copy_"] = copy
-    guards["_hstar_"] = hashed_star
-    guards["_tick_"] = tick
-    guards["_tk_"] = budget.first_tick()  # the tick statement's hook (see Budget)
-    guards["_check_"] = check
-    guards["_mcheck_"] = lambda cls, names, positional: class_pattern_check(
-        budget, cls, names, positional
-    )
-    guards["_print_"] = guarded_print(print_fn, budget.limits.max_output_chars, budget.trip)
-    guards["__charge__"] = charge  # a helper the curated builtins use
-    guards[STOP_NAME] = budget.trip  # found by errors.refuse_size through the globals
-    guards[METER_NAME] = budget.memory  # found by memguard.charge_bytes through the globals
-    guards[BUDGET_NAME] = budget  # found by the re stand-in (regexguard) through the globals
     return guards
 
 

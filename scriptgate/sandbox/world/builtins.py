@@ -63,7 +63,13 @@ from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 from scriptgate.sandbox.world.sequence_types import growing_type
 
-__all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
+__all__ = [
+    "CHARGING_NAMES",
+    "HOLDABLE",
+    "SAFE_BUILTIN_NAMES",
+    "SAFE_EXCEPTION_NAMES",
+    "make_builtins",
+]
 
 SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
@@ -108,8 +114,15 @@ def make_builtins(
     import_: Callable[..., Any],
     *,
     max_range: int = MAX_RANGE,
+    charging: bool = True,
 ) -> dict[str, Any]:
     """The ``__builtins__`` dict of one run.
+
+    A new dict every call: a copy of a template made once per ``max_range`` (and hooks),
+    which no run ever gets, with the run's own functions written in. ``charging=False``
+    (the engine's choice for a one-shot script that names none of
+    :data:`CHARGING_NAMES` and cannot evaluate a string) leaves out the builtins that
+    charge the run's budget: nothing the script has can reach them by name.
 
     ``set``, ``frozenset`` and ``dict`` are thin subclasses whose calls check what
     they hash (:func:`_hashing_type`: ``isinstance``, subclassing and the values they
@@ -118,6 +131,17 @@ def make_builtins(
     every lazy iterable a script can build either ticks or is bounded (``range``
     is capped at ``max_range``, normally the step budget).
     """
+
+    key = (max_range, getattr_, hasattr_)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        if len(_TEMPLATES) >= 8:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[key] = _template(max_range, getattr_, hasattr_)
+    table = template.copy()  # never the template itself: a run's dict is its own
+    table["__import__"] = import_
+    if not charging:
+        return table
 
     def one_or_many(values: tuple[Any, ...]) -> tuple[Any, ...]:
         return (charge(values[0]),) if len(values) == 1 else values
@@ -169,16 +193,6 @@ def make_builtins(
     def iter_(iterable: Any) -> Any:
         return _b.iter(charge(iterable))
 
-    def range_(*args: int) -> range:
-        # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
-        result = _b.range(*args)
-        if _b.len(result) > max_range:
-            refuse_size(
-                f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
-            )
-        return result
-
-    table: dict[str, Any] = dict(_STATIC)
     table.update(
         {
             "sum": sum_,
@@ -193,12 +207,37 @@ def make_builtins(
             "filter": filter_,
             "reversed": reversed_,
             "iter": iter_,
-            "range": range_,
-            "getattr": getattr_,
-            "hasattr": hasattr_,
-            "__import__": import_,
         }
     )
+    return table
+
+
+CHARGING_NAMES = frozenset(
+    {"sum", "sorted", "min", "max", "any", "all", "enumerate", "zip", "map", "filter"}
+    | {"reversed", "iter"}
+)
+"""The builtins made per run over the run's charging hook (see :func:`make_builtins`)."""
+
+_TEMPLATES: dict[tuple[Any, ...], dict[str, Any]] = {}
+"""The run-independent part of a run's builtins, per ``(max_range, getattr, hasattr)``."""
+
+
+def _template(
+    max_range: int, getattr_: Callable[..., Any], hasattr_: Callable[[Any, str], bool]
+) -> dict[str, Any]:
+    """What every run's builtins share for ``max_range``: copied, never handed out."""
+
+    def range_(*args: int) -> range:
+        # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
+        result = _b.range(*args)
+        if _b.len(result) > max_range:
+            refuse_size(
+                f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
+            )
+        return result
+
+    table = dict(_STATIC)
+    table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
     return table
 
 
