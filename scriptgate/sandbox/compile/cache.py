@@ -36,7 +36,7 @@ from scriptgate.sandbox.compile.policy import (
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.memory import NumericNames
 
-__all__ = ["CompileFailure", "CompiledScript", "compile_script"]
+__all__ = ["CompileFailure", "CompiledScript", "compile_script", "is_cached"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,3 +428,9 @@ def compile_script(
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return result
+
+
+def is_cached(source: str, *, session: bool = False) -> bool:
+    """Whether the compile cache holds a result for ``source`` (a stopped compile never does)."""
+    with _CACHE_LOCK:
+        return (source, session) in _CACHE
