@@ -106,8 +106,13 @@ def running(clock: CompileClock | None) -> Iterator[None]:
 
 def walk(tree: ast.AST) -> Iterator[ast.AST]:
     """``ast.walk`` that ticks at every node."""
+    clock = getattr(_CURRENT, "clock", None)
+    if clock is None:
+        yield from ast.walk(tree)
+        return
+    count = clock.tick
     for node in ast.walk(tree):
-        tick()
+        count()
         yield node
 
 
