@@ -117,6 +117,7 @@ from scriptgate.sandbox.bridge import (
     small_flat,
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
+from scriptgate.sandbox.compile.deadline import CompileClock
 from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.guards.attributes import MAX_RANGE, Budget, OpaqueNamespace, make_guards
 from scriptgate.sandbox.guards.boundary import register_opaque, release_typing_cache
@@ -1216,8 +1217,12 @@ async def run_script(
             ),
             wall_time=wall(),
         )
-    compiled = compile_script(
-        source, max_source_bytes=limits.max_source_bytes, session=state is not None
+    timeout = limits.timeout
+    compiled = compile_script(  # the run's deadline governs its compile too
+        source,
+        max_source_bytes=limits.max_source_bytes,
+        session=state is not None,
+        clock=CompileClock(None if timeout is None else started + timeout, timeout, signal),
     )
     if isinstance(compiled, CompileFailure):
         return ScriptResult(
@@ -1245,6 +1250,8 @@ async def run_script(
             and not _names_a_tool(compiled.names, tools)
         ),
     )
+    if timeout is not None:
+        run.budget.deadline = started + timeout  # the compile's time counts
     try:
         try:
             ok, payload = await run.execute(compiled.code)

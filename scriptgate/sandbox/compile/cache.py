@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from threading import Lock
 from typing import Any
 
-from RestrictedPython.transformer import copy_locations
-
+from scriptgate.sandbox.compile.deadline import (
+    CompileClock,
+    CompileStopped,
+    TickingTransformer,
+    TickingVisitor,
+    running,
+    tick,
+    walk,
+)
+from scriptgate.sandbox.compile.linear import copy_locations, fix_locations
 from scriptgate.sandbox.compile.policy import (
     MAX_AST_DEPTH,
     TEMP_PREFIX,
@@ -28,7 +36,7 @@ from scriptgate.sandbox.compile.policy import (
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.memory import NumericNames
 
-__all__ = ["CompileFailure", "CompiledScript", "compile_script"]
+__all__ = ["CompileFailure", "CompiledScript", "compile_script", "is_cached"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,7 @@ def _depth(tree: ast.AST) -> int:
     todo: list[tuple[ast.AST, int]] = [(tree, 1)]
     while todo:
         node, level = todo.pop()
+        tick()
         if level > deepest:
             deepest = level
             if deepest > MAX_AST_DEPTH:
@@ -65,7 +74,7 @@ def _depth(tree: ast.AST) -> int:
 
 
 def _uses_await(tree: ast.AST) -> bool:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith)):
             return True
         if isinstance(node, ast.comprehension) and node.is_async:
@@ -73,7 +82,7 @@ def _uses_await(tree: ast.AST) -> bool:
     return False
 
 
-class _AsyncioRun(ast.NodeTransformer):
+class _AsyncioRun(TickingTransformer):
     """In the module's own scope: ``asyncio.run(main())`` → ``await main()``.
 
     The idiom models end async code with; a script may await at its top level, so the
@@ -117,7 +126,7 @@ class _AsyncioRun(ast.NodeTransformer):
         return new
 
 
-class _TopLevel(ast.NodeVisitor):
+class _TopLevel(TickingVisitor):
     """Names bound by the module's own scope, and misplaced ``yield``."""
 
     def __init__(self) -> None:
@@ -197,7 +206,7 @@ class _TopLevel(ast.NodeVisitor):
     visit_YieldFrom = visit_Yield
 
 
-class _TopLevelStatements(ast.NodeTransformer):
+class _TopLevelStatements(TickingTransformer):
     """In the module's own scope: ``x: T = v`` → ``x = v``, ``x: T`` and ``from __future__`` → ``pass``.
 
     Inside ``__script__`` the module's names are declared ``global``, and an
@@ -265,7 +274,7 @@ def _wrap(tree: ast.Module, is_async: bool) -> ast.Module:
     func.lineno = 1
     func.col_offset = 0
     module = ast.Module(body=[func], type_ignores=[])
-    return ast.fix_missing_locations(module)
+    return fix_locations(module)
 
 
 _EVAL_NAMES = frozenset({"eval", "exec"})
@@ -273,7 +282,7 @@ _EVAL_NAMES = frozenset({"eval", "exec"})
 
 def _names_eval(tree: ast.AST) -> bool:
     """Whether the script names ``eval`` or ``exec`` anywhere (the only ways to reach them)."""
-    return any(isinstance(node, ast.Name) and node.id in _EVAL_NAMES for node in ast.walk(tree))
+    return any(isinstance(node, ast.Name) and node.id in _EVAL_NAMES for node in walk(tree))
 
 
 def _line_of(message: str) -> int | None:
@@ -281,7 +290,10 @@ def _line_of(message: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _compile_uncached(source: str, session: bool = False) -> CompiledScript | CompileFailure:
+def _compile_uncached(
+    source: str, session: bool = False, clock: CompileClock | None = None
+) -> CompiledScript | CompileFailure:
+    check = clock.check if clock is not None else _no_check
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -292,6 +304,7 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
         return CompileFailure(
             "rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None
         )
+    check()
     if _depth(tree) > MAX_AST_DEPTH:
         return CompileFailure(
             "rejected",
@@ -299,9 +312,11 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
             f"the script is nested more than {MAX_AST_DEPTH} levels deep",
             None,
         )
+    check()
     scan = _TopLevel()
     for stmt in tree.body:
         scan.visit(stmt)
+    check()
     if scan.yield_line is not None:
         return CompileFailure("syntax", "SyntaxError", "'yield' outside function", scan.yield_line)
     runs = _AsyncioRun(tree)
@@ -312,13 +327,17 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
     warn: list[str] = []
     used: dict[str, bool] = {}
     tree = _ListTargets().visit(tree)
+    check()
     policy = ScriptPolicy(errors, warn, used)
     # a script that names eval/exec may rebind any of its globals (and the builtins' names)
     # from a string the policy never saw here: its module-level facts prove nothing, as in a
     # session (fifth attack's F01/F02: `exec("def len(v): return v")`, then `len(a) * len(n)`)
-    policy.numeric = NumericNames(tree, session=session or _names_eval(tree))
+    policy.numeric = NumericNames(tree, session=session or _names_eval(tree), walk=walk)
+    check()
     policy.fast = _FastSites(tree)
+    check()
     tree = policy.visit(tree)
+    check()
     if errors:
         unique = list(dict.fromkeys(errors))
         return CompileFailure("rejected", "SyntaxError", "\n".join(unique), _line_of(unique[0]))
@@ -329,6 +348,7 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
         for stmt in tree.body
     )
     module = _wrap(tree, is_async)
+    check()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -340,7 +360,12 @@ def _compile_uncached(source: str, session: bool = False) -> CompiledScript | Co
         return CompileFailure(
             "rejected", type(exc).__name__, f"the script is too complex to compile: {exc}", None
         )
+    check()  # a compile that ended past the deadline is not the run's to use
     return CompiledScript(code=code, is_async=is_async, names=frozenset(used))
+
+
+def _no_check() -> None:
+    pass
 
 
 _CACHE: OrderedDict[tuple[str, bool], CompiledScript | CompileFailure] = OrderedDict()
@@ -349,7 +374,12 @@ _CACHE_LOCK = Lock()
 
 
 def compile_script(
-    source: str, *, max_source_bytes: int | None = None, session: bool = False, cache: bool = True
+    source: str,
+    *,
+    max_source_bytes: int | None = None,
+    session: bool = False,
+    cache: bool = True,
+    clock: CompileClock | None = None,
 ) -> CompiledScript | CompileFailure:
     """Compile a script under the policy (cached by source text); never raises.
 
@@ -357,7 +387,9 @@ def compile_script(
     earlier runs (module-level names prove nothing to the ``+`` size guard).
     ``cache=False``: neither read nor fill the cache (``eval`` of long texts). A failure
     from a full stack or memory (``RecursionError``, ``MemoryError``: the caller's state,
-    not the text's) is never cached.
+    not the text's) is never cached. ``clock``: the run's deadline and abort signal; a
+    compile stopped by it fails with the run's ordinary stop (``kind`` ``limit`` or
+    ``aborted``) and is never cached (a cached result is always a whole compile's).
     """
     if max_source_bytes is not None:
         size = len(source.encode("utf-8", "surrogatepass"))
@@ -374,16 +406,19 @@ def compile_script(
         if cached is not None:
             _CACHE.move_to_end(key)
             return cached
+    if clock is not None:
+        try:
+            clock.check()
+        except CompileStopped as stop:
+            return CompileFailure(stop.kind, stop.type_name, stop.message, None)
     try:
-        result = _compile_uncached(source, session)
+        with running(clock):
+            result = _compile_uncached(source, session, clock)
+    except CompileStopped as stop:
+        return CompileFailure(stop.kind, stop.type_name, stop.message, None)
     except Exception as exc:  # a policy bug must not escape to the host
         result = CompileFailure("sandbox", type(exc).__name__, f"the policy failed: {exc}", None)
-    except (
-        BaseException
-    ) as exc:  # RecursionError subclasses are Exceptions; this is belt and braces
-        result = CompileFailure(
-            "rejected", type(exc).__name__, "the script could not be compiled", None
-        )
+    # (a KeyboardInterrupt or SystemExit is the caller's: it propagates, nothing is cached)
     if not cache or (
         isinstance(result, CompileFailure) and result.type in ("RecursionError", "MemoryError")
     ):
@@ -393,3 +428,9 @@ def compile_script(
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return result
+
+
+def is_cached(source: str, *, session: bool = False) -> bool:
+    """Whether the compile cache holds a result for ``source`` (a stopped compile never does)."""
+    with _CACHE_LOCK:
+        return (source, session) in _CACHE

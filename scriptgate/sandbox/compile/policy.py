@@ -91,12 +91,10 @@ import copy
 import re
 from typing import Any, cast
 
-from RestrictedPython.transformer import (
-    INSPECT_ATTRIBUTES,
-    RestrictingNodeTransformer,
-    copy_locations,
-)
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from scriptgate.sandbox.compile.deadline import TickingTransformer, TickingVisitor
+from scriptgate.sandbox.compile.linear import LinearTransformer, copy_locations, locate_new
 from scriptgate.sandbox.guards.constants import (
     CLASS_BODY_NAMES,
     FAST_RECEIVER_SLOW_NAMES,
@@ -191,7 +189,7 @@ def _locate_new(new: ast.expr) -> ast.expr:
             continue
         if getattr(child, "lineno", None) is not None:
             continue
-        copy_locations(child, parent)  # type: ignore[arg-type]
+        copy_locations(child, parent)
         pending.extend((grand, child) for grand in ast.iter_child_nodes(child))
     return new
 
@@ -302,7 +300,7 @@ def _simple_printf(node: ast.expr) -> bool:
     return True
 
 
-class _FastSites(ast.NodeVisitor):
+class _FastSites(TickingVisitor):
     """The expressions where an inline fast path may not bind a temporary (``unsafe``).
 
     The fast paths bind operands with ``:=``. Python refuses that in the
@@ -385,7 +383,7 @@ class _FastSites(ast.NodeVisitor):
         self._in_iterable = saved
 
 
-class _ListTargets(ast.NodeTransformer):
+class _ListTargets(TickingTransformer):
     """``[a, b] = x`` → ``(a, b) = x`` so RestrictedPython's guarded unpacking applies."""
 
     def visit_List(self, node: ast.List) -> ast.AST:
@@ -433,7 +431,7 @@ _EXTRA_MAGIC_METHODS = frozenset(
 iterators); each runs script code, so it ticks like any function."""
 
 
-class ScriptPolicy(RestrictingNodeTransformer):
+class ScriptPolicy(LinearTransformer):
     """RestrictedPython's policy plus scriptgate's additions (see the module docstring)."""
 
     numeric: NumericNames | None = None
@@ -788,7 +786,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
             return links[0]
         new = ast.BoolOp(op=ast.And(), values=links)
         copy_locations(new, node)
-        return ast.fix_missing_locations(new)
+        return locate_new(new)
 
     def _lambda_compare(self, node: ast.Compare) -> ast.expr:
         """``a OP b`` where nothing may be bound: ``(lambda l, r: <guarded l OP r>)(a, b)``.
@@ -812,7 +810,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         copy_locations(function, node)
         new = ast.Call(func=function, args=[node.left, node.comparators[0]], keywords=[])
         copy_locations(new, node)
-        return ast.fix_missing_locations(new)
+        return locate_new(new)
 
     def _checked_chain(self, node: ast.Compare, need: list[bool], proven: list[bool]) -> ast.expr:
         """A chain where nothing may be bound: each operand of a guarded link through ``_cval_``.
@@ -1203,7 +1201,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
                     ),
                 )
                 copy_locations(new, node)
-                ast.fix_missing_locations(new)
+                locate_new(new)
                 return new
             if type(node.op) is ast.Add and not numeric:
                 # `x += x` doubling: memguard.guarded_iadd (in place for lists)
@@ -1212,7 +1210,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
                     value=_call("_iadd_", [_name(target.id, node), value], node),
                 )
                 copy_locations(new, node)
-                ast.fix_missing_locations(new)
+                locate_new(new)
                 return new
             node.value = value
             return node
@@ -1361,7 +1359,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         body = ast.BoolOp(op=ast.Or(), values=[tick, node.body])
         copy_locations(tick, node.body)
         copy_locations(body, node.body)
-        node.body = ast.fix_missing_locations(body)
+        node.body = locate_new(body)
         return node  # (`lambda: (yield)` has no finally: closing it runs nothing)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
@@ -1481,7 +1479,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         copy_locations(pattern, node.pattern)
         body = [self.visit(stmt) for stmt in node.body]
         new = ast.match_case(pattern=pattern, guard=test, body=body)
-        return ast.fix_missing_locations(new)
+        return locate_new(new)
 
     _class_checks: list[ast.stmt] | None = None
     """The checked class reads the class patterns of the ``match`` being compiled need."""
@@ -1567,7 +1565,7 @@ class ScriptPolicy(RestrictingNodeTransformer):
         temp = self._temp(node)
         bind = ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())], value=check)
         copy_locations(bind, node)
-        checks.append(ast.fix_missing_locations(bind))
+        checks.append(locate_new(bind))
         checked = ast.Name(id=temp, ctx=ast.Load())
         copy_locations(checked, cls)
         node.cls = checked

@@ -78,6 +78,7 @@ import os
 import sys
 import time
 import types
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, Protocol
 
 from scriptgate.sandbox.guards.constants import FILENAME
@@ -584,11 +585,17 @@ class NumericNames:
     start a repeated-squaring blow-up and needs no guard (``ranges``).
     """
 
-    def __init__(self, tree: ast.Module, *, session: bool) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        *,
+        session: bool,
+        walk: Callable[[ast.AST], Iterable[ast.AST]] = ast.walk,
+    ) -> None:
         self._session = session
         bound: set[str] = set()
         self._unsafe: set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 bound.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -613,7 +620,7 @@ class NumericNames:
         self.scopes: dict[int, frozenset[str]] = {}
         self.ranges: dict[int, frozenset[str]] = {}
         """Per scope, the names bound only as items of ``range(...)`` loops."""
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, _SCOPES):
                 self.scopes[id(node)], self.ranges[id(node)] = self._solve(node)
 

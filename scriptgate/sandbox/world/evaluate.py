@@ -48,6 +48,7 @@ from threading import Lock
 from typing import Any
 
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
+from scriptgate.sandbox.compile.deadline import CompileClock
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME, is_private_name
 
 __all__ = [
@@ -250,13 +251,16 @@ def make_evaluators(
             except (RecursionError, MemoryError, ValueError):
                 raise SyntaxError("the eval() string is too complex to parse") from None
             del tree
-        compiled = compile_script(source, session=True, cache=len(source) <= _CACHED_SOURCE)
+        clock = CompileClock(budget.deadline, budget.limits.timeout, budget.signal)
+        compiled = compile_script(
+            source, session=True, cache=len(source) <= _CACHED_SOURCE, clock=clock
+        )
         if budget.memory is not None:
             budget.memory.poll()
         budget.spend(0)  # the deadline, after a long compile
         if isinstance(compiled, CompileFailure):
-            if compiled.kind == "sandbox":
-                raise budget.trip("sandbox", compiled.message)
+            if compiled.kind in ("sandbox", "limit", "aborted"):
+                raise budget.trip(compiled.kind, compiled.message)
             raise SyntaxError(_one_line(compiled, what))
         if compiled.is_async:
             raise SyntaxError(
