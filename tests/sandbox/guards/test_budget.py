@@ -80,6 +80,25 @@ async def test_ticker_recursion_limit_holds_after_many_chunks(mode: str) -> None
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("limit", [300, 511, 512, 513, 600])
+async def test_ticker_recursion_limit_holds_with_long_chunks(mode: str, limit: int) -> None:
+    # quick ticks make the chunks long (up to 4 x TICK_CHUNK, capped by the depth
+    # headroom): a dive after thousands of quick calls is still stopped exactly
+    source = (
+        "def walk(n):\n    return 0 if n == 0 else 1 + walk(n - 1)\n"
+        "total = 0\nfor i in range(300):\n    total += walk(i % 40)\n"
+        "walk({n})"
+    )
+    ok = await run(MODES[mode].format(source.format(n=limit - 1)), max_recursion=limit)
+    assert ok.value == limit - 1, ok.error
+    _stopped(
+        await run(MODES[mode].format(source.format(n=limit)), max_recursion=limit),
+        f"recursion limit ({limit} nested calls)",
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", sorted(MODES))
 async def test_ticker_body_of_the_call_past_the_limit_never_runs(mode: str) -> None:
     source = "def f(n):\n    print(n)\n    f(n + 1)\nf(1)"
     result = await run(MODES[mode].format(source), max_recursion=40)
@@ -89,7 +108,7 @@ async def test_ticker_body_of_the_call_past_the_limit_never_runs(mode: str) -> N
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("steps", [1, 2, 255, 256, 257, 1000])
+@pytest.mark.parametrize("steps", [1, 2, 255, 256, 257, 1000, 1023, 1024, 1025, 5000])
 async def test_ticker_step_limit_is_exact(mode: str, steps: int) -> None:
     # one step per `while` iteration: `steps` iterations run, one more is stopped
     loop = "i = 0\nwhile i < {n}:\n    i += 1\ni"
