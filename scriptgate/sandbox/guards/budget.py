@@ -299,7 +299,8 @@ class Budget:
             # a sync script on the loop's thread gives the loop a turn every
             # PAUSE_INTERVAL s (aborts, other runs, the watchdog); see engine
             pause()
-            self.next_pause = time.monotonic() + PAUSE_INTERVAL
+            self._checked = time.monotonic()  # the loop's turn is not the script's time
+            self.next_pause = self._checked + PAUSE_INTERVAL
         # frames up from `_room`: _room, this, __del__ or tick_check, the script
         return self._fill(self._room(3))
 

@@ -11,6 +11,7 @@ a sync script in its greenlet, an async script), at every depth a chunk can end.
 from __future__ import annotations
 
 import gc
+import time
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ import pytest
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.guards.attributes import Budget
+from scriptgate.sandbox.guards.constants import TICK_CHUNK
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
@@ -174,3 +176,22 @@ def test_ticker_chunk_end_after_the_run_does_nothing() -> None:
     assert hooks["_tk_"] is not budget.tick_check
     assert budget.stop is None
     assert budget.used == 0
+
+
+def test_ticker_chunk_is_long_only_after_a_quick_chunk() -> None:
+    # a chunk that ended within _QUICK lets the next be 4 x TICK_CHUNK (depth headroom
+    # allowing); one that took longer brings the next back to TICK_CHUNK
+    budget = Budget(Limits(timeout=None, max_steps=None, max_recursion=5000))
+    budget.hooks = {"_tk_": budget.first_tick()}
+    assert budget._chunk == TICK_CHUNK
+    budget._checked = time.monotonic() + 60  # the last check was "just now"
+    budget._chunk_end(True)
+    assert budget._chunk == 4 * TICK_CHUNK
+    budget._checked = time.monotonic() - 60  # the chunk took a minute
+    budget._chunk_end(True)
+    assert budget._chunk == TICK_CHUNK
+    budget._checked = time.monotonic() + 60
+    budget.max_steps = budget.used + budget._chunk + 700  # never past the steps left
+    budget._chunk_end(True)
+    assert budget._chunk == 700 & -32
+    budget.close()
