@@ -67,10 +67,17 @@ class _ChunkEnd:
 _new_mark = object.__new__
 _NONES: dict[int, tuple[None, ...]] = {}
 """Tuples of ``None`` by length: the filling of the ``_tk_`` ticker's chunks."""
-_BASE = (None,) * (3 * _TICK_CHUNK)
-"""Items the ticker's list keeps under its chunk, so popping never shrinks its allocation."""
 _DEPTH_PROBE = 32
 """Script depth the budget check tests first: ``sys._getframe(n)`` walks frames in C."""
+_LONG_CHUNK = 4 * _TICK_CHUNK
+"""The longest ``_tk_`` chunk: taken only after a chunk that ended within :data:`_QUICK`."""
+_QUICK = 0.001
+"""A ``_tk_`` chunk that took less than this (s) lets the next one be :data:`_LONG_CHUNK`
+ticks (still capped by the depth headroom and the steps left): cheap ticks (recursion,
+short ``while`` bodies) pay a quarter of the checks, while a chunk of slow ticks falls
+back to :data:`TICK_CHUNK`, so the time between two checks stays about what it was."""
+_BASE = (None,) * (2 * _LONG_CHUNK)
+"""Items the ticker's list keeps under its chunk, so popping never shrinks its allocation."""
 
 
 class Budget:
@@ -121,6 +128,10 @@ class Budget:
         self._pop = self._ticks.pop
         self._chunk = 0
         """Ticks of the current chunk not charged yet."""
+        self._cap = _TICK_CHUNK
+        """The longest next ``_tk_`` chunk (:data:`_LONG_CHUNK` after a quick chunk)."""
+        self._checked = self.started
+        """When the last real check of ``_tk_`` ran."""
         self.tick_check: Callable[[], None] = self._tick_check
         """What ``_tk_`` is when the next tick must check and may raise (a bound method made once)."""
 
@@ -252,12 +263,14 @@ class Budget:
     def _fill(self, room: int) -> Callable[[], Any]:
         # the next chunk: at most `room` ticks (and the steps left) before the
         # next check; returns what `_tk_` must be from now on
-        if room > _TICK_CHUNK:
-            room = _TICK_CHUNK
+        if room > self._cap:
+            room = self._cap
         if self.max_steps is not None and room > self.max_steps - self.used:
             room = self.max_steps - self.used
         if room <= 0:
             return self.tick_check
+        if room > 64:
+            room &= -32  # a few lengths only: `_NONES` keeps one tuple per length
         ticks = self._ticks
         if not ticks and self.used:
             ticks.extend(_BASE)  # from the second chunk on (a short run never pays it)
@@ -289,6 +302,8 @@ class Budget:
         now = time.monotonic()
         if self.deadline is not None and now > self.deadline:
             raise self.trip("limit", self.timeout_message())
+        self._cap = _LONG_CHUNK if now - self._checked < _QUICK else _TICK_CHUNK
+        self._checked = now
         memory = self.memory
         if memory is not None and now >= memory.next_poll:
             memory.poll()  # reads /proc/self/statm at most every few ms
@@ -299,7 +314,8 @@ class Budget:
             # a sync script on the loop's thread gives the loop a turn every
             # PAUSE_INTERVAL s (aborts, other runs, the watchdog); see engine
             pause()
-            self.next_pause = time.monotonic() + PAUSE_INTERVAL
+            self._checked = time.monotonic()  # the loop's turn is not the script's time
+            self.next_pause = self._checked + PAUSE_INTERVAL
         # frames up from `_room`: _room, this, __del__ or tick_check, the script
         return self._fill(self._room(3))
 

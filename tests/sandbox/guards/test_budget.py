@@ -11,6 +11,7 @@ a sync script in its greenlet, an async script), at every depth a chunk can end.
 from __future__ import annotations
 
 import gc
+import time
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ import pytest
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.guards.attributes import Budget
+from scriptgate.sandbox.guards.constants import TICK_CHUNK
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
@@ -80,6 +82,25 @@ async def test_ticker_recursion_limit_holds_after_many_chunks(mode: str) -> None
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("limit", [300, 511, 512, 513, 600])
+async def test_ticker_recursion_limit_holds_with_long_chunks(mode: str, limit: int) -> None:
+    # quick ticks make the chunks long (up to 4 x TICK_CHUNK, capped by the depth
+    # headroom): a dive after thousands of quick calls is still stopped exactly
+    source = (
+        "def walk(n):\n    return 0 if n == 0 else 1 + walk(n - 1)\n"
+        "total = 0\nfor i in range(300):\n    total += walk(i % 40)\n"
+        "walk({n})"
+    )
+    ok = await run(MODES[mode].format(source.format(n=limit - 1)), max_recursion=limit)
+    assert ok.value == limit - 1, ok.error
+    _stopped(
+        await run(MODES[mode].format(source.format(n=limit)), max_recursion=limit),
+        f"recursion limit ({limit} nested calls)",
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", sorted(MODES))
 async def test_ticker_body_of_the_call_past_the_limit_never_runs(mode: str) -> None:
     source = "def f(n):\n    print(n)\n    f(n + 1)\nf(1)"
     result = await run(MODES[mode].format(source), max_recursion=40)
@@ -89,7 +110,7 @@ async def test_ticker_body_of_the_call_past_the_limit_never_runs(mode: str) -> N
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("steps", [1, 2, 255, 256, 257, 1000])
+@pytest.mark.parametrize("steps", [1, 2, 255, 256, 257, 1000, 1023, 1024, 1025, 5000])
 async def test_ticker_step_limit_is_exact(mode: str, steps: int) -> None:
     # one step per `while` iteration: `steps` iterations run, one more is stopped
     loop = "i = 0\nwhile i < {n}:\n    i += 1\ni"
@@ -155,3 +176,22 @@ def test_ticker_chunk_end_after_the_run_does_nothing() -> None:
     assert hooks["_tk_"] is not budget.tick_check
     assert budget.stop is None
     assert budget.used == 0
+
+
+def test_ticker_chunk_is_long_only_after_a_quick_chunk() -> None:
+    # a chunk that ended within _QUICK lets the next be 4 x TICK_CHUNK (depth headroom
+    # allowing); one that took longer brings the next back to TICK_CHUNK
+    budget = Budget(Limits(timeout=None, max_steps=None, max_recursion=5000))
+    budget.hooks = {"_tk_": budget.first_tick()}
+    assert budget._chunk == TICK_CHUNK
+    budget._checked = time.monotonic() + 60  # the last check was "just now"
+    budget._chunk_end(True)
+    assert budget._chunk == 4 * TICK_CHUNK
+    budget._checked = time.monotonic() - 60  # the chunk took a minute
+    budget._chunk_end(True)
+    assert budget._chunk == TICK_CHUNK
+    budget._checked = time.monotonic() + 60
+    budget.max_steps = budget.used + budget._chunk + 700  # never past the steps left
+    budget._chunk_end(True)
+    assert budget._chunk == 700 & -32
+    budget.close()
