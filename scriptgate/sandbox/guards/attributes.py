@@ -146,6 +146,7 @@ from scriptgate.sandbox.guards.sizes import (
     safe_ascii,
     safe_repr,
 )
+from scriptgate.sandbox.guards.ticking import ticked
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
@@ -193,11 +194,6 @@ _SIZED_VIEWS = SIZED_VIEWS
 _LAZY_SAFE = frozenset(
     {
         types.GeneratorType,
-        map,
-        filter,
-        zip,
-        enumerate,
-        reversed,
         type(iter([])),
         type(iter(())),
         type(iter("")),
@@ -210,6 +206,10 @@ _LAZY_SAFE = frozenset(
     }
 )
 
+"""Iterators C may drain unchecked: a script generator ticks itself, a builtin container's
+iterator reads its storage (an allow-list; everything else is ticked)."""
+_HOST_LOOPS = frozenset({map, filter, zip, enumerate, reversed})
+"""Lazy builtins whose every item may run a host callable: fed through :func:`ticked`."""
 
 # ----------------------------------------------------------------------------- value checks
 
@@ -1243,7 +1243,11 @@ def make_guards(
             budget.spend(len(obj))
             return obj
         if kind in _LAZY_SAFE:
-            return obj
+            return obj  # script generators tick; builtin-container iterators read C-fast
+        if kind in _HOST_LOOPS:
+            # map/filter/zip/enumerate/reversed run a host callable (or a nested
+            # iterator) per item: read in ticked pieces (findings7 F06)
+            return ticked(obj, charge)
         return _ticking(iter(obj))
 
     def _ticking(it: Iterator[Any]) -> Iterator[Any]:

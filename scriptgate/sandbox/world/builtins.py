@@ -61,6 +61,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
+from scriptgate.sandbox.guards.ticking import ticked
 from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
@@ -139,10 +140,10 @@ def make_builtins(
         return items
 
     def min_(*values: Any, **kwargs: Any) -> Any:
-        return _selected(_b.min, one_or_many(values), kwargs)
+        return _selected(_b.min, one_or_many(values), kwargs, charge)
 
     def max_(*values: Any, **kwargs: Any) -> Any:
-        return _selected(_b.max, one_or_many(values), kwargs)
+        return _selected(_b.max, one_or_many(values), kwargs, charge)
 
     def any_(iterable: Any, /) -> bool:
         return _b.any(charge(iterable))
@@ -157,10 +158,11 @@ def make_builtins(
         return _b.zip(*(charge(it) for it in iterables), strict=strict)
 
     def map_(func: Any, *iterables: Any) -> Any:
-        return _b.map(func, *(charge(it) for it in iterables))
+        # each item calls func: inputs read in ticked pieces, sized or not (findings7 F06)
+        return _b.map(func, *(ticked(charge(it), charge) for it in iterables))
 
     def filter_(func: Any, iterable: Any) -> Any:
-        return _b.filter(func, charge(iterable))
+        return _b.filter(func, ticked(charge(iterable), charge))
 
     def reversed_(seq: Any) -> Any:
         charge(seq)
@@ -206,7 +208,12 @@ _SELECT_KEYWORDS = frozenset({"key", "default"})
 _SEQUENCES = (list, tuple)
 
 
-def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _selected(
+    real: Callable[..., Any],
+    values: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    charge: Callable[[Any], Any],
+) -> Any:
     """``min``/``max`` (``real``) of ``values``, once the comparisons it makes are bounded.
 
     The items (or, with ``key=``, the keys: computed once per item, in order,
@@ -238,11 +245,12 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
         return real(items, **kwargs)
     if type(source) in _SEQUENCES:
         items = source
-        keys = [key(item) for item in items]  # (map() would end silently on StopIteration)
+        # (map() would end silently on StopIteration); a host key per item: ticked (F06)
+        keys = [key(item) for item in ticked(items, charge)]
     else:
         items = []
         keys = []
-        for item in charge_copy(source, "list"):  # an item read, its key computed, the next…
+        for item in ticked(charge_copy(source, "list"), charge):  # read, key computed, next…
             items.append(item)
             keys.append(key(item))
     if not items:
