@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS"]
+__all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS", "RENDER_SCOPE_ATTACKS"]
 
 
 def _base() -> ModuleType:
@@ -160,3 +160,24 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
+
+_F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
+_F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
+_RENDERING = "one rendering"
+RENDER_SCOPE_ATTACKS = [
+    # -- findings7 F01: C joins every script __repr__/__str__ of one rendering --------------------
+    _a("f7-repr-of-script-reprs-str", "8-memory", _F01 + "len(str([A()] * 100))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-percent", "8-memory", _F01 + "len('%s' % ([A()] * 60,))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-percent-r", "8-memory", _F01 + "len('%r' % ([A()] * 60,))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-tuple", "8-memory", _F01 + "len(repr(([A()] * 30, [A()] * 30)))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-format", "8-memory", _F01 + "len(format([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-ascii", "8-memory", _F01 + "len(ascii([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-deque", "8-memory", _F01 + "import collections\nlen(str(collections.deque([A()] * 60)))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-pformat", "8-memory", _F01 + "import pprint\nlen(pprint.pformat([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-saferepr", "8-memory", _F01 + "import pprint\nlen(pprint.saferepr([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-print", "8-memory", _F01 + "print([A()] * 60)", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-nested", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        repr(1)\n        return s\nlen(repr([A()] * 60))", "limit", _RENDERING),
+    _a("f7-str-of-script-strs-print", "8-memory", _F01_STR + "print(*[B()] * 60)", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-each-ok", "8-memory", _F01 + "n = 0\nfor i in range(5):\n    n += len(repr(A())) + len(str([A()]))\nn", "ok", value=5 * (9_000_000 + 9_000_002)),
+]  # fmt: skip
+"""findings7 F01: one rendering's script dunder results are bounded together (both modes)."""

@@ -90,6 +90,7 @@ BOTH_MODES: list[Any] = [
     *render.RENDER_ATTACKS,
     *stand_ins.MODULE_ATTACKS,
     *onecall.ONE_CALL_ATTACKS,
+    *onecall.RENDER_SCOPE_ATTACKS,
     *boundary.BOUNDARY_ATTACKS,
 ]
 _ONLY_THE_DEADLINE_ENDS = {
