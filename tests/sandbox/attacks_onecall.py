@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS", "RENDER_SCOPE_ATTACKS"]
+__all__ = ["IN_PROCESS_ONLY", "ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS", "RENDER_SCOPE_ATTACKS"]
 
 
 def _base() -> ModuleType:
@@ -157,9 +157,30 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("onecall-map-list-range", "8-memory", "len(next(map(list, [range(10**8)])))", "limit", _MEMORY),
     _a("onecall-list-subclass-range", "8-memory", "class L(list):\n    pass\nlen(L(range(10**8)))", "limit", _MEMORY),
     _a("onecall-defaultdict-list-ok", "8-memory", "from collections import defaultdict\nd = defaultdict(list)\nfor i in range(5):\n    d[i % 2].append(i)\n[d[0], d[1], type(d[0]) is list]", "ok", value=[[0, 2, 4], [1, 3], True]),
+    # -- findings7 F02/F08/F09/F10: host copies of a script iterator read growth-checked ----------
+    _a("f7-deque-one-call", "8-memory", "import collections\nlen(collections.deque(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-deque-one-call-keyword", "8-memory", "import collections\nlen(collections.deque(maxlen=None, iterable=iter(range(6 * 10**7))))", "limit", _MEMORY),
+    _a("f7-min-max-materialize", "8-memory", "max(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-min-max-materialize-default", "8-memory", "min(iter(range(6 * 10**7)), default=0)", "limit", _MEMORY),
+    _a("f7-heapq-nsmallest-materialize", "8-memory", "import heapq\nheapq.nsmallest(3, range(6 * 10**7))", "limit", _MEMORY),
+    _a("f7-statistics-materialize", "8-memory", "import statistics\nstatistics.median(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-itertools-product-materialize", "8-memory", "import itertools\nitertools.product(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-itertools-combinations-materialize", "8-memory", "import itertools\nitertools.combinations(iter(range(6 * 10**7)), 2)", "limit", _MEMORY),
+    _a("f7-random-sample-materialize", "8-memory", "import random\nrandom.sample(iter(range(6 * 10**7)), 2)", "limit", _MEMORY),
+    _a("f7-namedtuple-fields-materialize", "8-memory", "from typing import NamedTuple\nNamedTuple('P', iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-or", "8-memory", "len({}.keys() | iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-and", "8-memory", "len({}.keys() & map(abs, range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-sub", "8-memory", "len({}.items() - iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-stand-in-copies-ok", "8-memory", "import collections, heapq, itertools, statistics\nd = collections.deque(iter(range(10**6)), maxlen=3)\n[list(d), type(d) is collections.deque, max(iter(range(10**6))), heapq.nsmallest(2, range(10**6)), statistics.median(iter(range(5))), len(list(itertools.product(iter(range(3)), repeat=2))), sorted({1: 0}.keys() | iter(range(3)))]", "ok", value=[[999997, 999998, 999999], True, 999999, [0, 1], 2, 9, [0, 1, 2]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
+IN_PROCESS_ONLY = frozenset(
+    {"f7-deque-one-call", "f7-deque-one-call-keyword", "f7-statistics-materialize"}
+)
+"""Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
+CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
+``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error."""
 
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"

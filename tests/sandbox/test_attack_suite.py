@@ -219,7 +219,9 @@ def test_attack_suite_memory_in_process(in_process_memory: Sandbox, attack: Any)
     _run(in_process_memory, attack)
 
 
-@pytest.mark.parametrize("attack", MEMORY, ids=lambda a: a.id)
+@pytest.mark.parametrize(
+    "attack", [a for a in MEMORY if a.id not in onecall.IN_PROCESS_ONLY], ids=lambda a: a.id
+)
 def test_attack_suite_memory_process_isolation(process_memory: Sandbox, attack: Any) -> None:
     _run(process_memory, attack)
     assert process_memory.run_sync("sum([1, 2, 3])").value == 6

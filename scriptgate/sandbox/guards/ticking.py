@@ -28,7 +28,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
 
-__all__ = ["TICK_EVERY", "TickedList", "run_charge", "ticked", "ticked_calls"]
+__all__ = ["TICK_EVERY", "TICK_STEPS", "TickedList", "run_charge", "ticked", "ticked_calls"]
 
 TICK_EVERY = 32
 """Items a ticked host loop reads between two budget checks.
@@ -37,8 +37,11 @@ Small enough that 32 slow C calls (a ``str.find`` over a 10 MB string, ~10 ms ea
 load) overshoot the deadline by a fraction of a second; large enough that the generator
 resume per piece costs a few ns an item on ordinary code."""
 
-_STEPS = range(TICK_EVERY)
-"""What one piece charges: ``charge(range(n))`` spends ``n`` steps and checks the budget."""
+TICK_STEPS = range(TICK_EVERY)
+"""What one piece charges: ``charge(range(n))`` spends ``n`` steps and checks the budget
+(the run's ``__charge__`` knows this very object and runs its full periodic check on it:
+steps, deadline, abort, the memory poll and the event loop's turn)."""
+_STEPS = TICK_STEPS
 _END: Any = object()
 _chain = itertools.chain
 _islice = itertools.islice

@@ -225,7 +225,7 @@ def _selected(
     if not kwargs and values:  # the common case: no key, no default
         items = values[0] if _b.len(values) == 1 else values
         if type(items) not in _SEQUENCES:
-            items = _b.list(charge_copy(items, "list"))
+            items = _b.list(growth_checked(charge_copy(items, "list"), "list"))  # F08
         if not _SCALARS.issuperset(_b.map(type, items)):
             items_ok(items)
         return real(items)
@@ -239,7 +239,11 @@ def _selected(
         source = values[0]
     key = kwargs.get("key")
     if key is None:
-        items = source if type(source) in _SEQUENCES else _b.list(charge_copy(source, "list"))
+        items = (
+            source
+            if type(source) in _SEQUENCES
+            else _b.list(growth_checked(charge_copy(source, "list"), "list"))  # F08
+        )
         if _b.len(items) > 1:
             items_ok(items)
         return real(items, **kwargs)
@@ -430,7 +434,7 @@ def type_of(obj: Any, /, *rest: Any) -> type:
     if rest:
         raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
     kind = _b.type(obj)
-    kind = _TYPE_OF.get(kind, kind)
+    kind = SCRIPT_TYPES.get(kind, kind)  # _TYPE_OF and the stand-in modules' (deque)
     if issubclass(kind, _b.type):
         # the type of a class is a metaclass, whose call builds classes (F06): never handed out
         raise TypeError(
