@@ -146,7 +146,7 @@ from scriptgate.sandbox.guards.sizes import (
     safe_ascii,
     safe_repr,
 )
-from scriptgate.sandbox.guards.ticking import TICK_EVERY, TICK_STEPS, ticked
+from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY, TICK_EVERY, TICK_STEPS, ticked
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
@@ -1248,8 +1248,10 @@ def make_guards(
         if kind in _SIZED or kind in _SIZED_VIEWS:
             budget.spend(len(obj))
             return obj
-        if kind in _LAZY_SAFE:
-            return obj  # script generators tick; builtin-container iterators read C-fast
+        if kind in _LAZY_SAFE or kind in BOUNDED_LAZY:
+            # script generators tick; builtin-container iterators read C-fast; the
+            # script's map()/filter() read ticked inputs already
+            return obj
         if kind in _HOST_LOOPS:
             # map/filter/zip/enumerate/reversed run a host callable (or a nested
             # iterator) per item: read in ticked pieces (findings7 F06)

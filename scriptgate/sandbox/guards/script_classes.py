@@ -138,7 +138,7 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
         namespace["__format__"] = measured(_format_shield(namespace["__format__"]), "__format__")
     for name in _RENDERING_DUNDERS:
         method = namespace.get(name)
-        if script_function(method):
+        if method is not None and script_function(method):
             # C joins every result of one rendering: measured cumulatively (F01)
             namespace[name] = measured(method, name)
 

@@ -28,7 +28,17 @@ from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
 
-__all__ = ["TICK_EVERY", "TICK_STEPS", "TickedList", "run_charge", "ticked", "ticked_calls"]
+__all__ = [
+    "BOUNDED_LAZY",
+    "TICK_EVERY",
+    "TICK_STEPS",
+    "TickedFilter",
+    "TickedList",
+    "TickedMap",
+    "run_charge",
+    "ticked",
+    "ticked_calls",
+]
 
 TICK_EVERY = 32
 """Items a ticked host loop reads between two budget checks.
@@ -125,3 +135,21 @@ class TickedList(list):  # type: ignore[type-arg]
     def __iter__(self) -> Iterator[Any]:
         """The items, ticked."""
         return ticked(list.__iter__(self), self._charge)
+
+
+class TickedMap(map):
+    """``map`` over inputs the script's ``map()`` made :func:`ticked`: one item reads one
+    piece item of each input, so a C consumer needs no second ticking layer."""
+
+    __slots__ = ()
+
+
+class TickedFilter(filter):
+    """``filter`` over a :func:`ticked` input (the script's ``filter()``): each test reads
+    one ticked item, so a C consumer needs no second ticking layer."""
+
+    __slots__ = ()
+
+
+BOUNDED_LAZY = frozenset({TickedMap, TickedFilter})
+"""Lazy iterators whose every item is bounded by construction (no re-ticking needed)."""

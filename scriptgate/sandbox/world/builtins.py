@@ -61,7 +61,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
-from scriptgate.sandbox.guards.ticking import ticked
+from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked
 from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = ["HOLDABLE", "SAFE_BUILTIN_NAMES", "SAFE_EXCEPTION_NAMES", "make_builtins"]
@@ -159,10 +159,10 @@ def make_builtins(
 
     def map_(func: Any, *iterables: Any) -> Any:
         # each item calls func: inputs read in ticked pieces, sized or not (findings7 F06)
-        return _b.map(func, *(ticked(charge(it), charge) for it in iterables))
+        return TickedMap(func, *(ticked(charge(it), charge) for it in iterables))
 
     def filter_(func: Any, iterable: Any) -> Any:
-        return _b.filter(func, ticked(charge(iterable), charge))
+        return TickedFilter(func, ticked(charge(iterable), charge))
 
     def reversed_(seq: Any) -> Any:
         charge(seq)

@@ -117,7 +117,8 @@ def _pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:
 
 def _saferepr(obj: Any) -> str:
     check_render(obj, "pprint of this value")
-    return str(_TickingPrinter(run_charge())._safe_repr(obj, {}, None, 0)[0])
+    printer = _TickingPrinter(run_charge())
+    return str(printer._safe_repr(obj, {}, None, 0)[0])  # type: ignore[arg-type]
 
 
 def build(run: RunWorld) -> dict[str, Any]:
