@@ -91,6 +91,7 @@ BOTH_MODES: list[Any] = [
     *stand_ins.MODULE_ATTACKS,
     *onecall.ONE_CALL_ATTACKS,
     *onecall.RENDER_SCOPE_ATTACKS,
+    *onecall.QUADRATIC_INT_ATTACKS,
     *boundary.BOUNDARY_ATTACKS,
 ]
 _ONLY_THE_DEADLINE_ENDS = {
@@ -107,6 +108,7 @@ _ONLY_THE_DEADLINE_ENDS = {
 DEADLINE: list[Any] = [
     *extra.DEADLINE_ATTACKS,
     *stand_ins.MODULE_DEADLINE_ATTACKS,
+    *onecall.HOST_LOOP_DEADLINE_ATTACKS,
     *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
 ]
 BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]

@@ -137,14 +137,14 @@ class TickedList(list):  # type: ignore[type-arg]
         return ticked(list.__iter__(self), self._charge)
 
 
-class TickedMap(map):
+class TickedMap(map):  # type: ignore[type-arg]
     """``map`` over inputs the script's ``map()`` made :func:`ticked`: one item reads one
     piece item of each input, so a C consumer needs no second ticking layer."""
 
     __slots__ = ()
 
 
-class TickedFilter(filter):
+class TickedFilter(filter):  # type: ignore[type-arg]
     """``filter`` over a :func:`ticked` input (the script's ``filter()``): each test reads
     one ticked item, so a C consumer needs no second ticking layer."""
 
