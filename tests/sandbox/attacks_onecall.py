@@ -217,7 +217,7 @@ QUADRATIC_INT_ATTACKS = [
     _a("f7-math-lcm-quadratic", "4-cpu", _F12_BIG + "import math\nmath.lcm(a, b)", "limit", "take too long"),
     _a("f7-fraction-gcd-quadratic", "4-cpu", _F12_BIG + "from fractions import Fraction\nFraction(a, b)", "limit", "take too long"),
     _a("f7-int-from-bytes-huge", "8-memory", "int.from_bytes(b'\\x01' * 5 * 10**6, 'big')", "limit", "int.from_bytes"),
-    _a("f7-int-from-bytes-iterable-huge", "8-memory", "int.from_bytes(iter([1] * 10**6), 'big')", "limit", "int.from_bytes"),
+    _a("f7-int-from-bytes-iterable-huge", "8-memory", "int.from_bytes([1] * 150_000, 'big')", "limit", "int.from_bytes"),
     _a("f7-quadratic-int-ok", "4-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
@@ -231,6 +231,7 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f7-c-loop-of-slow-calls-sorted-key", "4-cpu", _F06 + "sorted(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
     _a("f7-c-loop-of-slow-calls-max-key", "4-cpu", _F06 + "max(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
     _a("f7-c-loop-of-slow-calls-deque", "4-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-starmap", "4-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
     _a("f7-heapq-python-loop", "4-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "4-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip

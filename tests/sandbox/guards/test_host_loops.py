@@ -142,6 +142,8 @@ _FINDINGS = {
     "F06-sorted-key": _S + "sorted(['b'] * 5000, key=s.count)",
     "F06-max-key": _S + "max(['b'] * 5000, key=s.count)",
     "F06-str-join-map": _S + "''.join(map(str, map(s.count, ['b'] * 5000)))",
+    "F06-itertools-starmap": _S
+    + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))",
     "F03-heapq-nlargest": "import heapq\nheapq.nlargest(3, [0] * 10**7)",
     "F07-statistics-variance": "import statistics\nstatistics.variance([0.1] * 10**7)",
     "F04-pprint-pformat": "import pprint\npprint.pformat([[1] * 1000] * 2000)",
