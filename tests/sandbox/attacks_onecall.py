@@ -213,12 +213,12 @@ RENDER_SCOPE_ATTACKS = [
 _F12_BIG = "a = 3 ** 500000\nb = 7 ** 400000\n"
 QUADRATIC_INT_ATTACKS = [
     # -- findings7 F12: quadratic big-int C calls refused up front ---------------------------------
-    _a("f7-math-gcd-quadratic", "4-cpu", _F12_BIG + "import math\nmath.gcd(a, b)", "limit", "take too long"),
-    _a("f7-math-lcm-quadratic", "4-cpu", _F12_BIG + "import math\nmath.lcm(a, b)", "limit", "take too long"),
-    _a("f7-fraction-gcd-quadratic", "4-cpu", _F12_BIG + "from fractions import Fraction\nFraction(a, b)", "limit", "take too long"),
+    _a("f7-math-gcd-quadratic", "8-cpu", _F12_BIG + "import math\nmath.gcd(a, b)", "limit", "take too long"),
+    _a("f7-math-lcm-quadratic", "8-cpu", _F12_BIG + "import math\nmath.lcm(a, b)", "limit", "take too long"),
+    _a("f7-fraction-gcd-quadratic", "8-cpu", _F12_BIG + "from fractions import Fraction\nFraction(a, b)", "limit", "take too long"),
     _a("f7-int-from-bytes-huge", "8-memory", "int.from_bytes(b'\\x01' * 5 * 10**6, 'big')", "limit", "int.from_bytes"),
     _a("f7-int-from-bytes-iterable-huge", "8-memory", "int.from_bytes([1] * 150_000, 'big')", "limit", "int.from_bytes"),
-    _a("f7-quadratic-int-ok", "4-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
+    _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
 
@@ -226,14 +226,14 @@ _F06 = "s = 'a' * 10**7\n"
 _TIMED_OUT = None  # in-process "timed out"; a worker is killed at the deadline ("time limit")
 HOST_LOOP_DEADLINE_ATTACKS = [
     # -- findings7 F03/F04/F06/F07: host loops observe the deadline --------------------------------
-    _a("f7-c-loop-of-slow-calls", "4-cpu", _F06 + "sum(map(s.find, map(str, range(5000))))", "limit", _TIMED_OUT),
-    _a("f7-c-loop-of-slow-calls-filter", "4-cpu", _F06 + "list(filter(s.count, ['b'] * 5000))", "limit", _TIMED_OUT),
-    _a("f7-c-loop-of-slow-calls-sorted-key", "4-cpu", _F06 + "sorted(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
-    _a("f7-c-loop-of-slow-calls-max-key", "4-cpu", _F06 + "max(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
-    _a("f7-c-loop-of-slow-calls-deque", "4-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
-    _a("f7-c-loop-of-slow-calls-starmap", "4-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
-    _a("f7-heapq-python-loop", "4-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
-    _a("f7-pprint-python-loop", "4-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls", "8-cpu", _F06 + "sum(map(s.find, map(str, range(5000))))", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-filter", "8-cpu", _F06 + "list(filter(s.count, ['b'] * 5000))", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-sorted-key", "8-cpu", _F06 + "sorted(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-max-key", "8-cpu", _F06 + "max(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-deque", "8-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-starmap", "8-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
+    _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
+    _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline
 (the wall-time bound is proven in ``guards/test_host_loops.py``)."""
