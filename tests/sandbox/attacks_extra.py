@@ -629,9 +629,11 @@ DEADLINE_ATTACKS += [
 
 PROCESS_ONLY_ATTACKS: list[Any] = [
     # -- §7.1: interpreter crashes (SIGSEGV in CPython 3.11) ---------------------------------
-    _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(150000):\n    it = map(abs, it)\nnext(it)", "sandbox", "SIGSEGV"),
+    # findings7 F06: the script's map()/filter() read ticked inputs (a Python generator per
+    # level), so a deep chain ends in RecursionError instead of crashing the C stack
+    _a("crash-deep-map-chain", "7.1-crash", "it = iter([1])\nfor i in range(5000):\n    it = map(abs, it)\nnext(it)", "runtime", "recursion"),
     _a("crash-deep-generator-chain", "7.1-crash", "it = iter([1])\nfor i in range(40000):\n    it = (x for x in it)\nnext(it)", "sandbox", "SIGSEGV"),
-    _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(150000):\n    it = filter(None, it)\nsum(it)", "sandbox", "SIGSEGV"),
+    _a("crash-deep-filter-chain", "7.1-crash", "it = [1]\nfor i in range(5000):\n    it = filter(None, it)\nsum(it)", "runtime", "recursion"),
     # -- §8.2 residual: slow C operations with no budget check between them --------------
     # Straight-line code runs no check between its operations: forty divisions of
     # million-bit ints (each bounded, about half a second) run on past the deadline.

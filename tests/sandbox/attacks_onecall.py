@@ -15,7 +15,14 @@ from typing import Any
 
 from sandbox_support import load
 
-__all__ = ["ONE_CALL_ATTACKS", "ONE_CALL_MEMORY_ATTACKS"]
+__all__ = [
+    "HOST_LOOP_DEADLINE_ATTACKS",
+    "IN_PROCESS_ONLY",
+    "ONE_CALL_ATTACKS",
+    "ONE_CALL_MEMORY_ATTACKS",
+    "QUADRATIC_INT_ATTACKS",
+    "RENDER_SCOPE_ATTACKS",
+]
 
 
 def _base() -> ModuleType:
@@ -148,6 +155,76 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("onecall-map-list-range", "8-memory", "len(next(map(list, [range(10**8)])))", "limit", _MEMORY),
     _a("onecall-list-subclass-range", "8-memory", "class L(list):\n    pass\nlen(L(range(10**8)))", "limit", _MEMORY),
     _a("onecall-defaultdict-list-ok", "8-memory", "from collections import defaultdict\nd = defaultdict(list)\nfor i in range(5):\n    d[i % 2].append(i)\n[d[0], d[1], type(d[0]) is list]", "ok", value=[[0, 2, 4], [1, 3], True]),
+    # -- findings7 F02/F08/F09/F10: host copies of a script iterator read growth-checked ----------
+    _a("f7-deque-one-call", "8-memory", "import collections\nlen(collections.deque(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-deque-one-call-keyword", "8-memory", "import collections\nlen(collections.deque(maxlen=None, iterable=iter(range(6 * 10**7))))", "limit", _MEMORY),
+    _a("f7-min-max-materialize", "8-memory", "max(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-min-max-materialize-default", "8-memory", "min(iter(range(6 * 10**7)), default=0)", "limit", _MEMORY),
+    _a("f7-heapq-nsmallest-materialize", "8-memory", "import heapq\nheapq.nsmallest(3, range(6 * 10**7))", "limit", _MEMORY),
+    _a("f7-statistics-materialize", "8-memory", "import statistics\nstatistics.median(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-itertools-product-materialize", "8-memory", "import itertools\nitertools.product(iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-itertools-combinations-materialize", "8-memory", "import itertools\nitertools.combinations(iter(range(6 * 10**7)), 2)", "limit", _MEMORY),
+    _a("f7-random-sample-materialize", "8-memory", "import random\nrandom.sample(iter(range(6 * 10**7)), 2)", "limit", _MEMORY),
+    _a("f7-namedtuple-fields-materialize", "8-memory", "from typing import NamedTuple\nNamedTuple('P', iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-or", "8-memory", "len({}.keys() | iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-and", "8-memory", "len({}.keys() & map(abs, range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-dict-view-set-operator-sub", "8-memory", "len({}.items() - iter(range(6 * 10**7)))", "limit", _MEMORY),
+    _a("f7-stand-in-copies-ok", "8-memory", "import collections, heapq, itertools, statistics\nd = collections.deque(iter(range(10**6)), maxlen=3)\n[list(d), type(d) is collections.deque, max(iter(range(10**6))), heapq.nsmallest(2, range(10**6)), statistics.median(iter(range(5))), len(list(itertools.product(iter(range(3)), repeat=2))), sorted({1: 0}.keys() | iter(range(3)))]", "ok", value=[[999997, 999998, 999999], True, 999999, [0, 1], 2, 9, [0, 1, 2]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
+IN_PROCESS_ONLY = frozenset(
+    {"f7-deque-one-call", "f7-deque-one-call-keyword", "f7-statistics-materialize"}
+)
+"""Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
+CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
+``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error."""
+
+_F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
+_F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
+_RENDERING = "one rendering"
+RENDER_SCOPE_ATTACKS = [
+    # -- findings7 F01: C joins every script __repr__/__str__ of one rendering --------------------
+    _a("f7-repr-of-script-reprs-str", "8-memory", _F01 + "len(str([A()] * 100))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-percent", "8-memory", _F01 + "len('%s' % ([A()] * 60,))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-percent-r", "8-memory", _F01 + "len('%r' % ([A()] * 60,))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-tuple", "8-memory", _F01 + "len(repr(([A()] * 30, [A()] * 30)))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-format", "8-memory", _F01 + "len(format([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-ascii", "8-memory", _F01 + "len(ascii([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-deque", "8-memory", _F01 + "import collections\nlen(str(collections.deque([A()] * 60)))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-pformat", "8-memory", _F01 + "import pprint\nlen(pprint.pformat([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-saferepr", "8-memory", _F01 + "import pprint\nlen(pprint.saferepr([A()] * 60))", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-print", "8-memory", _F01 + "print([A()] * 60)", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-nested", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        repr(1)\n        return s\nlen(repr([A()] * 60))", "limit", _RENDERING),
+    _a("f7-str-of-script-strs-print", "8-memory", _F01_STR + "print(*[B()] * 60)", "limit", _RENDERING),
+    _a("f7-repr-of-script-reprs-each-ok", "8-memory", _F01 + "n = 0\nfor i in range(5):\n    n += len(repr(A())) + len(str([A()]))\nn", "ok", value=5 * (9_000_000 + 9_000_002)),
+]  # fmt: skip
+"""findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
+
+_F12_BIG = "a = 3 ** 500000\nb = 7 ** 400000\n"
+QUADRATIC_INT_ATTACKS = [
+    # -- findings7 F12: quadratic big-int C calls refused up front ---------------------------------
+    _a("f7-math-gcd-quadratic", "8-cpu", _F12_BIG + "import math\nmath.gcd(a, b)", "limit", "take too long"),
+    _a("f7-math-lcm-quadratic", "8-cpu", _F12_BIG + "import math\nmath.lcm(a, b)", "limit", "take too long"),
+    _a("f7-fraction-gcd-quadratic", "8-cpu", _F12_BIG + "from fractions import Fraction\nFraction(a, b)", "limit", "take too long"),
+    _a("f7-int-from-bytes-huge", "8-memory", "int.from_bytes(b'\\x01' * 5 * 10**6, 'big')", "limit", "int.from_bytes"),
+    _a("f7-int-from-bytes-iterable-huge", "8-memory", "int.from_bytes([1] * 150_000, 'big')", "limit", "int.from_bytes"),
+    _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
+]  # fmt: skip
+"""findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
+
+_F06 = "s = 'a' * 10**7\n"
+_TIMED_OUT = None  # in-process "timed out"; a worker is killed at the deadline ("time limit")
+HOST_LOOP_DEADLINE_ATTACKS = [
+    # -- findings7 F03/F04/F06/F07: host loops observe the deadline --------------------------------
+    _a("f7-c-loop-of-slow-calls", "8-cpu", _F06 + "sum(map(s.find, map(str, range(5000))))", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-filter", "8-cpu", _F06 + "list(filter(s.count, ['b'] * 5000))", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-sorted-key", "8-cpu", _F06 + "sorted(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-max-key", "8-cpu", _F06 + "max(['b'] * 5000, key=s.count)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-deque", "8-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
+    _a("f7-c-loop-of-slow-calls-starmap", "8-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
+    _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
+    _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
+]  # fmt: skip
+"""findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline
+(the wall-time bound is proven in ``guards/test_host_loops.py``)."""

@@ -36,6 +36,8 @@ BOTH_MODES: list[Any] = [
     *render.RENDER_ATTACKS,
     *stand_ins.MODULE_ATTACKS,
     *onecall.ONE_CALL_ATTACKS,
+    *onecall.RENDER_SCOPE_ATTACKS,
+    *onecall.QUADRATIC_INT_ATTACKS,
     *boundary.BOUNDARY_ATTACKS,
 ]
 _ONLY_THE_DEADLINE_ENDS = {
@@ -52,6 +54,7 @@ _ONLY_THE_DEADLINE_ENDS = {
 DEADLINE: list[Any] = [
     *extra.DEADLINE_ATTACKS,
     *stand_ins.MODULE_DEADLINE_ATTACKS,
+    *onecall.HOST_LOOP_DEADLINE_ATTACKS,
     *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
 ]
 BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]
@@ -164,7 +167,9 @@ def test_attack_suite_memory_in_process(in_process_memory: Sandbox, attack: Any)
     _run(in_process_memory, attack)
 
 
-@pytest.mark.parametrize("attack", MEMORY, ids=lambda a: a.id)
+@pytest.mark.parametrize(
+    "attack", [a for a in MEMORY if a.id not in onecall.IN_PROCESS_ONLY], ids=lambda a: a.id
+)
 def test_attack_suite_memory_process_isolation(process_memory: Sandbox, attack: Any) -> None:
     _run(process_memory, attack)
     assert process_memory.run_sync("sum([1, 2, 3])").value == 6

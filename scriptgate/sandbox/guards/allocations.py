@@ -43,6 +43,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.guards import memory as _memory
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.int_work import MAX_FROM_BYTES, check_from_bytes
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
 
@@ -65,7 +66,7 @@ JOIN_CHUNK = 64
 _WIDTH_NAMES = frozenset({"center", "ljust", "rjust", "zfill"})
 _SPLIT_NAMES = frozenset({"split", "rsplit", "splitlines"})
 BOUNDED_NAMES = frozenset(
-    {"to_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES, *_SPLIT_NAMES}
+    {"to_bytes", "from_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES, *_SPLIT_NAMES}
 )
 """Attribute names :func:`bounded_method` may wrap."""
 
@@ -105,6 +106,17 @@ def _to_bytes(number: int) -> Callable[..., bytes]:
         return made
 
     return to_bytes
+
+
+def _from_bytes(method: Callable[..., Any]) -> Callable[..., Any]:
+    def from_bytes(data: Any, byteorder: Any = "big", *, signed: Any = False) -> Any:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            # any other iterable of ints: read at most one byte past the bound
+            data = bytes(itertools.islice(data, MAX_FROM_BYTES + 1))
+        check_from_bytes(len(data) if not isinstance(data, memoryview) else data.nbytes)
+        return method(data, byteorder, signed=signed)  # ints beyond 1 M bits (findings7 F12)
+
+    return from_bytes
 
 
 def repeat_count(value: Any, what: str = "a repeat count") -> int | None:
@@ -288,6 +300,11 @@ def bounded_method(obj: Any, name: str) -> Callable[..., Any] | None:
     if name == "to_bytes":
         if isinstance(obj, int) and type(obj).to_bytes is int.to_bytes:
             return _to_bytes(obj)
+        return None
+    if name == "from_bytes":
+        owner = obj if isinstance(obj, type) else type(obj)
+        if issubclass(owner, int):
+            return _from_bytes(getattr(obj, name))
         return None
     base = _base(obj)
     if base is None or getattr(type(obj), name, None) is not getattr(base, name, None):

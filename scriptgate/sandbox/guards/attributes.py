@@ -146,6 +146,7 @@ from scriptgate.sandbox.guards.sizes import (
     safe_ascii,
     safe_repr,
 )
+from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY, TICK_EVERY, TICK_STEPS, ticked
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
@@ -193,11 +194,6 @@ _SIZED_VIEWS = SIZED_VIEWS
 _LAZY_SAFE = frozenset(
     {
         types.GeneratorType,
-        map,
-        filter,
-        zip,
-        enumerate,
-        reversed,
         type(iter([])),
         type(iter(())),
         type(iter("")),
@@ -210,6 +206,10 @@ _LAZY_SAFE = frozenset(
     }
 )
 
+"""Iterators C may drain unchecked: a script generator ticks itself, a builtin container's
+iterator reads its storage (an allow-list; everything else is ticked)."""
+_HOST_LOOPS = frozenset({map, filter, zip, enumerate, reversed})
+"""Lazy builtins whose every item may run a host callable: fed through :func:`ticked`."""
 
 # ----------------------------------------------------------------------------- value checks
 
@@ -828,7 +828,10 @@ def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             other = b if left else a
             kind = type(other)
             if kind not in _SCALARS and kind is not str and hasattr(kind, "__iter__"):
-                items = list(other)  # hashed into a set by the operator: read once, here
+                # hashed into a set by the operator: read once, here, in ticked pieces
+                # with its growth read (findings7 F10: {}.keys() | iter(range(3*10**7))
+                # grew the host 2.6 GB in one call)
+                items = list(growth_checked(ticked(other), "list"))
                 _elements_ok(items)
                 return op(a, items) if left else op(items, b)
         return op(a, b)
@@ -1309,12 +1312,21 @@ def make_guards(
         # is charged to the step budget up front for sized containers; unknown
         # iterables tick per item. Blocks `sum(range(10**12))`-style C loops
         # (test_guards_iteration_charges_steps).
+        if obj is TICK_STEPS:
+            check_chunk(TICK_EVERY)  # a ticked host loop's piece: the full periodic check
+            return obj
         kind = type(obj)
         if kind in _SIZED or kind in _SIZED_VIEWS:
             budget.spend(len(obj))
             return obj
-        if kind in _LAZY_SAFE:
+        if kind in _LAZY_SAFE or kind in BOUNDED_LAZY:
+            # script generators tick; builtin-container iterators read C-fast; the
+            # script's map()/filter() read ticked inputs already
             return obj
+        if kind in _HOST_LOOPS:
+            # map/filter/zip/enumerate/reversed run a host callable (or a nested
+            # iterator) per item: read in ticked pieces (findings7 F06)
+            return ticked(obj, charge)
         return _ticking(iter(obj), tick)
 
     check_chunk = budget._check_chunk

@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.compile.shared import INSPECT_ATTRIBUTES
 from scriptgate.sandbox.guards.boundary import check_value, holdable
 from scriptgate.sandbox.guards.constants import DENIED_NAMES, FILENAME, is_private_name
+from scriptgate.sandbox.guards.render_scope import measured
 
 __all__ = [
     "MAX_CLASS_NAMES",
@@ -134,7 +135,15 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
     if "__match_args__" in namespace:
         _names(namespace["__match_args__"], "__match_args__", private=False, strings=False)
     if "__format__" in namespace:
-        namespace["__format__"] = _format_shield(namespace["__format__"])
+        namespace["__format__"] = measured(_format_shield(namespace["__format__"]), "__format__")
+    for name in _RENDERING_DUNDERS:
+        method = namespace.get(name)
+        if method is not None and script_function(method):
+            # C joins every result of one rendering: measured cumulatively (F01)
+            namespace[name] = measured(method, name)
+
+
+_RENDERING_DUNDERS = ("__repr__", "__str__")
 
 
 def _format_shield(method: Any) -> Callable[[Any, Any], str]:

@@ -57,6 +57,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.render_scope import start_rendering
 
 __all__ = [
     "CHARGE_FROM",
@@ -287,7 +288,16 @@ def render_size(
     ``item_extra`` is added per element (longer separators), and ``indent``
     times the nesting depth plus one (a newline) for JSON indentation.
     Runs no code of the value (no ``__repr__``/``__eq__``/``__hash__`` calls).
+    Every guarded rendering measures first, so this also opens the rendering's
+    cumulative scope: the script dunders C calls next take their results off what
+    is left (:mod:`.render_scope`, findings7 F01).
     """
+    size = _render_size(value, limit, ascii_only, item_extra, indent)
+    start_rendering(size, limit)
+    return size
+
+
+def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, indent: int) -> int:
     kind = type(value)
     if kind in _FLAT:
         return _scalar(value, kind, ascii_only)

@@ -61,6 +61,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
+from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked
 from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = [
@@ -163,10 +164,10 @@ def make_builtins(
         return items
 
     def min_(*values: Any, **kwargs: Any) -> Any:
-        return _selected(_b.min, one_or_many(values), kwargs)
+        return _selected(_b.min, one_or_many(values), kwargs, charge)
 
     def max_(*values: Any, **kwargs: Any) -> Any:
-        return _selected(_b.max, one_or_many(values), kwargs)
+        return _selected(_b.max, one_or_many(values), kwargs, charge)
 
     def any_(iterable: Any, /) -> bool:
         return _b.any(charge(iterable))
@@ -181,10 +182,11 @@ def make_builtins(
         return _b.zip(*(charge(it) for it in iterables), strict=strict)
 
     def map_(func: Any, *iterables: Any) -> Any:
-        return _b.map(func, *(charge(it) for it in iterables))
+        # each item calls func: inputs read in ticked pieces, sized or not (findings7 F06)
+        return TickedMap(func, *(ticked(charge(it), charge) for it in iterables))
 
     def filter_(func: Any, iterable: Any) -> Any:
-        return _b.filter(func, charge(iterable))
+        return TickedFilter(func, ticked(charge(iterable), charge))
 
     def reversed_(seq: Any) -> Any:
         charge(seq)
@@ -245,7 +247,12 @@ _SELECT_KEYWORDS = frozenset({"key", "default"})
 _SEQUENCES = (list, tuple)
 
 
-def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _selected(
+    real: Callable[..., Any],
+    values: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    charge: Callable[[Any], Any],
+) -> Any:
     """``min``/``max`` (``real``) of ``values``, once the comparisons it makes are bounded.
 
     The items (or, with ``key=``, the keys: computed once per item, in order,
@@ -257,7 +264,7 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
     if not kwargs and values:  # the common case: no key, no default
         items = values[0] if _b.len(values) == 1 else values
         if type(items) not in _SEQUENCES:
-            items = _b.list(charge_copy(items, "list"))
+            items = _b.list(growth_checked(charge_copy(items, "list"), "list"))  # F08
         if not _SCALARS.issuperset(_b.map(type, items)):
             items_ok(items)
         return real(items)
@@ -271,17 +278,22 @@ def _selected(real: Callable[..., Any], values: tuple[Any, ...], kwargs: dict[st
         source = values[0]
     key = kwargs.get("key")
     if key is None:
-        items = source if type(source) in _SEQUENCES else _b.list(charge_copy(source, "list"))
+        items = (
+            source
+            if type(source) in _SEQUENCES
+            else _b.list(growth_checked(charge_copy(source, "list"), "list"))  # F08
+        )
         if _b.len(items) > 1:
             items_ok(items)
         return real(items, **kwargs)
     if type(source) in _SEQUENCES:
         items = source
-        keys = [key(item) for item in items]  # (map() would end silently on StopIteration)
+        # (map() would end silently on StopIteration); a host key per item: ticked (F06)
+        keys = [key(item) for item in ticked(items, charge)]
     else:
         items = []
         keys = []
-        for item in charge_copy(source, "list"):  # an item read, its key computed, the next…
+        for item in ticked(charge_copy(source, "list"), charge):  # read, key computed, next…
             items.append(item)
             keys.append(key(item))
     if not items:
@@ -461,7 +473,7 @@ def type_of(obj: Any, /, *rest: Any) -> type:
     if rest:
         raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
     kind = _b.type(obj)
-    kind = _TYPE_OF.get(kind, kind)
+    kind = SCRIPT_TYPES.get(kind, kind)  # _TYPE_OF and the stand-in modules' (deque)
     if issubclass(kind, _b.type):
         # the type of a class is a metaclass, whose call builds classes (F06): never handed out
         raise TypeError(

@@ -246,3 +246,49 @@ def test_jail_bwrap_shim_covers_a_closed_directory_and_refuses_an_unreadable_fil
     assert "not readable by other users" in unreadable.error
     assert "0600" in unreadable.error
     assert uid_problem([str(secret)]) == unreadable.error
+
+
+def _outside_the_runtime() -> list[str]:
+    """Host files in ``/usr/lib`` and beside the real interpreter that the jail must hide."""
+    from scriptgate.sandbox.isolation.jail.mounts import runtime_paths
+
+    shown = [p.rstrip("/") + "/" for p in runtime_paths()]
+    found: list[str] = []
+    real_bin = os.path.dirname(os.path.realpath(sys.executable))
+    for directory in ("/usr/lib", real_bin):
+        for entry in sorted(os.listdir(directory)):
+            path = os.path.join(directory, entry)
+            real = os.path.realpath(path)
+            if (
+                os.path.isfile(real)
+                and os.access(real, os.R_OK)
+                and real != os.path.realpath(sys.executable)
+                and not any(real.startswith(top) for top in shown)
+            ):
+                found.append(path)
+                break
+    return found
+
+
+def test_jail_bwrap_reads_usr_lib_only_where_the_runtime_is(tmp_path: Path) -> None:
+    # findings7 F05: binding /lib (a symlink to usr/lib) and the interpreter's bin/ showed
+    # every file under /usr/lib and every program installed beside the interpreter
+    hidden = _outside_the_runtime()
+    assert hidden, "no host file outside the runtime to look for"
+    source = f"""
+        import os
+        for path in {hidden!r} + ["/usr/lib", "/lib"]:
+            try:
+                if os.path.isdir(path):
+                    print("readable", path, len(os.listdir(path)))
+                else:
+                    with open(path, "rb") as f:
+                        print("readable", path, len(f.read(10)))
+            except OSError as exc:
+                print("refused", path, exc.errno)
+        print("done")
+    """
+    done = base._jail_run(tmp_path, source, "--launcher", "bwrap")
+    assert done.returncode == 0, done.stderr
+    assert "done" in done.stdout
+    assert "readable" not in done.stdout, done.stdout

@@ -13,6 +13,7 @@ traverse). It must not import the engine, the tools or the CLI.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -46,16 +47,54 @@ def bwrap_path() -> str | None:
 
 
 def _interpreter_paths() -> list[str]:
-    """What ``exec`` of this interpreter needs beyond :func:`runtime_paths`: its binary's
-    directories (the venv's and the real one's), the venv's ``pyvenv.cfg``, the ELF loader's."""
-    paths = {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    """What ``exec`` of this interpreter needs beyond :func:`runtime_paths`: the real files
+    of its binary and of the ELF loader, and the venv's ``pyvenv.cfg`` — files, never their
+    directories (findings7 F05: binding ``/lib`` showed all of ``/usr/lib``, and the real
+    interpreter's ``bin/`` every program installed beside it)."""
+    paths = {_link_chain(sys.executable)[1]}
     venv = os.path.join(sys.prefix, "pyvenv.cfg")  # how the interpreter finds its venv
     if os.path.isfile(venv):
-        paths.add(venv)
-    for loader in ("/lib64", "/lib", "/usr/lib64"):
-        if os.path.isdir(loader):
-            paths.add(loader)
-    return sorted(paths)
+        paths.add(os.path.realpath(venv))
+    for loader in _loaders():
+        paths.add(_link_chain(loader)[1])
+    return sorted(path for path in paths if os.path.isfile(path))
+
+
+def _loaders() -> list[str]:
+    """The ELF loaders (``ld-linux*.so*``) at the standard paths the interpreter names."""
+    found: list[str] = []
+    for directory in ("/lib64", "/lib", "/usr/lib64"):
+        with contextlib.suppress(OSError):
+            found += [
+                os.path.join(directory, name)
+                for name in sorted(os.listdir(directory))
+                if name.startswith("ld-linux") and ".so" in name
+            ]
+    return found
+
+
+def _link_chain(path: str) -> tuple[list[tuple[str, str]], str]:
+    """``([(target, link), ...], real file)``: the symlinks ``exec`` of ``path`` follows."""
+    links: list[tuple[str, str]] = []
+    current = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    for _ in range(40):
+        if not os.path.islink(current):
+            break
+        target = os.readlink(current)
+        links.append((target, current))
+        joined = os.path.join(os.path.dirname(current), target)
+        current = os.path.join(os.path.realpath(os.path.dirname(joined)), os.path.basename(joined))
+    return links, os.path.realpath(current)
+
+
+def _interpreter_links() -> list[tuple[str, str]]:
+    """The symlinks to recreate inside ``bwrap`` so ``exec`` finds the interpreter and loader."""
+    links: list[tuple[str, str]] = []
+    for path in (sys.executable, *_loaders()):
+        for link in _link_chain(path)[0]:
+            if link not in links:
+                links.append(link)
+    return links
 
 
 def _traversable_by_others(path: str) -> bool:
@@ -138,6 +177,9 @@ def bwrap_command(
         command += ["--ro-bind", path, path]
     for link, target in (("/lib64", "usr/lib64"), ("/lib", "usr/lib"), ("/bin", "usr/bin")):
         if os.path.islink(link) and os.readlink(link) == target:
+            command += ["--symlink", target, link]
+    for target, link in _interpreter_links():  # venv/bin/python -> ..., /lib64/ld-linux...
+        if link not in bound:
             command += ["--symlink", target, link]
     command += ["--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", tmpdir, "--chdir", tmpdir]
     return [*command, "--", *inner], bound

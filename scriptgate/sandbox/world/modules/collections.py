@@ -15,6 +15,8 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK, SUBCLASSABLE_MARK
+from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
+from scriptgate.sandbox.world.deque_type import growing_deque
 from scriptgate.sandbox.world.modules.chainmap import ChainMap
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -124,13 +126,18 @@ method a subclass overrides (attacks ``counter-elements-subclass``,
 ``hash-flood-counter-subclass``)."""
 
 
+_DEQUE = growing_deque()
+SCRIPT_TYPES[collections.deque] = _DEQUE  # type(d) is deque, d.__class__ is deque
+HOLDABLE = (*HOLDABLE, _DEQUE)
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
     return {
         "Counter": _FED_COUNTER,
         "defaultdict": _FED_DEFAULTDICT,
         "OrderedDict": _FED_ORDERED_DICT,
-        "deque": collections.deque,
+        "deque": _DEQUE,  # the constructor reads its iterable growth-checked (findings7 F02)
         "namedtuple": _namedtuple,
         "ChainMap": ChainMap,
     }

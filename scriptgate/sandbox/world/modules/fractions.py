@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.int_work import check_gcd
 from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
@@ -99,6 +100,7 @@ class Fraction(_REAL):
             raise TypeError("argument should be a string or a Rational instance")
         if _bits(numerator) + _bits(denominator) > 2 * MAX_BITS:
             _too_big("a Fraction")
+        check_gcd(numerator, denominator, "a Fraction")  # reduced by a quadratic gcd (F12)
         return _lift(_REAL(numerator, denominator))
 
     @classmethod

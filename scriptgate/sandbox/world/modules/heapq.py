@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from scriptgate.sandbox.guards.comparisons import SCALARS, items_ok, operand_ok
-from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
+from scriptgate.sandbox.guards.ticking import ticked
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -56,11 +57,13 @@ def build(run: RunWorld) -> dict[str, Any]:
         heapq.heapify(_all(heap))
 
     def selected(real: Any, n: int, iterable: Any, key: Any) -> list[Any]:
-        items = list(charge(charge_copy(iterable, "list")))
+        # the copy's growth is read (F03: nsmallest(3, range(3*10**7)) grew the host
+        # 1.15 GB); the host's heapq loop is pure Python: it reads ticked pieces (F03)
+        items = list(growth_checked(charge(charge_copy(iterable, "list")), "list"))
         if key is None:
-            return list(real(n, _all(items)))
-        keys = _all([key(item) for item in items])
-        order = real(n, range(len(items)), key=keys.__getitem__)
+            return list(real(n, ticked(_all(items), charge)))
+        keys = _all([key(item) for item in ticked(items, charge)])
+        order = real(n, ticked(range(len(items)), charge), key=keys.__getitem__)
         return [items[i] for i in order]
 
     def nlargest(n: int, iterable: Any, key: Any = None) -> list[Any]:

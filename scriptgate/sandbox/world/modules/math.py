@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.int_work import check_gcd
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -48,10 +49,16 @@ def _capped(fn: Callable[..., Any], limit: int, name: str) -> Callable[..., Any]
 def _lcm_checked(a: Any, b: Any) -> Any:
     from scriptgate.sandbox.guards.attributes import MAX_INT_BITS
 
+    check_gcd(a, b, "math.lcm")
     result = math.lcm(a, b)
     if result.bit_length() > MAX_INT_BITS:
         refuse_size("an int lcm would be too large for the sandbox")
     return result
+
+
+def _gcd_checked(a: Any, b: Any) -> Any:
+    check_gcd(a, b, "math.gcd")  # quadratic C code (findings7 F12)
+    return math.gcd(a, b)
 
 
 def _mul_checked(a: Any, b: Any) -> Any:
@@ -70,7 +77,7 @@ def build(run: RunWorld) -> dict[str, Any]:
             _mul_checked, ticking(iter(charge(data))), start
         ),
         "lcm": lambda *integers: functools.reduce(_lcm_checked, ticking(iter(integers)), 1),
-        "gcd": lambda *integers: functools.reduce(math.gcd, ticking(iter(integers)), 0),
+        "gcd": lambda *integers: functools.reduce(_gcd_checked, ticking(iter(integers)), 0),
         "factorial": _capped(math.factorial, _MAX_FACTORIAL, "factorial"),
         "comb": _capped(math.comb, _MAX_FACTORIAL, "comb"),
         "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),

@@ -12,7 +12,7 @@ from typing import Any
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
-from scriptgate.sandbox.guards.memory import charge_bytes
+from scriptgate.sandbox.guards.memory import charge_bytes, growth_checked
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -35,7 +35,7 @@ def _sized(population: Any) -> Any:
     """``population`` as ``sample`` reads it: a range as it is, anything else copied (charged)."""
     if type(population) is range:
         return population
-    return list(population)
+    return list(growth_checked(population, "list"))  # an iterator's growth read (F09)
 
 
 class Random:

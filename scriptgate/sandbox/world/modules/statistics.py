@@ -17,7 +17,8 @@ from typing import Any
 from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.comparisons import items_ok
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.memory import charge_copy
+from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
+from scriptgate.sandbox.guards.ticking import TickedList
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -54,12 +55,15 @@ def build(run: RunWorld) -> dict[str, Any]:
         sorts = fn.__name__ in _SORTING_STATISTICS
 
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
-            items = list(charge(charge_copy(data, "list")))
+            # the copy's growth is read (F08); the host's statistics loops are pure
+            # Python: every pass over the data reads ticked pieces (findings7 F07)
+            copied = growth_checked(charge(charge_copy(data, "list")), "list")
             if hashes:
                 # mode()/multimode() count the items in a Counter: one hashing C call
                 # (guards: hash feeding), fed in chunks like Counter(x), each chunk's
                 # hashing bounded (guards.hashed_ok)
-                return fn(fed(items, "counter"), *args, **kwargs)
+                return fn(fed(list(copied), "counter"), *args, **kwargs)
+            items = TickedList(copied, charge)
             if sorts and len(items) > 1:
                 items_ok(items)  # median()/quantiles() sort the data (dagguard)
             if fn.__name__ == "quantiles":

@@ -25,6 +25,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import check_value, fed
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
+from scriptgate.sandbox.guards.memory import growth_checked
 
 __all__ = ["HOLDABLE", "NamedTuple", "TypedDict"]
 
@@ -77,7 +78,11 @@ class _NamedTupleMeta(type):
     def __call__(cls, typename: Any, fields: Any = None, /, **kwargs: Any) -> Any:
         if cls is not NamedTuple:
             return super().__call__(typename, fields, **kwargs)
-        pairs = list(fields) if fields is not None else list(kwargs.items())
+        pairs = (
+            list(growth_checked(fields, "list"))  # an iterator's growth read (F09)
+            if fields is not None
+            else list(kwargs.items())
+        )
         names = []
         for pair in pairs:
             if type(pair) not in (tuple, list) or len(pair) != 2:

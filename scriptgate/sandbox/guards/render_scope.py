@@ -1,0 +1,79 @@
+"""The cumulative bound of one rendering: a script class's ``__repr__``/``__str__`` results.
+
+Part of ``guards/`` (the bottom, beside :mod:`.constants`): imports only :mod:`.errors`.
+The render guards (:func:`.sizes.render_size`) estimate a value's text without running
+its code, so a script object counts as a short fixed estimate; but CPython's container
+``repr``/``str``, ``%`` formatting, ``print`` and ``pprint`` then call every script
+``__repr__``/``__str__`` and join the results in one C call (findings7 F01: 100
+references to an object whose ``__repr__`` returns 9 MB rendered 900 M characters under
+the 10 M bound, growing the host ~870 MB). So the bound is made cumulative:
+
+- every guarded rendering starts a *scope* (:func:`start_rendering`, called by
+  ``render_size`` when no script dunder is running): the allowance left is the limit minus
+  the estimate;
+- a script class's ``__repr__``/``__str__``/``__format__`` is wrapped when the class is
+  made (:func:`measured`, from ``script_classes.prepare_namespace``): each result's length
+  (read through ``str.__len__``) is taken off the allowance as it returns, and a result
+  past it is refused (a size limit that ends the script) before C can join it;
+- renderings inside a script dunder (its own ``repr(inner)``) stay in the outer scope.
+
+The state is a :mod:`contextvars` variable, so interleaved runs (greenlets, tasks) never
+share an allowance.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+from scriptgate.sandbox.guards.errors import refuse_size
+
+__all__ = ["MAX_RENDER_TOTAL", "measured", "start_rendering"]
+
+MAX_RENDER_TOTAL = 10_000_000
+"""Characters one rendering may take from script dunders (= ``sizes.MAX_RENDER``)."""
+
+_STATE: contextvars.ContextVar[list[int]] = contextvars.ContextVar("scriptgate_render_scope")
+"""``[allowance left, script dunders running]`` of the current context."""
+
+
+def _state() -> list[int]:
+    state = _STATE.get(None)
+    if state is None:
+        state = [MAX_RENDER_TOTAL, 0]
+        _STATE.set(state)
+    return state
+
+
+def start_rendering(estimate: int, limit: int = MAX_RENDER_TOTAL) -> None:
+    """Open a new rendering's scope (unless a script dunder is running): ``limit - estimate`` left."""
+    state = _state()
+    if state[1] == 0:
+        state[0] = min(limit, MAX_RENDER_TOTAL) - max(estimate, 0)
+
+
+def measured(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The script's ``name`` dunder (``__repr__``/``__str__``/``__format__``), its result
+    taken off the allowance of the rendering in progress."""
+
+    def shield(self: Any, /, *args: Any) -> Any:
+        state = _state()
+        state[1] += 1
+        try:
+            text = method(self, *args)
+        finally:
+            state[1] -= 1
+        if isinstance(text, str):
+            state[0] -= str.__len__(text)
+            if state[0] < 0:
+                state[0] = 0
+                refuse_size(
+                    f"rendering {name} results would be too large for the sandbox "
+                    f"(more than {MAX_RENDER_TOTAL} characters in one rendering)"
+                )
+        return text
+
+    shield.__name__ = name
+    shield.__qualname__ = getattr(method, "__qualname__", name)
+    return shield

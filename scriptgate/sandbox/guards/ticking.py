@@ -1,0 +1,155 @@
+"""Host loops that observe the run's deadline: a ticking iterator for C and stdlib loops.
+
+Part of ``guards/`` (the bottom, beside :mod:`.constants`): imports only
+:mod:`.constants`. The step budget charges a sized container by its *count* up front,
+which bounds how many items a C loop reads but not how long each item takes: ``map(f,
+x)``, ``filter(f, x)``, a ``key=`` of ``sorted``/``min``/``max`` or a host stdlib routine
+written in Python (``heapq.nlargest``, ``statistics.variance``, ``pprint``) then runs
+items × per-item cost with no deadline check (issue 13, findings7 F03/F04/F06/F07: a
+``sum(map(s.find, ...))`` of 5,000 slow C calls ran 77 s under a 1 s deadline).
+
+:func:`ticked` feeds such a loop: a C-level ``itertools.chain.from_iterable`` over a
+Python generator that yields ``islice`` pieces of :data:`TICK_EVERY` items and charges
+each piece to the run's budget (the charge checks the step limit, the deadline, the abort
+and the stop flag) before C reads it. Between two checks C runs at full speed, so the
+overshoot of a loop of slow C calls is at most :data:`TICK_EVERY` calls.
+
+The charge hook is the run's ``__charge__`` (given, or found in the innermost script
+frame's globals); a host loop with no script on the stack is returned unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from scriptgate.sandbox.guards.constants import FILENAME
+
+__all__ = [
+    "BOUNDED_LAZY",
+    "TICK_EVERY",
+    "TICK_STEPS",
+    "TickedFilter",
+    "TickedList",
+    "TickedMap",
+    "run_charge",
+    "ticked",
+    "ticked_calls",
+]
+
+TICK_EVERY = 32
+"""Items a ticked host loop reads between two budget checks.
+
+Small enough that 32 slow C calls (a ``str.find`` over a 10 MB string, ~10 ms each under
+load) overshoot the deadline by a fraction of a second; large enough that the generator
+resume per piece costs a few ns an item on ordinary code."""
+
+TICK_STEPS = range(TICK_EVERY)
+"""What one piece charges: ``charge(range(n))`` spends ``n`` steps and checks the budget
+(the run's ``__charge__`` knows this very object and runs its full periodic check on it:
+steps, deadline, abort, the memory poll and the event loop's turn)."""
+_STEPS = TICK_STEPS
+_END: Any = object()
+_chain = itertools.chain
+_islice = itertools.islice
+_from_iterable = itertools.chain.from_iterable
+
+
+def run_charge() -> Callable[[Any], Any] | None:
+    """The ``__charge__`` hook of the innermost script frame on the stack, or ``None``."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            found = frame.f_globals.get("__charge__")
+            return found if callable(found) else None
+        frame = frame.f_back
+    return None
+
+
+def ticked(iterable: Iterable[Any], charge: Callable[[Any], Any] | None = None) -> Iterator[Any]:
+    """``iter(iterable)`` read in pieces of :data:`TICK_EVERY` items, each charged first.
+
+    ``charge`` defaults to the running script's hook (:func:`run_charge`); with no script
+    on the stack the plain iterator is returned. An error raised by the iterable comes
+    after the items it produced, as when C drains it itself.
+    """
+    it = iter(iterable)
+    if charge is None:
+        charge = run_charge()
+        if charge is None:
+            return it
+    check = charge
+
+    def pieces() -> Iterator[Iterator[Any]]:
+        while True:
+            first = next(it, _END)
+            if first is _END:
+                return
+            check(_STEPS)
+            yield _chain((first,), _islice(it, TICK_EVERY - 1))
+
+    return _from_iterable(pieces())
+
+
+def ticked_calls(
+    func: Callable[[Any], Any], charge: Callable[[Any], Any] | None = None
+) -> Callable[[Any], Any]:
+    """``func`` charging the run every :data:`TICK_EVERY` calls (a ``key=`` a C sort calls).
+
+    With no script on the stack (and no ``charge``) ``func`` itself is returned.
+    """
+    if charge is None:
+        charge = run_charge()
+        if charge is None:
+            return func
+    check = charge
+    count = [0]
+
+    def call(value: Any) -> Any:
+        count[0] += 1
+        if count[0] >= TICK_EVERY:
+            count[0] = 0
+            check(_STEPS)
+        return func(value)
+
+    return call
+
+
+class TickedList(list):  # type: ignore[type-arg]
+    """A host-only list whose iteration is :func:`ticked` (never handed to a script).
+
+    For a host stdlib routine written in Python that iterates its data several times
+    (``statistics``' ``_sum``/``_ss``): every ``for x in data`` it runs is charged in
+    pieces, so the deadline is seen inside the routine.
+    """
+
+    __slots__ = ("_charge",)
+
+    def __init__(self, items: Iterable[Any], charge: Callable[[Any], Any] | None) -> None:
+        super().__init__(items)
+        self._charge = charge
+
+    def __iter__(self) -> Iterator[Any]:
+        """The items, ticked."""
+        return ticked(list.__iter__(self), self._charge)
+
+
+class TickedMap(map):  # type: ignore[type-arg]
+    """``map`` over inputs the script's ``map()`` made :func:`ticked`: one item reads one
+    piece item of each input, so a C consumer needs no second ticking layer."""
+
+    __slots__ = ()
+
+
+class TickedFilter(filter):  # type: ignore[type-arg]
+    """``filter`` over a :func:`ticked` input (the script's ``filter()``): each test reads
+    one ticked item, so a C consumer needs no second ticking layer."""
+
+    __slots__ = ()
+
+
+BOUNDED_LAZY = frozenset({TickedMap, TickedFilter})
+"""Lazy iterators whose every item is bounded by construction (no re-ticking needed)."""
