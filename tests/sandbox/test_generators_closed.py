@@ -422,3 +422,51 @@ def test_attack_generator_of_a_dropped_session_runs_nothing_afterwards() -> None
     assert _EXECUTED[before:] == []
     assert unraisable == []
     box.close()
+
+
+_DELEGATE = (
+    "log = [1]\n"
+    "class It:\n"
+    "    def __iter__(self):\n"
+    "        return self\n"
+    "    def __next__(self):\n"
+    "        return 7\n"
+    "    close = log.clear\n"  # a C callable: closing through `yield from` would call it
+    "def g():\n"
+    "    yield from It()\n"
+)
+
+
+def test_attack_yield_from_delegate_close_is_never_called_by_the_host() -> None:
+    # eighth attack F01/F02: a generator stopped at `yield from` has nothing to register
+    # (no try/with), but CPython's close() calls the delegate's `close` attribute: any
+    # callable, C code that never ticks, run by the host's collector after the run (a
+    # session dropped without close here). `yield from` reads a non-generator through a
+    # host generator that calls nothing on close.
+    box = Sandbox([], limits=Limits(timeout=20))
+    session = box.session()
+    kept = session.run_sync(_DELEGATE + "x = g()\nnext(x)\nbox = [x]\nbox.append(box)\nlen(log)")
+    assert kept.ok, kept.error
+    assert kept.value == 1
+    state = session._state
+    del session
+    state.pop("x")
+    state.pop("box")
+    gc.collect()
+    assert state["log"] == [1]
+    box.close()
+
+
+def test_generators_yield_from_reads_iterables_as_python_does(sandbox: Sandbox) -> None:
+    result = sandbox.run_sync(
+        _DELEGATE + "def inner():\n    yield 1\n    return 'done'\n"
+        "def outer():\n    got = yield from inner()\n    yield got\n"
+        "    yield from [2, 3]\n    yield from (i * i for i in range(3))\n"
+        "    yield from {'k': 1}\n"
+        "class R:\n    def __iter__(self):\n        return iter([8, 9])\n"
+        "def third():\n    yield from R()\n    yield from It()\n"
+        "t = third()\n"
+        "[list(outer()), [next(t), next(t), next(t)], log]"
+    )
+    assert result.ok, result.error
+    assert result.value == [[1, "done", 2, 3, 0, 1, 4, "k"], [8, 9, 7], [1]]

@@ -1395,6 +1395,18 @@ class ScriptPolicy(LinearTransformer):
             self.check_name(node, node.target.id)
         return self.node_contents_visit(node)
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> Any:
+        """``yield from x`` → ``yield from _yf_(x)`` (:func:`guards.generators.delegate`).
+
+        Closing a generator stopped at ``yield from`` calls the delegate's ``close``, which on
+        a script object may be any callable, even a C one that never ticks: run by the host's
+        collector after the run (eighth attack F01/F02). Only a generator is delegated to as
+        it is; anything else is read through a host generator that calls nothing on close.
+        """
+        node = self.node_contents_visit(node)
+        node.value = _call("_yf_", [node.value], node.value)
+        return node
+
     def visit_Await(self, node: ast.Await) -> Any:
         """Allow ``await``."""
         return self.node_contents_visit(node)

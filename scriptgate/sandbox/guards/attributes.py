@@ -111,6 +111,7 @@ from scriptgate.sandbox.guards.feeds import (
     hashed_whole,
     needs_feed,
 )
+from scriptgate.sandbox.guards.generators import delegate
 from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
@@ -1432,6 +1433,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_aug_attr_": _guarded_aug_attr,
     "_fmtv_": _guarded_fmtv,
     "_slice_": slice,
+    "_yf_": delegate,  # `yield from x` (guards.generators)
     # the inline fast paths of the compiled code (compile.policy.ScriptPolicy._inline_*)
     "_type_": type,
     "_int_": int,

@@ -64,6 +64,43 @@ class _ChunkEnd:
             hooks["_tk_"] = hook
 
 
+class _TimeMark:
+    """A mark inside a long ``_tk_`` chunk, one every :data:`TICK_CHUNK` ticks.
+
+    A long chunk (:data:`_LONG_CHUNK`, after a quick one) must not stretch the time between
+    two deadline checks: quick ticks can turn slow mid-chunk (each tick a 9 ms C call), and
+    1,024 of them ran 4× past a deadline that 256 had kept (eighth attack, F03). Dropping
+    this mark checks what depends on the clock — the deadline, an abort, the memory meter's
+    poll — and trips the budget (the next tick raises); the chunk's own end still does the
+    full check (steps, depth, refill).
+    """
+
+    __slots__ = ("_budget",)
+
+    _budget: Budget
+
+    def __del__(self) -> None:
+        budget = self._budget
+        if budget.hooks is None or budget.stop is not None:
+            return
+        try:
+            signal = budget.signal
+            if signal is not None and signal.pending is not None:
+                budget.trip("aborted", str(signal.pending) or "Execution aborted")
+                return
+            now = time.monotonic()
+            if budget.deadline is not None and now > budget.deadline:
+                budget.trip("limit", budget.timeout_message())
+                return
+            memory = budget.memory
+            if memory is not None and now >= memory.next_poll:
+                memory.poll()
+        except BaseException:  # a finalizer cannot raise: the next tick's check does
+            hooks = budget.hooks
+            if hooks is not None and budget.stop is None:
+                hooks["_tk_"] = budget.tick_check
+
+
 _new_mark = object.__new__
 _NONES: dict[int, tuple[None, ...]] = {}
 """Tuples of ``None`` by length: the filling of the ``_tk_`` ticker's chunks."""
@@ -277,10 +314,22 @@ class Budget:
         mark = _new_mark(_ChunkEnd)
         mark._budget = self
         ticks.append(mark)
-        if room > 1:
-            nones = _NONES.get(room - 1)
+        left = room - 1  # ticks above the chunk's end mark
+        if left > _TICK_CHUNK:
+            # a long chunk: a time mark every TICK_CHUNK ticks (see _TimeMark)
+            gap = _NONES.get(_TICK_CHUNK - 1)
+            if gap is None:
+                gap = _NONES[_TICK_CHUNK - 1] = (None,) * (_TICK_CHUNK - 1)
+            while left > _TICK_CHUNK:
+                ticks.extend(gap)
+                timer = _new_mark(_TimeMark)
+                timer._budget = self
+                ticks.append(timer)
+                left -= _TICK_CHUNK
+        if left > 0:
+            nones = _NONES.get(left)
             if nones is None:
-                nones = _NONES[room - 1] = (None,) * (room - 1)
+                nones = _NONES[left] = (None,) * left
             ticks.extend(nones)
         self._chunk = room
         return self._pop

@@ -37,6 +37,7 @@ __all__ = [
     "WRAPPER_CODES",
     "ScriptGenerators",
     "cleanup_message",
+    "delegate",
     "is_async_generator",
 ]
 
@@ -217,3 +218,28 @@ def _needs_close(obj: Any) -> bool:
 def is_async_generator(obj: Any) -> bool:
     """Whether ``obj`` is closed with ``aclose()`` (awaited)."""
     return type(obj) is types.AsyncGeneratorType
+
+
+def delegate(value: Any) -> Any:
+    """What a script's ``yield from value`` delegates to (the compiler's ``_yf_``).
+
+    A generator as it is (closing it runs its own ``finally``, compiled with the script's
+    checks, or a stand-in's). Anything else is read through :func:`_read_through`, a host
+    generator with nothing to run on close: CPython would call the iterator's own ``close``
+    (or ``throw``) attribute when the outer generator is closed, and on a script object that
+    may be a C callable that never ticks (``C.close = text.split``), run by the host's
+    collector after the run (eighth attack F01/F02). A script's iterator classes keep their
+    ``__next__``; only their ``close``/``throw`` are not called through ``yield from``.
+    """
+    if type(value) is types.GeneratorType:
+        return value
+    return _read_through(iter(value))
+
+
+def _read_through(iterator: Any) -> Any:
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration as stop:
+            return stop.value
+        yield item

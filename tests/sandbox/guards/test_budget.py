@@ -21,6 +21,7 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.guards.attributes import Budget
 from scriptgate.sandbox.guards.constants import TICK_CHUNK
+from scriptgate.sandbox.guards.errors import RunEnded
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
@@ -174,8 +175,49 @@ def test_ticker_chunk_end_after_the_run_does_nothing() -> None:
     budget.close()
     gc.collect()
     assert hooks["_tk_"] is not budget.tick_check
-    assert budget.stop is None
+    # the ended run's stop (a GeneratorExit): code of the run resumed later stops at once
+    assert isinstance(budget.stop, RunEnded)
+    assert isinstance(budget.stop, GeneratorExit)
+    with pytest.raises(RunEnded):
+        hooks["_tk_"]()
     assert budget.used == 0
+
+
+def test_ticker_long_chunk_checks_the_deadline_every_tick_chunk() -> None:
+    # eighth attack F03: quick ticks earn a 4 x TICK_CHUNK chunk, then turn slow (a 9 ms
+    # C call each); the time marks inside the long chunk keep the deadline checked every
+    # TICK_CHUNK ticks, so the overshoot stays what a plain chunk allows
+    budget = Budget(Limits(timeout=60, max_steps=None, max_recursion=5000))
+    hooks: dict[str, Any] = {"_tk_": budget.first_tick()}
+    budget.hooks = hooks
+    budget._checked = time.monotonic() + 60  # the last chunk was quick
+    hooks["_tk_"] = budget._chunk_end(True)
+    assert budget._chunk == 4 * TICK_CHUNK
+    budget.deadline = time.monotonic() - 1  # the ticks turned slow: the deadline is past
+    tick = hooks["_tk_"]
+    for _ in range(TICK_CHUNK):
+        tick()
+    assert budget.stop is not None
+    assert budget.stop.kind == "limit", budget.stop
+    assert "timed out" in budget.stop.message
+    with pytest.raises(type(budget.stop)):
+        hooks["_tk_"]()
+    budget.close()
+
+
+def test_ticker_long_chunk_marks_keep_the_step_count_exact() -> None:
+    # the time marks are ticks like the others: a long chunk still charges exactly
+    budget = Budget(Limits(timeout=60, max_steps=None, max_recursion=5000))
+    hooks: dict[str, Any] = {"_tk_": budget.first_tick()}
+    budget.hooks = hooks
+    budget._checked = time.monotonic() + 60
+    hooks["_tk_"] = budget._chunk_end(True)
+    start, chunk = budget.used, budget._chunk
+    for _ in range(chunk):
+        hooks["_tk_"]()
+    assert budget.used == start + chunk
+    assert budget.stop is None
+    budget.close()
 
 
 def test_ticker_chunk_is_long_only_after_a_quick_chunk() -> None:
