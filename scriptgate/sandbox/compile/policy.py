@@ -447,6 +447,11 @@ _ALIAS_MESSAGE = (
     "with def in the same class (__rmul__ = __mul__, __repr__ = __str__): write "
     "def {0}(self, ...) instead"
 )
+_DUNDER_SET_MESSAGE = (
+    "{0} is not available in a script class: write explicit methods instead "
+    "(def get(self, name), getattr(obj, name, default)); the methods a class may define "
+    "are listed in the rules"
+)
 
 
 class ScriptPolicy(RestrictingNodeTransformer):
@@ -1466,7 +1471,8 @@ class ScriptPolicy(RestrictingNodeTransformer):
             self._class_body_names = self._class_body_names | {id(target), id(value)}
             defined.add(target.id)
             return
-        self.error(stmt, _ALIAS_MESSAGE.format(target.id))
+        message = _ALIAS_MESSAGE if target.id in _ALIASABLE else _DUNDER_SET_MESSAGE
+        self.error(stmt, message.format(target.id))
         self._class_body_names = self._class_body_names | {id(target)}
 
     _class_body_names: frozenset[int] = frozenset()

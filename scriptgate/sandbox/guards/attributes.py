@@ -1180,10 +1180,12 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
         if exit_name in namespace:
             namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
     prepare_namespace(namespace)  # __slots__, __match_args__, __format__ (script_classes)
+    # marked before type() makes it: a base's __init_subclass__ (script code) runs inside
+    # type() and gets the class as the script's own (cls.tag = ... works)
+    namespace[SCRIPT_CLASS_MARK] = True
+    namespace[_MADE_BY_SCRIPT] = True
+    namespace[SUBCLASSABLE_MARK] = True
     cls = type(name, bases, namespace)
-    setattr(cls, SCRIPT_CLASS_MARK, True)
-    setattr(cls, _MADE_BY_SCRIPT, True)
-    setattr(cls, SUBCLASSABLE_MARK, True)
     return cls
 
 
