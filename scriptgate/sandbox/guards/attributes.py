@@ -373,12 +373,15 @@ def _read_init_subclass(obj: Any, default: tuple[Any, ...]) -> Any:
     it is (bound to the class being made), a builtin's (``object.__init_subclass__``) as a
     function that calls it and returns ``None``.
     """
-    if type(obj) is not super or not _script_made(obj.__thisclass__):
+    if type(obj) is not super or not _script_made(_THISCLASS.__get__(obj)):
         return _no_underscore(obj, "__init_subclass__", default)
     value = obj.__init_subclass__
     if type(value) is types.MethodType and script_function(value.__func__):
         return value
     return _init_caller(value)
+
+
+_THISCLASS = super.__dict__["__thisclass__"]
 
 
 def _read_mro(obj: Any, default: tuple[Any, ...]) -> Any:

@@ -258,8 +258,7 @@ def test_class_idioms_print_file_is_bounded_like_write(sandbox: Sandbox) -> None
 
 def test_class_idioms_print_file_counts_nothing_against_the_output(sandbox: Sandbox) -> None:
     result = sandbox.run_sync(
-        "import io\nbuf = io.StringIO()\nprint('hidden', file=buf)\nprint('shown')\n"
-        "buf.getvalue()"
+        "import io\nbuf = io.StringIO()\nprint('hidden', file=buf)\nprint('shown')\nbuf.getvalue()"
     )
     assert result.ok, result.error
     assert result.value == "hidden\n"
