@@ -1189,6 +1189,9 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     namespace[_MADE_BY_SCRIPT] = True
     namespace[SUBCLASSABLE_MARK] = True
     cls = type(name, bases, namespace)
+    setattr(cls, SCRIPT_CLASS_MARK, True)  # again: a typing metaclass makes its own class
+    setattr(cls, _MADE_BY_SCRIPT, True)
+    setattr(cls, SUBCLASSABLE_MARK, True)
     return cls
 
 
