@@ -141,6 +141,7 @@ from scriptgate.sandbox.world.builtins import CHARGING_NAMES, make_builtins
 from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
+from scriptgate.sandbox.world.print_file import print_to_file
 
 __all__ = ["INJECTED_NAMES", "close_session", "run_script", "session_has_generators"]
 
@@ -459,7 +460,8 @@ class _Run:
     ) -> None:
         # test_limits_output_cap: output beyond max_output_chars ends the script.
         if file is not None:
-            raise TypeError("print(file=...) is not available in the sandbox")
+            print_to_file(file, objects, sep, end)  # an io.StringIO, or refused with a hint
+            return
         if sep is None:
             sep = " "
         if end is None:

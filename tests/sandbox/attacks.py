@@ -127,7 +127,7 @@ ATTACKS: list[Attack] = [
     _a("traceback-getattr", "6-frames", "try:\n    1 / 0\nexcept Exception as e:\n    t = getattr(e, '__traceback__')", "runtime"),
     _a("frame-f-globals", "6-frames", "getattr(print, 'f_globals')", "runtime"),
     # -- §6: dunder walks and policy gaps ------------------------------------------
-    _a("class-mro", "6-policy", "().__class__.__mro__", "rejected", "__mro__"),
+    _a("class-mro", "6-policy", "().__class__.__mro__[-1].__subclasses__()", "rejected", "__subclasses__"),
     _a("class-getattr", "6-policy", "getattr(getattr((), '__class__'), '__subclasses__')", "runtime", "__subclasses__"),
     _a("getattr-str-subclass-name", "6-policy", "class S(str):\n    pass\ngetattr(1, S('real'))", "runtime", "must be a str"),
     _a("function-globals", "6-policy", "def f():\n    pass\nf.__globals__", "rejected"),

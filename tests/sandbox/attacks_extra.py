@@ -535,7 +535,8 @@ EXTRA_ATTACKS += [
     # statistics of two series copy both first: sizes and element work stay bounded
     _a("statistics-pair-range-too-long", "8-memory", "import statistics\nstatistics.covariance(range(10**9), range(10**9))", "limit", "longer than the sandbox allows"),
     _a("statistics-pair-replace", "6-policy", "import statistics\nstatistics.linear_regression([1, 2], [1, 3])._replace(slope=0)", "runtime", "_replace"),
-    _a("statistics-pair-mro", "6-policy", "import statistics\ntype(statistics.linear_regression([1, 2], [1, 3])).__mro__", "rejected", "__mro__"),
+    # __mro__ hands out only the classes a script may hold (issue 14): never a host base
+    _a("statistics-pair-mro", "6-policy", "import statistics\n[c.__name__ for c in type(statistics.linear_regression([1, 2], [1, 3])).__mro__]", "ok", value=["LinearRegression", "tuple", "object"]),
     _a("statistics-pair-slow-item", "8-cpu", "import statistics\nclass Slow(float):\n    def __sub__(self, other):\n        while True:\n            pass\nstatistics.covariance([Slow(1), Slow(2)], [1, 2])", "limit"),
     _a("dag-statistics-mode", "8-cpu", _DAG_TUPLE + "import statistics\nstatistics.mode([t, t])", "limit", _SHARED),
     # the same calls on ordinary values keep their results
@@ -560,14 +561,14 @@ EXTRA_ATTACKS += [
     _a("enum-member-map", "6-policy", _EN + "Color._member_map_['X'] = 1", "rejected", "_member_map_"),
     _a("enum-member-reassign", "6-policy", _EN + "Color.RED = 5", "runtime", "cannot reassign member"),
     _a("enum-member-delete", "6-policy", _EN + "del Color.RED", "runtime", "cannot delete member"),
-    _a("enum-mro", "6-policy", _EN + "Color.RED.__class__.__mro__", "rejected", "__mro__"),
+    _a("enum-mro", "6-policy", _EN + "[c.__name__ for c in Color.RED.__class__.__mro__]", "ok", value=["Color", "Enum", "object"]),
     _a("enum-class-mro-method", "6-policy", _EN + "Color.mro()", "runtime", "mro"),
     _a("enum-functional-api", "6-policy", "from enum import Enum\nEnum('Color', 'RED GREEN')", "runtime", "write a class"),
     _a("enum-unique-host-class", "6-policy", "from enum import unique\nunique(int)", "runtime", "script defines"),
     # class E(str, Enum): the joint metaclass (script str's + enum's) stays out of reach
     _a("enum-str-mixin-metaclass", "6-policy", _ENS + "type(S)", "runtime", "ScriptEnumType"),
     _a("enum-str-mixin-member-metaclass", "6-policy", _ENS + "type(type(S.A))", "runtime", "ScriptEnumType"),
-    _a("enum-str-mixin-mro", "6-policy", _ENS + "S.A.__class__.__mro__", "rejected", "__mro__"),
+    _a("enum-str-mixin-mro", "6-policy", _ENS + "[c.__name__ for c in S.A.__class__.__mro__]", "ok", value=["S", "str", "Enum", "object"]),
     _a("enum-str-mixin-members", "6-policy", _ENS + "getattr(S, '__members__')", "runtime", "__members__"),
     _a("enum-str-mixin-new", "6-policy", _ENS + "str.__new__(S, 'x')", "rejected", "__new__"),
     _a("enum-str-mixin-big-value", "8-memory", "from enum import Enum\nclass S(str, Enum):\n    A = 'x' * 10**9", "limit"),
@@ -579,7 +580,7 @@ EXTRA_ATTACKS += [
     _a("dc-host-class", "6-policy", _DC + "dataclass(int)", "runtime", "a class the script defines"),
     _a("dc-host-counter", "6-policy", _DC + "from collections import Counter\ndataclass(Counter)", "runtime", "a class the script defines"),
     _a("dc-fields-type-walk", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\nfields(P)[0].type.__subclasses__()", "rejected", "__subclasses__"),
-    _a("dc-field-class-walk", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\ntype(fields(P)[0]).__mro__", "rejected", "__mro__"),
+    _a("dc-field-class-walk", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\n[c.__name__ for c in type(fields(P)[0]).__mro__]", "ok", value=["Field", "object"]),
     _a("dc-fields-type-getattr", "6-policy", _DC + "@dataclass\nclass P:\n    x: int\ngetattr(fields(P)[0].type, '__subclasses__')", "runtime", "__subclasses__"),
     _a("dc-factory-not-callable", "6-policy", _DC + "@dataclass\nclass P:\n    x: list = field(default_factory=1)", "runtime", "must be callable"),
     _a("dc-factory-host-builtin", "6-policy", _DC + "@dataclass\nclass P:\n    x: object = field(default_factory=getattr)\nP()", "runtime", "getattr"),
@@ -602,13 +603,13 @@ EXTRA_ATTACKS += [
     # typing.NamedTuple / TypedDict: their metaclasses and host bases stay out of reach
     _a("nt-metaclass", "6-policy", _NT + "type(NamedTuple)", "runtime", "_NamedTupleMeta"),
     _a("td-metaclass", "6-policy", _NT + "type(M)", "runtime", "_TypedDictMeta"),
-    _a("nt-mro", "6-policy", _NT + "P.__mro__", "rejected", "__mro__"),
+    _a("nt-mro", "6-policy", _NT + "[c.__name__ for c in P.__mro__]", "ok", value=["P", "tuple", "object"]),
     _a("nt-host-base", "6-policy", "from typing import NamedTuple\nclass P(NamedTuple, int):\n    x: int", "runtime", "only inherit from NamedTuple"),
     _a("td-host-base", "6-policy", "from typing import TypedDict\nclass M(TypedDict, int):\n    a: int", "runtime", "non-TypedDict base"),
     _a("td-dag-pairs", "8-cpu", _DAG_TUPLE + _NT + "M([(t, 1)])", "limit", _TOO_LONG),
     # typing.Generic: a stateless base; its parameters are never stored (the subscript guard
     # bounds the key as for any other subscript)
-    _a("generic-mro", "6-policy", _GN + "Box.__mro__", "rejected", "__mro__"),
+    _a("generic-mro", "6-policy", _GN + "[c.__name__ for c in Box.__mro__]", "ok", value=["Box", "Generic", "object"]),
     _a("generic-class-getitem", "6-policy", _GN + "getattr(Generic, '__class_getitem__')", "runtime", "__class_getitem__"),
     _a("generic-new-foreign", "6-policy", _GN + "getattr(Generic, '__new__')(int)", "runtime", "__new__"),
     _a("generic-self-private", "6-policy", _GN + "b = Box()\nb._secret = 1\nGeneric.__slots__", "rejected", "__slots__"),

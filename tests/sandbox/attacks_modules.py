@@ -509,7 +509,13 @@ MODULE_ATTACKS += [
         "runtime",
         "a function you define",
     ),
-    _a("abc-init-subclass-read", "6-policy", _ABC + "ABC.__init_subclass__", "rejected"),
+    _a(
+        "abc-init-subclass-read",
+        "6-policy",
+        _ABC + "ABC.__init_subclass__",
+        "runtime",
+        "not available",
+    ),
     _a(
         "abc-abstractmethods-clear",
         "6-policy",

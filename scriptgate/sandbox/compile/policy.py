@@ -91,7 +91,10 @@ import copy
 import re
 from typing import Any, cast
 
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+from RestrictedPython.transformer import (
+    ALLOWED_FUNC_NAMES,
+    INSPECT_ATTRIBUTES,
+)
 
 from scriptgate.sandbox.compile.deadline import TickingTransformer, TickingVisitor
 from scriptgate.sandbox.compile.linear import LinearTransformer, copy_locations, locate_new
@@ -419,16 +422,36 @@ _EXTRA_MAGIC_METHODS = frozenset(
         "__sub__",
         "__mul__",
         "__radd__",
+        "__rmul__",
         "__neg__",
         "__abs__",
         "__matmul__",
         "__rmatmul__",
         "__imatmul__",
         "__format__",
+        "__init_subclass__",
+        "__getattr__",
     }
 )
 """Methods a script class may define on top of RestrictedPython's list (context managers,
-iterators); each runs script code, so it ticks like any function."""
+iterators); each runs script code, so it ticks like any function. ``__getattr__`` is
+shielded when the class is made (guards.script_classes: never consulted for a dunder or
+after the run); ``__init_subclass__`` runs when a script class subclasses it."""
+
+_ALIASABLE = _EXTRA_MAGIC_METHODS | ALLOWED_FUNC_NAMES
+"""The methods a class body may also bind by aliasing one defined above it with ``def``
+(``__rmul__ = __mul__``, ``__repr__ = __str__``)."""
+
+_ALIAS_MESSAGE = (
+    "{0} = ... in a class body is allowed only as an alias of a method defined above it "
+    "with def in the same class (__rmul__ = __mul__, __repr__ = __str__): write "
+    "def {0}(self, ...) instead"
+)
+_DUNDER_SET_MESSAGE = (
+    "{0} is not available in a script class: write explicit methods instead "
+    "(def get(self, name), getattr(obj, name, default)); the methods a class may define "
+    "are listed in the rules"
+)
 
 
 class ScriptPolicy(LinearTransformer):
@@ -1431,12 +1454,38 @@ class ScriptPolicy(LinearTransformer):
                 return node
             self.error(node, _CLASS_KEYWORD_MESSAGE.format(keyword.arg))
             return node
+        defined: set[str] = set()
         for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
                 if isinstance(target, ast.Name) and target.id in CLASS_BODY_NAMES:
                     self._class_body_names = self._class_body_names | {id(target)}
+                elif isinstance(target, ast.Name) and _dunder(target.id):
+                    self._class_alias(stmt, target, defined)
         return super().visit_ClassDef(node)
+
+    def _class_alias(self, stmt: ast.Assign, target: ast.Name, defined: set[str]) -> None:
+        """``__rmul__ = __mul__``: an allowed method bound to one ``def``-ined above it.
+
+        The value is a name the class body bound with ``def`` before this statement (so it
+        is the script's function, never a builtin or global of that name); anything else
+        is refused with what to write instead.
+        """
+        value = stmt.value
+        if (
+            target.id in _ALIASABLE
+            and isinstance(value, ast.Name)
+            and value.id in _ALIASABLE
+            and value.id in defined
+        ):
+            self._class_body_names = self._class_body_names | {id(target), id(value)}
+            defined.add(target.id)
+            return
+        message = _ALIAS_MESSAGE if target.id in _ALIASABLE else _DUNDER_SET_MESSAGE
+        self.error(stmt, message.format(target.id))
+        self._class_body_names = self._class_body_names | {id(target)}
 
     _class_body_names: frozenset[int] = frozenset()
     """The ``__slots__``/``__match_args__`` targets of class bodies (by node id)."""
@@ -1624,6 +1673,10 @@ _PATTERN_KEY_MESSAGE = (
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CLEANUPS = (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _has_cleanup(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

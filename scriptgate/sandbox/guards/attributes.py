@@ -335,6 +335,10 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
         return doc if type(doc) is str else None
     if name == "__init__":
         return _read_init(obj, default)
+    if name == "__init_subclass__":
+        return _read_init_subclass(obj, default)
+    if name == "__mro__":
+        return _read_mro(obj, default)
     target = obj if isinstance(obj, type) else kind
     if getattr(target, HOLDABLE_MARK, False) and issubclass(target, tuple):
         return getattr(obj, name)  # a namedtuple's _asdict/_replace/_fields/_make
@@ -361,6 +365,41 @@ def _read_init(obj: Any, default: tuple[Any, ...]) -> Any:
     if type(value) in (types.FunctionType, types.MethodType) and holdable(value):
         return value
     return _init_caller(value)
+
+
+def _read_init_subclass(obj: Any, default: tuple[Any, ...]) -> Any:
+    """``super().__init_subclass__`` in a script's ``__init_subclass__`` (issue 14).
+
+    On a ``super()`` of the script's own class only: the script's own method comes back as
+    it is (bound to the class being made), a builtin's (``object.__init_subclass__``) as a
+    function that calls it and returns ``None``.
+    """
+    if type(obj) is not super or not _script_made(_THISCLASS.__get__(obj)):
+        return _no_underscore(obj, "__init_subclass__", default)
+    value = obj.__init_subclass__
+    if type(value) is types.MethodType and script_function(value.__func__):
+        return value
+    return _init_caller(value)
+
+
+_THISCLASS = super.__dict__["__thisclass__"]
+
+
+def _read_mro(obj: Any, default: tuple[Any, ...]) -> Any:
+    """``Cls.__mro__`` of a class the script may hold: a tuple of the classes it may hold.
+
+    Each class of the real MRO as ``type(x)`` would give it (a builtin's stand-in, once);
+    a class the boundary refuses is left out (never handed out).
+    """
+    if not isinstance(obj, type) or not holdable(obj):
+        return _no_underscore(obj, "__mro__", default)
+    shown: list[Any] = []
+    for klass in _MRO.__get__(obj):
+        if holdable(klass):
+            visible = script_type(klass)
+            if visible not in shown:
+                shown.append(visible)
+    return check_value(tuple(shown))
 
 
 def _init_caller(init: Callable[..., Any]) -> Callable[..., None]:
@@ -1148,8 +1187,13 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
         if exit_name in namespace:
             namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
     prepare_namespace(namespace)  # __slots__, __match_args__, __format__ (script_classes)
+    # marked before type() makes it: a base's __init_subclass__ (script code) runs inside
+    # type() and gets the class as the script's own (cls.tag = ... works)
+    namespace[SCRIPT_CLASS_MARK] = True
+    namespace[_MADE_BY_SCRIPT] = True
+    namespace[SUBCLASSABLE_MARK] = True
     cls = type(name, bases, namespace)
-    setattr(cls, SCRIPT_CLASS_MARK, True)
+    setattr(cls, SCRIPT_CLASS_MARK, True)  # again: a typing metaclass makes its own class
     setattr(cls, _MADE_BY_SCRIPT, True)
     setattr(cls, SUBCLASSABLE_MARK, True)
     return cls

@@ -257,12 +257,26 @@ def check_opaque_key(obj: Any, key: Any) -> None:
                 _TYPING_CACHED[0] = True
         elif typing_form(item):
             pending.extend(_form_args(item))
+        elif _builtin_stand_in(item):
+            pass  # `dict[str, type]`: the sandbox's `type` compares by identity, holds nothing
         else:
             raise TypeError(
                 f"a {_type_name(kind)} object cannot be a typing subscript in the sandbox: "
                 "write classes, None, other typing forms or str/int/bool values "
                 "(typing.Literal['a', 1])"
             )
+
+
+def _builtin_stand_in(item: Any) -> bool:
+    """Whether ``item`` is a builtin of the sandbox written as a plain function (``type``):
+    a module-level function of scriptgate without a closure (it holds no script object and
+    compares by identity)."""
+    return (
+        type(item) is types.FunctionType
+        and item.__closure__ is None
+        and type(item.__module__) is str
+        and item.__module__.startswith("scriptgate.")
+    )
 
 
 _HOST_MODULES = frozenset({"builtins", "typing", "types", "collections.abc", "typing_extensions"})

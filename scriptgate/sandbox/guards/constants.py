@@ -79,6 +79,8 @@ READABLE_UNDERSCORE_NAMES = frozenset(
         "__class__",
         "__qualname__",
         "__init__",
+        "__init_subclass__",
+        "__mro__",
         "_asdict",
         "_replace",
         "_fields",

@@ -11,6 +11,7 @@ isolation or the model.
 
 The rules keep the boundary as it was: a slot or a ``__match_args__`` name follows the
 attribute-name rules (public names, private ``_x`` names for slots; never a dunder); a
+``__getattr__`` is never consulted for a dunder or after the run; a
 ``__format__`` result is a real ``str`` as a ``__str__``'s must be; an exception's chained
 exception passes the value check, and a host exception's only when its ``args`` are plain
 scalars (``__traceback__`` stays refused: frames); an instance ``__dict__`` is a snapshot
@@ -30,6 +31,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.compile.shared import INSPECT_ATTRIBUTES
 from scriptgate.sandbox.guards.boundary import check_value, holdable
 from scriptgate.sandbox.guards.constants import DENIED_NAMES, FILENAME, is_private_name
+from scriptgate.sandbox.guards.errors import RunEnded
 from scriptgate.sandbox.guards.render_scope import measured
 
 __all__ = [
@@ -136,6 +138,8 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
         _names(namespace["__match_args__"], "__match_args__", private=False, strings=False)
     if "__format__" in namespace:
         namespace["__format__"] = measured(_format_shield(namespace["__format__"]), "__format__")
+    if "__getattr__" in namespace:
+        namespace["__getattr__"] = _getattr_shield(namespace["__getattr__"])
     for name in _RENDERING_DUNDERS:
         method = namespace.get(name)
         if method is not None and script_function(method):
@@ -144,6 +148,30 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
 
 
 _RENDERING_DUNDERS = ("__repr__", "__str__")
+
+
+def _getattr_shield(method: Any) -> Callable[[Any, Any], Any]:
+    """The script's ``__getattr__``, consulted for public and private (``_x``) names only.
+
+    Python calls it for any name normal lookup misses, host code's too
+    (``copy.deepcopy`` reads ``x.__deepcopy__``): a dunder, an inspect name or a name that
+    is not an exact ``str`` is missing without running it, and after the run (its first
+    tick raises :class:`RunEnded`) every name is missing, so host code that looks an
+    attribute up later gets its default.
+    """
+    if not script_function(method):
+        raise TypeError("__getattr__ must be a method written with def in the sandbox")
+
+    def __getattr__(self: Any, name: Any, /) -> Any:
+        if type(name) is not str or _bad_name(name, private=True):
+            raise AttributeError(name)
+        try:
+            return method(self, name)
+        except RunEnded:
+            raise AttributeError(name) from None
+
+    __getattr__.__qualname__ = method.__qualname__
+    return __getattr__
 
 
 def _format_shield(method: Any) -> Callable[[Any, Any], str]:

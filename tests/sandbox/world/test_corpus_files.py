@@ -40,11 +40,6 @@ PENDING: dict[str, str] = {}
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
     # fresh.txt (corpus2): written as a new user would, without reading the files above
-    "fr-cls-class-attr-registry": "def __init_subclass__ is refused by the compile policy",
-    "fr-cls-slots-and-vars": "__rmul__ = __mul__ in a class body is refused (def works)",
-    "fr-cls-getattr-fallback": "def __getattr__ is refused; the message says no alternative",
-    "fr-cls-mixin": "Cls.__mro__ is refused; the message says no alternative",
-    "fr-math-complex-numbers": "cmath is not a stand-in",
     "fr-async-semaphore": "asyncio.Semaphore is missing (needs the engine's loop)",
     "fr-async-taskgroup": "asyncio.TaskGroup/create_task are missing (needs the engine)",
     "fr-async-wait-for-timeout": "asyncio.wait_for is missing (needs the engine)",
@@ -52,7 +47,6 @@ FINDINGS: dict[str, str] = {
     "fr-async-create-task": "asyncio.create_task is missing (needs the engine)",
     "fr-async-producer-queue": "asyncio.Queue is missing (needs the engine)",
     "fr-async-event-sync": "asyncio.Event is missing (needs the engine)",
-    "fr-io-stringio-lines": "print(file=buf) is refused; the message says no alternative",
 }
 
 # Scripts refused by design (issue 13): each must stay refused, and the message must tell

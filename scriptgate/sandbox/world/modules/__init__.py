@@ -27,6 +27,7 @@ from scriptgate.sandbox.world.modules import (
     base64,
     bisect,
     calendar,
+    cmath,
     collections,
     contextlib,
     copy,
@@ -66,7 +67,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
-    calendar,
+    calendar, cmath,
     asyncio,
     dataclasses, enum, abc, contextlib,
 )  # fmt: skip

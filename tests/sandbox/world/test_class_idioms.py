@@ -1,0 +1,265 @@
+"""Class idioms and ``print(file=)``/``cmath`` the fresh corpus found refused (issue 14).
+
+``__rmul__ = __mul__`` aliases, ``__init_subclass__`` registries, a ``__getattr__``
+fallback, ``Cls.__mro__``, ``print(..., file=buf)`` into an ``io.StringIO`` and the
+``cmath`` stand-in, each compared with plain Python in both modes; next to each, the
+attack on its door and the refusals, whose messages say what to write instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_support import load, refused, same_as_python
+
+from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.errors import RunEnded
+from scriptgate.sandbox.guards.script_classes import prepare_namespace
+from scriptgate.sandbox.sandbox import Sandbox
+
+corpus = load("world/test_corpus_files.py")
+
+FEATURES = {
+    "alias-dunders": (
+        "class V:\n    def __init__(self, x):\n        self.x = x\n"
+        "    def __mul__(self, k):\n        return V(self.x * k)\n    __rmul__ = __mul__\n"
+        "    def __add__(self, o):\n        return V(self.x + o.x)\n    __radd__ = __add__\n"
+        "    def __str__(self):\n        return f'V({self.x})'\n    __repr__ = __str__\n"
+        "[repr(3 * V(2)), str(V(1) + V(2)), repr(V(5))]"
+    ),
+    "init-subclass-registry": (
+        "class Base:\n    kinds = {}\n"
+        "    def __init_subclass__(cls, **kwargs):\n"
+        "        super().__init_subclass__(**kwargs)\n        Base.kinds[cls.__name__] = cls\n"
+        "class A(Base):\n    pass\nclass B(A):\n    pass\n"
+        "[sorted(Base.kinds), Base.kinds['B'].__mro__[1].__name__, issubclass(B, Base)]"
+    ),
+    "init-subclass-chain": (
+        "class Tagged:\n    def __init_subclass__(cls, **kwargs):\n"
+        "        super().__init_subclass__(**kwargs)\n        cls.tag = cls.__name__.lower()\n"
+        "class Counted(Tagged):\n    n = 0\n    def __init_subclass__(cls, **kwargs):\n"
+        "        super().__init_subclass__(**kwargs)\n        Counted.n += 1\n"
+        "class X(Counted):\n    pass\nclass Y(Counted):\n    pass\n"
+        "[X.tag, Y.tag, Counted.tag, Counted.n]"
+    ),
+    "getattr-fallback": (
+        "class Proxy:\n    def __init__(self, inner):\n        self._inner = inner\n"
+        "    def __getattr__(self, name):\n        return getattr(self._inner, name)\n"
+        "class Rec:\n    def __init__(self):\n        self.a = 1\n"
+        "p = Proxy(Rec())\n"
+        "[p.a, getattr(p, 'b', 'none'), hasattr(p, 'c'), p._inner.a]"
+    ),
+    "getattr-private-name": (
+        "class L:\n    def __getattr__(self, name):\n        return 'lazy ' + name\n"
+        "l = L()\n[l.x, l._y]"
+    ),
+    "mro-names": (
+        "class A:\n    pass\nclass B(A):\n    pass\nclass C(A):\n    pass\n"
+        "class D(B, C):\n    pass\nclass E(ValueError):\n    pass\n"
+        "[[c.__name__ for c in D.__mro__], [c.__name__ for c in E.__mro__], "
+        "D.__mro__[0] is D, type(D.__mro__).__name__, object in D.__mro__]"
+    ),
+    "mro-of-builtin-stand-ins": (
+        "class S(str):\n    pass\nclass L(list):\n    pass\n"
+        "[[c.__name__ for c in S.__mro__], [c.__name__ for c in L.__mro__], "
+        "str in S.__mro__, [c.__name__ for c in int.__mro__]]"
+    ),
+    "print-file-stringio": (
+        "import io\nbuf = io.StringIO()\nprint('a', 1, sep='-', file=buf)\n"
+        "print('b', end='', file=buf)\nprint(file=buf)\nprint('c', file=None)\nbuf.getvalue()"
+    ),
+    "cmath-functions": (
+        "import cmath\nz = complex(1, 1)\n"
+        "[str(cmath.sqrt(-4)), round(cmath.phase(z), 6), [round(v, 6) for v in cmath.polar(z)], "
+        "str(cmath.rect(2, 0)), round(cmath.pi, 6), cmath.isclose(cmath.exp(0), 1), "
+        "cmath.isinf(cmath.inf), cmath.isnan(cmath.nan), str(cmath.log(-1).imag)[:6]]"
+    ),
+    "cmath-from-import": (
+        "from cmath import sqrt, e\n[str(sqrt(-1)), round(e, 4), str(complex('1+2j') * 2)]"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FEATURES))
+def test_class_idioms_match_plain_python(sandbox: Sandbox, name: str) -> None:
+    same_as_python(sandbox, FEATURES[name])
+
+
+CORPUS_NAMES = (
+    "fr-cls-class-attr-registry",
+    "fr-cls-slots-and-vars",
+    "fr-cls-getattr-fallback",
+    "fr-cls-mixin",
+    "fr-math-complex-numbers",
+    "fr-io-stringio-lines",
+)
+"""The fresh corpus's findings these doors were opened for."""
+
+
+@pytest.mark.parametrize("name", CORPUS_NAMES)
+def test_class_idioms_corpus_scripts_run_as_written(sandbox: Sandbox, name: str) -> None:
+    assert name not in corpus.FINDINGS
+    style, source = corpus.CORPUS[name]
+    result = sandbox.run_sync(source)
+    assert result.ok, result.error
+    assert result.value == corpus.plain(style, source)
+
+
+REFUSALS = {
+    "alias-before-def": (
+        "class C:\n    __rmul__ = __mul__\n    def __mul__(self, o):\n        return 1",
+        "rejected",
+        "write def __rmul__(self, ...) instead",
+    ),
+    "alias-of-a-builtin": (
+        "class C:\n    __repr__ = print",
+        "rejected",
+        "alias of a method defined above it with def",
+    ),
+    "alias-to-getattribute": (
+        "class C:\n    def __getattr__(self, n):\n        return 1\n"
+        "    __getattribute__ = __getattr__",
+        "rejected",
+        "write explicit methods instead",
+    ),
+    "alias-to-setattr": (
+        "class C:\n    def __eq__(self, o):\n        return True\n    __setattr__ = __eq__",
+        "rejected",
+        "getattr(obj, name, default)",
+    ),
+    "getattr-dunder-never-consulted": (
+        "class C:\n    def __getattr__(self, name):\n        return 1\nc = C()\nc.__len__",
+        "rejected",
+        "__len__",
+    ),
+    "init-subclass-of-a-host-class": ("int.__init_subclass__", "runtime", "not available"),
+    "init-subclass-read-on-class": (
+        "class A:\n    pass\nA.__init_subclass__",
+        "runtime",
+        "not available",
+    ),
+    "mro-of-an-instance": ("class A:\n    pass\nA().__mro__", "runtime", "not available"),
+    "print-file-bytesio": (
+        "import io\nprint('x', file=io.BytesIO())",
+        "runtime",
+        "write to an io.StringIO with buf.write(...) or print without file=",
+    ),
+    "print-file-own-object": (
+        "class W:\n    def write(self, s):\n        pass\nprint('x', file=W())",
+        "runtime",
+        "print without file=",
+    ),
+    "print-file-list": ("print('x', file=[])", "runtime", "writes only to an io.StringIO"),
+    "cmath-unlisted-member": ("import cmath\ncmath.sys", "runtime", "sys"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_class_idioms_refusals_say_what_to_write(sandbox: Sandbox, name: str) -> None:
+    source, kind, words = REFUSALS[name]
+    refused(sandbox, source, kind, words)
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+def _script_method(source: str) -> object:
+    scope: dict[str, object] = {"RunEnded": RunEnded}
+    exec(compile(source, FILENAME, "exec"), scope)
+    return scope["method"]
+
+
+def test_class_idioms_getattr_shield_refuses_dunders_without_running_the_method() -> None:
+    calls: list[str] = []
+    method = _script_method("def method(self, name):\n    calls.append(name)\n    return 1\n")
+    method.__globals__["calls"] = calls  # type: ignore[attr-defined]
+    namespace: dict[str, object] = {"__getattr__": method}
+    prepare_namespace(namespace)
+    cls = type("C", (), namespace)
+    obj = cls()
+    # host code (copy.deepcopy, pickle, the renderer) asks for dunders: missing, unrun
+    for name in ("__deepcopy__", "__reduce_ex__x", "__html__", "gi_frame", "__class_getitem__"):
+        assert getattr(obj, name, "missing") == "missing"
+    assert calls == []
+    assert obj.anything == 1
+    assert obj._private == 1
+    assert calls == ["anything", "_private"]
+
+
+def test_class_idioms_getattr_after_the_run_is_missing_for_host_code() -> None:
+    # after the run the script's first tick raises RunEnded: host code's lookup gets its
+    # default (an AttributeError), never the stop nor a value
+    method = _script_method("def method(self, name):\n    raise RunEnded()\n")
+    namespace: dict[str, object] = {"__getattr__": method}
+    prepare_namespace(namespace)
+    obj = type("C", (), namespace)()
+    assert getattr(obj, "value", "default") == "default"
+    with pytest.raises(AttributeError):
+        obj.value  # noqa: B018
+
+
+def test_class_idioms_getattr_must_be_a_script_function() -> None:
+    with pytest.raises(TypeError, match="written with def"):
+        prepare_namespace({"__getattr__": getattr})
+
+
+def test_class_idioms_getattr_after_a_session_run_runs_no_script_code(sandbox: Sandbox) -> None:
+    # the value rendered after the run looks attributes up on the instance: nothing of the
+    # script's __getattr__ runs there (a loop in it would pass the deadline)
+    source = (
+        "class Lazy:\n    def __getattr__(self, name):\n        while True:\n            pass\n"
+        "Lazy()"
+    )
+    result = sandbox.run_sync(source)
+    assert result.ok, result.error
+    assert result.value == "<Lazy object>"
+
+
+def test_class_idioms_init_subclass_gets_only_script_classes(sandbox: Sandbox) -> None:
+    source = (
+        "seen = []\nclass Base:\n    def __init_subclass__(cls, **kwargs):\n"
+        "        super().__init_subclass__(**kwargs)\n"
+        "        seen.append([cls.__name__, kwargs, [c.__name__ for c in cls.__mro__]])\n"
+        "class A(Base, Exception):\n    pass\n"
+        "try:\n    class Bad(Base, metaclass=type):\n        pass\nexcept Exception:\n    pass\n"
+        "seen"
+    )
+    refused(sandbox, source, "rejected", "metaclass=")
+    ok = sandbox.run_sync(source.replace(", metaclass=type", ""))
+    assert ok.ok, ok.error
+    assert ok.value == [
+        ["A", {}, ["A", "Base", "Exception", "BaseException", "object"]],
+        ["Bad", {}, ["Bad", "Base", "object"]],
+    ]
+
+
+def test_class_idioms_mro_never_hands_out_a_host_class(sandbox: Sandbox) -> None:
+    # io.StringIO's real MRO holds _io._TextIOBase and _io._IOBase (host classes)
+    source = (
+        "import io\nclass Store(dict):\n    pass\n"
+        "names = [c.__name__ for c in io.StringIO.__mro__]\n"
+        "[names, [c.__name__ for c in Store.__mro__], len(Store.__mro__)]"
+    )
+    result = sandbox.run_sync(source)
+    assert result.ok, result.error
+    assert result.value == [["StringIO", "object"], ["Store", "dict", "object"], 3]
+
+
+def test_class_idioms_print_file_is_bounded_like_write(sandbox: Sandbox) -> None:
+    source = (
+        "import io\nbuf = io.StringIO()\nline = 'x' * 1_000_000\n"
+        "for i in range(60):\n    print(line, file=buf)\nbuf.tell()"
+    )
+    result = sandbox.run_sync(source)
+    assert result.error is not None
+    assert result.error.kind == "limit", result.error
+    assert "in-memory file" in result.error.message
+    assert result.output == ""  # nothing of it went to the run's output
+
+
+def test_class_idioms_print_file_counts_nothing_against_the_output(sandbox: Sandbox) -> None:
+    result = sandbox.run_sync(
+        "import io\nbuf = io.StringIO()\nprint('hidden', file=buf)\nprint('shown')\nbuf.getvalue()"
+    )
+    assert result.ok, result.error
+    assert result.value == "hidden\n"
+    assert result.output == "shown\n"
