@@ -45,13 +45,6 @@ FINDINGS: dict[str, str] = {
     "fr-cls-getattr-fallback": "def __getattr__ is refused; the message says no alternative",
     "fr-cls-mixin": "Cls.__mro__ is refused; the message says no alternative",
     "fr-math-complex-numbers": "cmath is not a stand-in",
-    "fr-async-semaphore": "asyncio.Semaphore is missing (needs the engine's loop)",
-    "fr-async-taskgroup": "asyncio.TaskGroup/create_task are missing (needs the engine)",
-    "fr-async-wait-for-timeout": "asyncio.wait_for is missing (needs the engine)",
-    "fr-async-as-completed": "asyncio.as_completed is missing (needs the engine)",
-    "fr-async-create-task": "asyncio.create_task is missing (needs the engine)",
-    "fr-async-producer-queue": "asyncio.Queue is missing (needs the engine)",
-    "fr-async-event-sync": "asyncio.Event is missing (needs the engine)",
     "fr-io-stringio-lines": "print(file=buf) is refused; the message says no alternative",
 }
 
