@@ -269,26 +269,32 @@ class TaskGroup:
         if exc is not None:
             for task in tasks:
                 task._cancel()
-        index = 0
-        while index < len(tasks):  # tasks may start more tasks of the group meanwhile
-            task = tasks[index]
-            await task._done()
-            failure = task._failure
-            if failure is not None and type(failure) is not CancelledError:
-                for other in tasks:
-                    other._cancel()
-            index += 1
+        changes = _Changes()
+        cancelled = exc is not None
+        while True:  # tasks may start more tasks of the group meanwhile
+            if not cancelled and any(_failed(t) for t in tasks):
+                cancelled = True  # the first failure cancels the others, as asyncio's does
+                for task in tasks:
+                    task._cancel()
+            pending = [t for t in tasks if not t._finished]
+            if not pending:
+                break
+            for task in pending:
+                if changes not in task._watchers:
+                    task._watchers.append(changes)
+            await changes.wait()
         self._entered = False
-        errors = [
-            t._failure
-            for t in tasks
-            if t._failure is not None and type(t._failure) is not CancelledError
-        ]
+        errors = [t._failure for t in tasks if _failed(t)]
         if errors and isinstance(exc, Exception):
             errors.insert(0, exc)
         if errors:
             raise ExceptionGroup("unhandled errors in a TaskGroup", errors)  # type: ignore[type-var]
         return False
+
+
+def _failed(task: Task) -> bool:
+    failure = task._failure
+    return task._finished and failure is not None and type(failure) is not CancelledError
 
 
 def _permits(value: Any) -> int:
@@ -586,16 +592,23 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
             raise TypeError("create_task(context=...) is not available in the sandbox")
         return world.start(coro)
 
+    def adopt(aw: Any, name: str) -> Task:
+        # a task of this run as it is (one of an ended or other run is refused), else a new one
+        if type(aw) is Task:
+            aw._tasks.check(name)
+            return aw
+        return world.start(aw, name)
+
     def ensure_future(coro: Any) -> Task:
         """A task for ``coro`` (a task is returned as it is)."""
-        return coro if type(coro) is Task else world.start(coro, "asyncio.ensure_future")
+        return adopt(coro, "asyncio.ensure_future")
 
-    async def _wait_for(aw: Any, timeout: float | None) -> Any:
-        task = aw if type(aw) is Task else world.start(aw, "asyncio.wait_for")
-        if timeout is None:
+    async def _wait_for(aw: Any, seconds: float | None) -> Any:
+        task = adopt(aw, "asyncio.wait_for")
+        if seconds is None:
             await task._done()
         else:
-            with anyio.move_on_after(timeout):
+            with anyio.move_on_after(seconds):
                 await task._done()
         if not task._finished:
             task._cancel()
@@ -608,8 +621,7 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
         cancelled) after that."""
         world.check("asyncio.wait_for")
         seconds = _timeout_of(timeout)
-        if type(aw) is not Task:
-            aw = world.start(aw, "asyncio.wait_for")
+        aw = adopt(aw, "asyncio.wait_for")
         return world.waiting(_wait_for(aw, seconds), "asyncio.wait_for(...)")
 
     def as_completed(aws: Any, *, timeout: Any = None) -> Iterator[Waiting]:
