@@ -319,27 +319,35 @@ def test_asyncio_tasks_attack_create_task_in_a_sync_script_is_refused(sandbox: S
     )
 
 
-def test_asyncio_tasks_attack_a_task_left_running_is_cancelled_at_the_run_end() -> None:
+@pytest.mark.anyio
+async def test_asyncio_tasks_attack_a_task_left_running_is_cancelled_at_the_run_end() -> None:
     EXECUTED.clear()
-    box = Sandbox(SANDBOX_TOOLS, limits=Limits(timeout=10))
+
+    @tool
+    async def hold() -> str:
+        """Wait (for ever: only the run's end stops it)."""
+        await anyio.sleep_forever()
+        return "never"
+
+    box = Sandbox([ping, hold], limits=Limits(timeout=10))
     source = (
         "import asyncio\n"
+        "started = asyncio.Event()\n"
         "async def later():\n"
-        "    await asyncio.sleep(0.3)\n"
+        "    call = hold()\n"
+        "    started.set()\n"
+        "    await call\n"
         "    return await ping(i=99)\n"
         "t = asyncio.create_task(later())\n"
-        "await asyncio.sleep(0)\n"
+        "await started.wait()\n"
         "'ended'"
     )
-    result = box.run_sync(source)
-    assert result.ok and result.value == "ended", result.error
-
-    async def wait_past() -> None:
-        await anyio.sleep(0.5)
-
-    anyio.run(wait_past)
+    result = await box.run(source)
+    assert result.ok, result.error
+    assert result.value == "ended"
+    # the task's call was cancelled with the run: nothing of the task runs after it
+    assert [(c.tool, c.status) for c in result.calls] == [("hold", "cancelled")]
     assert 99 not in EXECUTED
-    assert result.calls == ()
 
 
 def test_asyncio_tasks_attack_unbounded_tasks_are_refused(sandbox: Sandbox) -> None:

@@ -16,7 +16,9 @@ so one kept in a session (or passed to another run) is refused there.
 from __future__ import annotations
 
 import collections
+import inspect
 import math
+import types
 from collections.abc import Callable, Coroutine, Generator, Iterator
 from typing import Any
 
@@ -123,6 +125,7 @@ class _Tasks:
         task = Task(self)
         trusted = type(aw) is Waiting or type(aw) is Task
         self.spawn(aw, task._runner, name, trusted)
+        task._source = aw
         self.live += 1
         return task
 
@@ -136,8 +139,8 @@ class Task:
     ``cancel()``, ``cancelled()``."""
 
     __slots__ = (
-        "_cancel_asked", "_changes", "_failure", "_finished", "_result", "_scope", "_tasks",
-        "_watchers",
+        "_cancel_asked", "_changes", "_failure", "_finished", "_result", "_scope", "_source",
+        "_tasks", "_watchers",
     )  # fmt: skip
 
     def __init__(self, tasks: Any = None) -> None:
@@ -151,6 +154,15 @@ class Task:
         self._failure: BaseException | None = None
         self._scope: anyio.CancelScope | None = None
         self._cancel_asked = False
+        self._source: Any = None
+
+    def __del__(self) -> None:
+        source = self._source
+        if (
+            type(source) is types.CoroutineType
+            and inspect.getcoroutinestate(source) == "CORO_CREATED"
+        ):
+            source.close()  # cancelled before it started: no "never awaited" warning on the host
 
     async def _runner(self, aw: Any) -> None:
         cancelled = anyio.get_cancelled_exc_class()
