@@ -391,6 +391,7 @@ def test_asyncio_tasks_attack_unbounded_queue_is_refused(
         "q.put_nowait(1)",
         "ev.set()",
         "await asyncio.wait_for(t, 1)",
+        "await w",
     ],
 )
 def test_asyncio_tasks_attack_handle_kept_in_a_session_is_dead_later(later: str) -> None:
@@ -404,6 +405,8 @@ def test_asyncio_tasks_attack_handle_kept_in_a_session_is_dead_later(later: str)
         "sem = asyncio.Semaphore(1)\n"
         "q = asyncio.Queue()\n"
         "ev = asyncio.Event()\n"
+        "q.put_nowait(0)\n"
+        "w = q.get()\n"
         "await t"
     )
     assert first.ok, first.error

@@ -74,14 +74,20 @@ class Waiting:
     """An awaitable of this module (``sem.acquire()``, ``event.wait()``, ``queue.get()``…):
     nothing on it but ``await``; the host coroutine inside is never reachable."""
 
-    __slots__ = ("_awaited", "_coro", "_what")
+    __slots__ = ("_awaited", "_check", "_coro", "_what")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+    def __init__(
+        self, coro: Coroutine[Any, Any, Any], what: str, check: Callable[[str], None]
+    ) -> None:
         self._coro = coro
         self._awaited = False
         self._what = what
+        self._check = check
 
     def __await__(self) -> Generator[Any, None, Any]:
+        self._check(
+            self._what.removesuffix("()").removesuffix("(...)")
+        )  # one kept from an ended (or another) run is refused
         if self._awaited:
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
@@ -131,7 +137,7 @@ class _Tasks:
 
     def waiting(self, coro: Coroutine[Any, Any, Any], what: str) -> Waiting:
         """``coro`` as an opaque awaitable (the caller checked already)."""
-        return Waiting(coro, what)
+        return Waiting(coro, what, self.check)
 
 
 class Task:
