@@ -74,28 +74,29 @@ class Waiting:
     """An awaitable of this module (``sem.acquire()``, ``event.wait()``, ``queue.get()``…):
     nothing on it but ``await``; the host coroutine inside is never reachable."""
 
-    __slots__ = ("_awaited", "_check", "_coro", "_what")
+    __slots__ = ("_args", "_awaited", "_check", "_fn", "_what")
 
     def __init__(
-        self, coro: Coroutine[Any, Any, Any], what: str, check: Callable[[str], None]
+        self,
+        what: str,
+        check: Callable[[str], None],
+        fn: Callable[..., Coroutine[Any, Any, Any]],
+        args: tuple[Any, ...],
     ) -> None:
-        self._coro = coro
-        self._awaited = False
         self._what = what
         self._check = check
+        self._fn = fn  # the coroutine is made when awaited: none is left never awaited
+        self._args = args
+        self._awaited = False
 
     def __await__(self) -> Generator[Any, None, Any]:
-        self._check(
-            self._what.removesuffix("()").removesuffix("(...)")
-        )  # one kept from an ended (or another) run is refused
-        if self._awaited:
+        self._check(self._what.removesuffix("()").removesuffix("(...)"))  # one kept from an
+        if self._awaited:  # ended (or another) run is refused
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
-        return self._coro.__await__()
-
-    def __del__(self) -> None:
-        if not self._awaited:
-            self._coro.close()  # never awaited: no "never awaited" warning on the host
+        fn, args = self._fn, self._args
+        self._fn = self._args = None  # type: ignore[assignment]
+        return fn(*args).__await__()
 
     def __repr__(self) -> str:
         return f"<pending {self._what}>"
@@ -135,9 +136,11 @@ class _Tasks:
         self.live += 1
         return task
 
-    def waiting(self, coro: Coroutine[Any, Any, Any], what: str) -> Waiting:
-        """``coro`` as an opaque awaitable (the caller checked already)."""
-        return Waiting(coro, what, self.check)
+    def waiting(
+        self, what: str, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any
+    ) -> Waiting:
+        """``fn(*args)`` as an opaque awaitable, made when awaited (the caller checked already)."""
+        return Waiting(what, self.check, fn, args)
 
 
 class Task:
@@ -273,14 +276,14 @@ class TaskGroup:
         if self._entered:
             raise RuntimeError("this TaskGroup was entered already")
         self._entered = True
-        return self._world.waiting(self._enter(), "TaskGroup")
+        return self._world.waiting("TaskGroup", self._enter)
 
     async def _enter(self) -> TaskGroup:
         return self
 
     def __aexit__(self, kind: Any, exc: Any, tb: Any) -> Waiting:
         self._world.check("TaskGroup")
-        return self._world.waiting(self._exit(exc), "TaskGroup")
+        return self._world.waiting("TaskGroup", self._exit, exc)
 
     async def _exit(self, exc: Any) -> bool:
         tasks = self._tasks
@@ -367,7 +370,7 @@ class Semaphore:
     def acquire(self) -> Waiting:
         """Wait for a permit, then take it (gives ``True``)."""
         self._world.check("Semaphore.acquire")
-        return self._world.waiting(self._acquire(), "acquire()")
+        return self._world.waiting("acquire()", self._acquire)
 
     async def _acquire(self) -> bool:
         while self._value <= 0:
@@ -388,7 +391,7 @@ class Semaphore:
 
     def __aenter__(self) -> Waiting:
         self._world.check("Semaphore")
-        return self._world.waiting(self._enter(), "async with")
+        return self._world.waiting("async with", self._enter)
 
     async def _enter(self) -> None:
         await self._acquire()
@@ -396,7 +399,7 @@ class Semaphore:
     def __aexit__(self, kind: Any, exc: Any, tb: Any) -> Waiting:
         self._world.check("Semaphore")
         self._release()
-        return self._world.waiting(_nothing(), "async with")
+        return self._world.waiting("async with", _nothing)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} value={self._value}>"
@@ -464,7 +467,7 @@ class Event:
     def wait(self) -> Waiting:
         """Wait until the event is set (gives ``True``)."""
         self._world.check("Event.wait")
-        return self._world.waiting(self._wait(), "Event.wait()")
+        return self._world.waiting("Event.wait()", self._wait)
 
     async def _wait(self) -> bool:
         while not self._flag:
@@ -540,7 +543,7 @@ class Queue:
     def put(self, item: Any) -> Waiting:
         """Wait for room, then queue ``item``."""
         self._world.check("Queue.put")
-        return self._world.waiting(self._put(item), "Queue.put()")
+        return self._world.waiting("Queue.put()", self._put, item)
 
     async def _put(self, item: Any) -> None:
         while self._is_full():
@@ -562,7 +565,7 @@ class Queue:
     def get(self) -> Waiting:
         """Wait for an item, then take it."""
         self._world.check("Queue.get")
-        return self._world.waiting(self._get(), "Queue.get()")
+        return self._world.waiting("Queue.get()", self._get)
 
     async def _get(self) -> Any:
         while not self._items:
@@ -580,7 +583,7 @@ class Queue:
     def join(self) -> Waiting:
         """Wait until every queued item was marked done."""
         self._world.check("Queue.join")
-        return self._world.waiting(self._join(), "Queue.join()")
+        return self._world.waiting("Queue.join()", self._join)
 
     async def _join(self) -> None:
         while self._unfinished:
@@ -640,7 +643,7 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
         world.check("asyncio.wait_for")
         seconds = _timeout_of(timeout)
         aw = adopt(aw, "asyncio.wait_for")
-        return world.waiting(_wait_for(aw, seconds), "asyncio.wait_for(...)")
+        return world.waiting("asyncio.wait_for(...)", _wait_for, aw, seconds)
 
     def as_completed(aws: Any, *, timeout: Any = None) -> Iterator[Waiting]:
         """Awaitables, one per item of ``aws``, giving the results in the order they finish."""
@@ -677,7 +680,7 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
             taken.append(found)
             return found._outcome()
 
-        return iter([world.waiting(next_done(), "as_completed item") for _ in tasks])
+        return iter([world.waiting("as_completed item", next_done) for _ in tasks])
 
     def semaphore(value: Any = 1) -> Semaphore:
         """``asyncio.Semaphore(value)``."""
