@@ -97,6 +97,7 @@ from __future__ import annotations
 import contextvars
 import sys
 import time
+import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any
 
@@ -888,6 +889,25 @@ class _Run:
             raise failure[0]  # the others keep running, as in asyncio (cancelled at the end)
         return [box[0][1] for box in boxes]
 
+    def _spawn(
+        self, aw: Any, runner: Callable[[Any], Awaitable[None]], name: str, trusted: bool = False
+    ) -> None:
+        """Start ``runner(aw)`` in the run's task group (``asyncio.create_task`` and friends,
+        :mod:`~scriptgate.sandbox.world.modules.asyncio_tasks`): in the run's context, so its
+        tool calls are this run's; cancelled at the run's end. ``aw`` must be a script
+        coroutine (driven through :class:`CheckedAwait`), one of the run's opaque awaitables
+        or (``trusted``) one the stand-in made itself."""
+        self._check_caller(name)
+        if not self.is_async or self.tg is None:
+            raise RuntimeError(f"{name}() works in an async script (one that uses await)")
+        own = trusted or type(aw) is PendingToolCall or type(aw) is PendingGather
+        if not own:
+            if type(aw) is not types.CoroutineType or aw.cr_code.co_filename != FILENAME:
+                raise TypeError(f"{name}() takes a coroutine: {name}(work(...))")
+            aw = CheckedAwait(aw, self._refuse_yield)
+        self._start_pending()
+        self.tg.start_soon(runner, aw)
+
     def _refuse_yield(self, message: str) -> BaseException:
         # a script's coroutine yielded something not the loop's own: the run ends, final
         self._cancel_calls()
@@ -910,7 +930,12 @@ class _Run:
             # the stand-in modules are built on the run's first import
             if not built:
                 gather = self._gather_opaque if self.is_async else self._sync_gather
-                built.append(make_modules(charge, tick, self.sleep, self.async_sleep, gather))
+                built.append(
+                    make_modules(
+                        charge, tick, self.sleep, self.async_sleep, gather,
+                        spawn=self._spawn, check=self._check_caller,
+                    )
+                )  # fmt: skip
             return built[0](name)
 
         builtins = make_builtins(

@@ -82,7 +82,12 @@ def codemode_description(
         "- Without `await`, each call blocks and returns its value. To run calls "
         'concurrently, await them: `a, b = await gather(read(path="a"), read(path="b"))`. '
         "In a script that uses `await`, every tool call must be awaited "
-        "(`asyncio.run(main())` at the top level runs as `await main()`).\n"
+        "(`asyncio.run(main())` at the top level runs as `await main()`). `asyncio` also "
+        "has `create_task`, `TaskGroup`, `Semaphore`/`BoundedSemaphore`/`Lock`, `Event`, "
+        "`Queue` (`QueueEmpty`/`QueueFull`), `wait_for`, `as_completed` and `CancelledError`, "
+        "run on the script's own loop (a task has `await t`, `done()`, `result()`, "
+        "`cancel()`, `cancelled()`; at most 10000 tasks alive; tasks still running when the "
+        "script ends are cancelled).\n"
         "- The value of the last expression (or of a top-level `return`) is the result; "
         "`print()` output is shown too. Return or print only what you need. A value that "
         "is not JSON comes back rendered: sets and tuples as lists, dates as ISO text, enum "

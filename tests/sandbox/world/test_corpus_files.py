@@ -40,13 +40,6 @@ PENDING: dict[str, str] = {}
 # each is reported to the lead; strict, so a fix shows up as an unexpected pass.
 FINDINGS: dict[str, str] = {
     # fresh.txt (corpus2): written as a new user would, without reading the files above
-    "fr-async-semaphore": "asyncio.Semaphore is missing (needs the engine's loop)",
-    "fr-async-taskgroup": "asyncio.TaskGroup/create_task are missing (needs the engine)",
-    "fr-async-wait-for-timeout": "asyncio.wait_for is missing (needs the engine)",
-    "fr-async-as-completed": "asyncio.as_completed is missing (needs the engine)",
-    "fr-async-create-task": "asyncio.create_task is missing (needs the engine)",
-    "fr-async-producer-queue": "asyncio.Queue is missing (needs the engine)",
-    "fr-async-event-sync": "asyncio.Event is missing (needs the engine)",
 }
 
 # Scripts refused by design (issue 13): each must stay refused, and the message must tell

@@ -94,9 +94,12 @@ def make_modules(
     sleep: Callable[[float], None],
     async_sleep: Callable[[float, Any], Any],
     gather: Callable[..., Any],
+    *,
+    spawn: Callable[..., None] | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> Callable[[str], OpaqueNamespace | None]:
     """The stand-in modules of one run, built on first import (fresh per run: no shared state)."""
-    run = RunWorld(charge, tick, sleep, async_sleep, gather)
+    run = RunWorld(charge, tick, sleep, async_sleep, gather, spawn, check)
     built: dict[str, OpaqueNamespace] = {}
 
     def get(name: str) -> OpaqueNamespace | None:

@@ -1,12 +1,14 @@
-"""The ``asyncio`` stand-in: ``run``, ``gather`` and ``sleep`` for async scripts.
+"""The ``asyncio`` stand-in: ``run``, ``gather``, ``sleep``, tasks and primitives for async scripts.
 
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine, isolation
 or the model-facing text. A script can ``await`` at its top level, so the event loop is
 the run's own: ``asyncio.run(main())`` at the top of a script is compiled as
 ``await main()`` (:mod:`scriptgate.sandbox.compile.cache`), ``asyncio.gather`` is the
 run's ``gather`` and ``asyncio.sleep`` an opaque awaitable that waits on the loop,
-bounded by the run's deadline. Nothing of the host's ``asyncio`` (loops, tasks,
-futures) is reachable.
+bounded by the run's deadline; ``create_task``, ``TaskGroup``, ``Semaphore``, ``Lock``,
+``Event``, ``Queue``, ``wait_for`` and ``as_completed`` are the sandbox's own, on the run's
+task group (:mod:`.asyncio_tasks`). Nothing of the host's ``asyncio`` (loops, tasks,
+futures, coroutines) is reachable.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from scriptgate.sandbox.world.modules import asyncio_tasks as tasks
 from scriptgate.sandbox.world.modules.common import RunWorld
 from scriptgate.sandbox.world.modules.time import seconds_of
 
@@ -21,10 +24,20 @@ __all__ = ["HOLDABLE", "MEMBERS", "NAME", "RUN_ONLY_AT_TOP", "build"]
 
 NAME = "asyncio"
 """The name a script imports."""
-MEMBERS: tuple[str, ...] = ("run", "gather", "sleep", "TimeoutError")
+MEMBERS: tuple[str, ...] = (
+    "run", "gather", "sleep", "TimeoutError",
+    "create_task", "ensure_future", "wait_for", "as_completed", "TaskGroup", "Task",
+    "Semaphore", "BoundedSemaphore", "Lock", "Event", "Queue",
+    "CancelledError", "InvalidStateError", "QueueEmpty", "QueueFull",
+)  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
-"""Value types this stand-in hands to scripts (its awaitables are the engine's opaque ones)."""
+HOLDABLE: tuple[type, ...] = (
+    tasks.Task, tasks.TaskGroup, tasks.Semaphore, tasks.BoundedSemaphore, tasks.Lock,
+    tasks.Event, tasks.Queue, tasks.CancelledError, tasks.InvalidStateError,
+    tasks.QueueEmpty, tasks.QueueFull,
+)  # fmt: skip
+"""Value types this stand-in hands to scripts (its awaitables are opaque: the engine's, and
+:class:`~.asyncio_tasks.Waiting`)."""
 
 RUN_ONLY_AT_TOP = (
     "asyncio.run() works only as a statement of the script's own top level "
@@ -53,4 +66,10 @@ def build(run: RunWorld) -> dict[str, Any]:
         return run.gather(*aws, return_exceptions=return_exceptions)
 
     run_.__name__ = "run"
-    return {"run": run_, "gather": gather, "sleep": sleep, "TimeoutError": TimeoutError}
+    return {
+        "run": run_,
+        "gather": gather,
+        "sleep": sleep,
+        "TimeoutError": TimeoutError,
+        **tasks.make_tasks(run),
+    }

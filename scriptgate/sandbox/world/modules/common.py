@@ -24,13 +24,17 @@ __all__ = ["RunWorld"]
 class RunWorld:
     """The per-run hooks of the stand-ins: ``charge`` an iterable, ``tick`` one step; and
     from the engine: ``sleep`` (the run's bounded wait), ``async_sleep`` (its awaitable
-    form, ``(seconds, result)``) and ``gather`` (the run's own)."""
+    form, ``(seconds, result)``), ``gather`` (the run's own), ``spawn`` (start
+    ``runner(aw)`` in the run's task group: ``(aw, runner, name, trusted=False)``) and
+    ``check`` (refuse a caller that is not this live run, ``(name)``)."""
 
     charge: Callable[[Any], Any]
     tick: Callable[[], None]
     sleep: Callable[[float], None]
     async_sleep: Callable[[float, Any], Any]
     gather: Callable[..., Any]
+    spawn: Callable[..., None] | None = None
+    check: Callable[[str], None] | None = None
 
     def ticking(self, it: Iterator[Any]) -> Iterator[Any]:
         """``it``, charged in pieces of 32 items (a limit stops an endless iterator, and a
