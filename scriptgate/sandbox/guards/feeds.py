@@ -33,7 +33,7 @@ from scriptgate.sandbox.guards.constants import SIZED_VIEWS as _SIZED_VIEWS
 from scriptgate.sandbox.guards.constants import TICK_CHUNK as _TICK_CHUNK
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
-from scriptgate.sandbox.guards.ticking import ticked
+from scriptgate.sandbox.guards.ticking import ticked, ticks_itself
 
 _chain_from_iterable = itertools.chain.from_iterable
 
@@ -441,8 +441,12 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
         sort(**options)
         return
     snapshot = list.copy(items)  # the same items, readable while the sort empties the list
-    # a host key runs once per item inside the sort's C loop: read in ticked pieces (F06)
-    computed, kept = itertools.tee(map(key, ticked(itertools.islice(snapshot, count - 1))))
+    # a host key runs once per item inside the sort's C loop: read in ticked pieces (F06);
+    # the script's own function ticks at every call
+    source: Any = itertools.islice(snapshot, count - 1)
+    if not ticks_itself(key):
+        source = ticked(source)
+    computed, kept = itertools.tee(map(key, source))
 
     def last() -> Iterator[Any]:
         keys = list(kept)

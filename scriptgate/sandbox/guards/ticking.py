@@ -38,6 +38,7 @@ __all__ = [
     "run_charge",
     "ticked",
     "ticked_calls",
+    "ticks_itself",
 ]
 
 TICK_EVERY = 32
@@ -56,6 +57,21 @@ _END: Any = object()
 _chain = itertools.chain
 _islice = itertools.islice
 _from_iterable = itertools.chain.from_iterable
+
+
+def ticks_itself(func: Any) -> bool:
+    """Whether ``func`` is the script's own function (or a method of one): each call ticks.
+
+    The compiler starts every script function and lambda with the budget's tick, so a host
+    loop calling one per item sees the deadline without being fed in ticked pieces (the
+    glue workload's ``sort(key=lambda r: ...)`` paid both). An allow-list: anything else —
+    builtins, bound C methods, stand-ins, script objects with ``__call__`` — is ticked.
+    """
+    kind = type(func)
+    if kind is types.MethodType:
+        func = func.__func__
+        kind = type(func)
+    return kind is types.FunctionType and func.__code__.co_filename == FILENAME
 
 
 def run_charge() -> Callable[[Any], Any] | None:

@@ -61,7 +61,7 @@ from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
-from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked
+from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked, ticks_itself
 from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = [
@@ -183,9 +183,13 @@ def make_builtins(
 
     def map_(func: Any, *iterables: Any) -> Any:
         # each item calls func: inputs read in ticked pieces, sized or not (findings7 F06)
+        if ticks_itself(func):  # the script's own function ticks at every call
+            return TickedMap(func, *(charge(it) for it in iterables))
         return TickedMap(func, *(ticked(charge(it), charge) for it in iterables))
 
     def filter_(func: Any, iterable: Any) -> Any:
+        if ticks_itself(func):
+            return TickedFilter(func, charge(iterable))
         return TickedFilter(func, ticked(charge(iterable), charge))
 
     def reversed_(seq: Any) -> Any:
@@ -289,7 +293,7 @@ def _selected(
     if type(source) in _SEQUENCES:
         items = source
         # (map() would end silently on StopIteration); a host key per item: ticked (F06)
-        keys = [key(item) for item in ticked(items, charge)]
+        keys = [key(item) for item in (items if ticks_itself(key) else ticked(items, charge))]
     else:
         items = []
         keys = []

@@ -22,7 +22,7 @@ import pytest
 
 from scriptgate.sandbox.guards.attributes import Budget, make_guards
 from scriptgate.sandbox.guards.errors import ScriptStop
-from scriptgate.sandbox.guards.ticking import TICK_EVERY, TickedList, ticked
+from scriptgate.sandbox.guards.ticking import TICK_EVERY, TickedList, ticked, ticks_itself
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
 from scriptgate.sandbox.world.builtins import make_builtins
@@ -165,3 +165,40 @@ def test_host_loops_findings_end_at_the_deadline(name: str) -> None:
     assert result.error.kind == "limit"
     assert "timed out" in result.error.message
     assert elapsed < 3.0, f"{elapsed:.1f} s under a 0.3 s deadline"
+
+
+def test_host_loops_only_the_scripts_own_functions_tick_themselves() -> None:
+    # an allow-list: a key or map function skips the ticked pieces only when it is the
+    # script's own function (the compiler starts each with the budget's tick)
+    box = Sandbox()
+    kept = box.session()
+    made = kept.run_sync(
+        "def f(x):\n    return x\nclass C:\n    def m(self, x):\n        return x\n"
+    )
+    assert made.ok, made.error
+    state = kept._state
+    assert ticks_itself(state["f"])
+    assert ticks_itself(state["C"]().m)
+    assert not ticks_itself(len)
+    assert not ticks_itself("abc".find)
+    assert not ticks_itself(ticked)  # a host function
+    assert not ticks_itself(state["C"]())  # an object with no __call__ of its own
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "sorted(range(10**5), key=lambda i: s.find('b'))",
+        "max(range(10**5), key=lambda i: s.find('b'))",
+        "sum(map(lambda i: s.find('b'), range(10**5)))",
+    ],
+)
+def test_host_loops_script_key_stops_at_the_deadline_by_its_own_tick(call: str) -> None:
+    # 10**5 calls of a ~5 ms C scan inside the script's own lambda: minutes with no check;
+    # the lambda's tick (a check every chunk of calls) stops it near the deadline
+    box = Sandbox(limits=Limits(timeout=0.5))
+    started = time.monotonic()
+    result = box.run_sync("s = 'a' * 10**7\n" + call)
+    assert result.error is not None
+    assert result.error.kind == "limit", result.error
+    assert time.monotonic() - started < 60
