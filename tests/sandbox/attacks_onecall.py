@@ -170,6 +170,11 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f7-dict-view-set-operator-and", "8-memory", "len({}.keys() & map(abs, range(6 * 10**7)))", "limit", _MEMORY),
     _a("f7-dict-view-set-operator-sub", "8-memory", "len({}.items() - iter(range(6 * 10**7)))", "limit", _MEMORY),
     _a("f7-stand-in-copies-ok", "8-memory", "import collections, heapq, itertools, statistics\nd = collections.deque(iter(range(10**6)), maxlen=3)\n[list(d), type(d) is collections.deque, max(iter(range(10**6))), heapq.nsmallest(2, range(10**6)), statistics.median(iter(range(5))), len(list(itertools.product(iter(range(3)), repeat=2))), sorted({1: 0}.keys() | iter(range(3)))]", "ok", value=[[999997, 999998, 999999], True, 999999, [0, 1], 2, 9, [0, 1, 2]]),
+    # -- findings9 F06/F07: a list's or deque's `+=` reads any iterable in one C call ------------
+    _a("f9-list-iadd-iterator", "8-memory", "l = []\nl += iter(range(6 * 10**7))\nlen(l)", "limit", _MEMORY),
+    _a("f9-list-iadd-range", "8-memory", "l = [0]\nl += range(6 * 10**7)\nlen(l)", "limit", "would be too large"),
+    _a("f9-deque-iadd-generator", "8-memory", "import collections\nd = collections.deque()\nd += (i for i in range(6 * 10**7))\nlen(d)", "limit", _MEMORY),
+    _a("f9-iadd-iterables-ok", "8-memory", "import collections\nl = [1]\nl += iter([2, 3])\nl += range(4, 6)\nd = collections.deque([1])\nd += (x for x in [2])\nt = (1,)\nt += (2,)\n[l, list(d), t]", "ok", value=[[1, 2, 3, 4, 5], [1, 2], [1, 2]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
@@ -184,6 +189,9 @@ _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
 _RENDERING = "one rendering"
 RENDER_SCOPE_ATTACKS = [
+    # -- findings9 F04: a decorated rendering dunder would return unmeasured text -----------------
+    _a("f9-staticmethod-repr-refused", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    @staticmethod\n    def __repr__():\n        return s\nlen(str([A()] * 50))", "runtime", "plain method written with def"),
+    _a("f9-classmethod-str-refused", "8-memory", "class A:\n    @classmethod\n    def __str__(cls):\n        return 'a'\nstr(A())", "runtime", "plain method written with def"),
     # -- findings7 F01: C joins every script __repr__/__str__ of one rendering --------------------
     _a("f7-repr-of-script-reprs-str", "8-memory", _F01 + "len(str([A()] * 100))", "limit", _RENDERING),
     _a("f7-repr-of-script-reprs-percent", "8-memory", _F01 + "len('%s' % ([A()] * 60,))", "limit", _RENDERING),

@@ -432,15 +432,27 @@ def guarded_add(a: Any, b: Any) -> Any:
     return a + b
 
 
+_EXTENDS_IN_PLACE = (list, collections.deque)
+"""Types whose ``+=`` extends from *any* iterable in one C call (``list += range(10**8)``)."""
+
+
 def guarded_iadd(a: Any, b: Any) -> Any:
-    """``a += b`` (in place for lists) with the size check of :func:`guarded_add`."""
+    """``a += b`` (in place for lists) with the size check of :func:`guarded_add`.
+
+    A list's or deque's ``+=`` reads any iterable in one C call, which no length check
+    sees (ninth attack F06/F07: ``d += range(3 * 10**7)`` grew the host 1.15 GB): an
+    operand that is not a builtin container's own storage is first read through the
+    growth check (:func:`guarded_star`), then measured like any other.
+    """
+    if isinstance(a, _EXTENDS_IN_PLACE) and not _reads_storage(b):
+        b = guarded_star(b, f"{type(a).__name__} += of this iterable")
     if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
     a += b
     return a
 
 
-def guarded_star(value: Any) -> Any:
+def guarded_star(value: Any, what: str = "an unpacked sequence") -> Any:
     """``*value`` in a display or call, and a slice assignment's value, size-checked.
 
     Each unpacked part may hold at most :data:`MAX_SEQUENCE` items, so
@@ -452,12 +464,12 @@ def guarded_star(value: Any) -> Any:
         # what it yields, so the guard measures that (its own __len__ is never asked);
         # a subclass too large by its base type is refused before the copy
         if base_len(value, 0) > MAX_SEQUENCE:
-            _too_big("an unpacked sequence")
+            _too_big(what)
         value = list(growth_checked(value, "list"))
     length = base_len(value)
     if length > CHECK_FROM:
         if length > MAX_SEQUENCE:
-            _too_big("an unpacked sequence")
+            _too_big(what)
         charge_bytes(length * 8)
     return value
 

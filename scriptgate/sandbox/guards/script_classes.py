@@ -142,9 +142,16 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
         namespace["__getattr__"] = _getattr_shield(namespace["__getattr__"])
     for name in _RENDERING_DUNDERS:
         method = namespace.get(name)
-        if method is not None and script_function(method):
-            # C joins every result of one rendering: measured cumulatively (F01)
-            namespace[name] = measured(method, name)
+        if method is None:
+            continue
+        if not script_function(method):
+            # a decorated one (`@staticmethod def __repr__()`) would return unmeasured text
+            # (ninth attack F04: 450 M characters under the 10 M render bound)
+            raise TypeError(
+                f"{name} must be a plain method written with def (no decorator) in the sandbox"
+            )
+        # C joins every result of one rendering: measured cumulatively (F01)
+        namespace[name] = measured(method, name)
 
 
 _RENDERING_DUNDERS = ("__repr__", "__str__")
