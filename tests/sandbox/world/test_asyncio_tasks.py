@@ -458,3 +458,53 @@ async def test_asyncio_tasks_attack_handle_of_another_run_is_refused() -> None:
         assert not stolen.ok
         assert stolen.error is not None
         assert "belongs to another run" in stolen.error.message
+
+
+KEPT_FIRST = (
+    "import asyncio\n"
+    "async def c():\n"
+    "    return await ping(i=1)\n"
+    "t = asyncio.create_task(c())\n"
+    "q = asyncio.Queue()\n"
+    "q.put_nowait(0)\n"
+    "w = q.get()\n"
+    "s = asyncio.sleep(0)\n"
+    "await t"
+)
+
+
+@pytest.mark.parametrize(
+    ("handle", "later"),
+    [
+        ("t", "[await a for a in asyncio.as_completed([t])]"),
+        ("t", "asyncio.ensure_future(t)"),
+        ("t", "await asyncio.wait_for(t, 1)"),
+        ("t", "await asyncio.gather(t)"),
+        ("t", "async with asyncio.TaskGroup() as tg:\n    tg.create_task(t)"),
+        ("t", "asyncio.create_task(t)"),
+        ("w", "[await a for a in asyncio.as_completed([w])]"),
+        ("w", "await asyncio.gather(w)"),
+        ("w", "await asyncio.wait_for(w, 1)"),
+        ("w", "asyncio.create_task(w)"),
+        ("s", "await s"),
+        ("s", "await asyncio.gather(s)"),
+        ("s", "[await a for a in asyncio.as_completed([s])]"),
+    ],
+)
+def test_asyncio_tasks_attack_kept_handle_is_refused_by_every_entry_point(
+    handle: str, later: str
+) -> None:
+    # F01 (ninth attack): as_completed took a Task of an ended run and gave its result
+    session = Sandbox(SANDBOX_TOOLS, limits=Limits(timeout=10)).session()
+    first = session.run_sync(KEPT_FIRST)
+    assert first.ok, first.error
+    direct = session.run_sync(f"import asyncio\nx = await ping(i=2)\nawait {handle}")
+    assert direct.error is not None
+    assert "run that has ended" in direct.error.message
+    EXECUTED.clear()
+    second = session.run_sync(f"import asyncio\nx = await ping(i=3)\n{later}")
+    assert not second.ok, later
+    assert second.error is not None
+    assert second.error.message == direct.error.message  # the same refusal as a direct await
+    assert EXECUTED == [3]  # nothing of the old run ran again
+

@@ -42,6 +42,7 @@ __all__ = [
     "Task",
     "TaskGroup",
     "Waiting",
+    "check_owner",
     "make_tasks",
 ]
 
@@ -89,9 +90,13 @@ class Waiting:
         self._args = args
         self._awaited = False
 
+    def _owned(self) -> None:
+        # one kept from an ended (or another) run is refused
+        self._check(self._what.removesuffix("()").removesuffix("(...)"))
+
     def __await__(self) -> Generator[Any, None, Any]:
-        self._check(self._what.removesuffix("()").removesuffix("(...)"))  # one kept from an
-        if self._awaited:  # ended (or another) run is refused
+        self._owned()
+        if self._awaited:
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
         fn, args = self._fn, self._args
@@ -100,6 +105,17 @@ class Waiting:
 
     def __repr__(self) -> str:
         return f"<pending {self._what}>"
+
+
+def check_owner(aw: Any) -> None:
+    """Refuse a :class:`Task` or :class:`Waiting` of an ended or another run, with the
+    message its own ``await`` gives; anything else passes (it is checked where it is used).
+    Every entry point that takes an awaitable calls it first (``as_completed``,
+    ``wait_for``, ``ensure_future``, ``create_task``, ``TaskGroup``, ``gather``)."""
+    if type(aw) is Task:
+        aw._tasks.check("await task")
+    elif type(aw) is Waiting:
+        aw._owned()
 
 
 class _Tasks:
@@ -124,6 +140,7 @@ class _Tasks:
     def start(self, aw: Any, name: str = "asyncio.create_task") -> Task:
         """A started task running ``aw`` (a script coroutine or an awaitable of the run)."""
         self.check(name)
+        check_owner(aw)
         if self.live >= MAX_TASKS:
             raise RuntimeError(
                 f"{name}(): more than {MAX_TASKS} tasks alive at once; await some first "
@@ -616,7 +633,7 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
     def adopt(aw: Any, name: str) -> Task:
         # a task of this run as it is (one of an ended or other run is refused), else a new one
         if type(aw) is Task:
-            aw._tasks.check(name)
+            check_owner(aw)
             return aw
         return world.start(aw, name)
 
@@ -650,6 +667,8 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
         world.check("asyncio.as_completed")
         seconds = _timeout_of(timeout)
         items = list(run.charge(aws))
+        for aw in items:  # all refused before any starts or is watched
+            check_owner(aw)
         tasks = [
             aw if type(aw) is Task else world.start(aw, "asyncio.as_completed") for aw in items
         ]
