@@ -508,3 +508,55 @@ def test_asyncio_tasks_attack_kept_handle_is_refused_by_every_entry_point(
     assert second.error.message == direct.error.message  # the same refusal as a direct await
     assert EXECUTED == [3]  # nothing of the old run ran again
 
+
+CANCEL_IN_GROUP = (
+    "import asyncio\n"
+    "async def failing():\n"
+    "    raise ValueError('child')\n"
+    "held = {}\n"
+    "ready = asyncio.Event()\n"
+    "async def outer():\n"
+    "    try:\n"
+    "        async with asyncio.TaskGroup() as tg:\n"
+    "            held['child'] = tg.create_task(failing())\n"
+    "            ready.set()\n"
+    "            await asyncio.sleep(60)\n"
+    "    except* ValueError:\n"
+    "        print('swallowed the cancel')\n"
+    "        held['ran on'] = True\n"
+    "    return 'outer done'\n"
+    "t = asyncio.create_task(outer())\n"
+    "await ready.wait()\n"
+    "try:\n"
+    "    await held['child']\n"
+    "except ValueError:\n"
+    "    pass\n"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("ending", "expected"),
+    [
+        ("'main done'", "main done"),  # the run's end cancels t (its group's body waits)
+        (
+            "t.cancel()\n"
+            "try:\n"
+            "    got = await t\n"
+            "except asyncio.CancelledError:\n"
+            "    got = 'cancelled'\n"
+            "[got, t.cancelled(), 'ran on' in held]",
+            ["cancelled", True, False],
+        ),
+    ],
+)
+async def test_asyncio_tasks_attack_taskgroup_exit_passes_a_cancellation_on(
+    ending: str, expected: Any
+) -> None:
+    # F09 (ninth attack): a failed child made the group's exit raise a catchable
+    # ExceptionGroup in place of the body's cancellation: the task ran on after the run
+    result = await Sandbox(limits=Limits(timeout=10)).run(CANCEL_IN_GROUP + ending)
+    assert result.ok, result.error
+    assert result.value == expected
+    assert "swallowed" not in result.output
+    assert result.wall_time < 5

@@ -322,6 +322,10 @@ class TaskGroup:
                     task._watchers.append(changes)
             await changes.wait()
         self._entered = False
+        if exc is not None and not isinstance(exc, Exception):
+            # a cancellation (the run's end, task.cancel()) or a stop reaching the block's
+            # end goes on as itself, never as a catchable group (issue 13, F09)
+            return False
         errors = [t._failure for t in tasks if _failed(t)]
         if errors and isinstance(exc, Exception):
             errors.insert(0, exc)
