@@ -560,3 +560,52 @@ async def test_asyncio_tasks_attack_taskgroup_exit_passes_a_cancellation_on(
     assert result.value == expected
     assert "swallowed" not in result.output
     assert result.wall_time < 5
+
+
+@pytest.mark.anyio
+async def test_asyncio_tasks_attack_primitive_wakes_one_waiter_and_none_is_lost() -> None:
+    # F10 (ninth attack): every release woke every waiter (O(N²) task switches: 2,000
+    # tasks took ~11 s); now one waiter a release, and one woken as it is cancelled (the
+    # release right after the cancel) passes the wake on
+    contended = (
+        "import asyncio\n"
+        "sem = asyncio.Semaphore(1)\n"
+        "q = asyncio.Queue()\n"
+        "async def w(i):\n"
+        "    async with sem:\n"
+        "        await asyncio.sleep(0)\n"
+        "    return await q.get()\n"
+        "ts = [asyncio.create_task(w(i)) for i in range(3000)]\n"
+        "for i in range(3000):\n"
+        "    q.put_nowait(i)\n"
+        "sorted([await t for t in ts]) == list(range(3000))"
+    )
+    result = await Sandbox(limits=Limits(timeout=8)).run(contended)
+    assert result.ok, result.error  # waking all: ~25 s here, past the 8 s deadline
+    assert result.value is True
+    handed_on = (
+        "import asyncio\n"
+        "sem = asyncio.Semaphore(0)\n"
+        "got = []\n"
+        "ready = asyncio.Event()\n"
+        "async def w(n):\n"
+        "    ready.set()\n"
+        "    async with sem:\n"
+        "        got.append(n)\n"
+        "a = asyncio.create_task(w('a'))\n"
+        "await ready.wait()\n"
+        "ready.clear()\n"
+        "b = asyncio.create_task(w('b'))\n"
+        "await ready.wait()\n"
+        "a.cancel()\n"
+        "sem.release()\n"
+        "try:\n"
+        "    await a\n"
+        "except asyncio.CancelledError:\n"
+        "    pass\n"
+        "await asyncio.wait_for(b, 5)\n"
+        "[got[-1], b.done(), sem.locked()]"
+    )
+    result = await Sandbox(limits=Limits(timeout=10)).run(handed_on)
+    assert result.ok, result.error
+    assert result.value == ["b", True, False]

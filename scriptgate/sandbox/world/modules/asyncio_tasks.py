@@ -369,6 +369,40 @@ class _Changes:
             event.set()
 
 
+class _Waiters:
+    """A FIFO of waiting tasks: ``notify()`` wakes the one waiting longest, so each change
+    costs one task switch, not one per waiter (F10: waking all was O(N²) for N contending
+    tasks). A waiter that re-checks and finds nothing (another took it first) waits again;
+    one cancelled after it was woken passes its wake on, so none is lost."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self) -> None:
+        self._queue: collections.deque[list[anyio.Event | None]] = collections.deque()
+
+    async def wait(self) -> None:
+        entry: list[anyio.Event | None] = [anyio.Event()]
+        event = entry[0]
+        assert event is not None
+        self._queue.append(entry)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self.notify()  # the wake it got goes to the next waiter
+            else:
+                entry[0] = None  # skipped by notify(): O(1), not a deque.remove
+            raise
+
+    def notify(self) -> None:
+        queue = self._queue
+        while queue:
+            event = queue.popleft()[0]
+            if event is not None:
+                event.set()
+                return
+
+
 class Semaphore:
     """``asyncio.Semaphore(n)``: ``async with sem:`` lets ``n`` tasks in at once."""
 
@@ -381,7 +415,7 @@ class Semaphore:
             raise TypeError("Semaphore() is made through asyncio.Semaphore(value)")
         self._world = _world
         self._value = _permits(value)
-        self._changes = _Changes()
+        self._changes = _Waiters()
 
     def locked(self) -> bool:
         """Whether an ``acquire()`` would wait."""
@@ -503,7 +537,7 @@ class Queue:
     """``asyncio.Queue(maxsize=0)``: ``put``/``get`` (awaited), their ``_nowait`` forms,
     ``qsize``/``empty``/``full``, ``task_done``/``join``. At most :data:`MAX_QUEUE` items."""
 
-    __slots__ = ("_changes", "_items", "_maxsize", "_unfinished", "_world")
+    __slots__ = ("_getters", "_items", "_joiners", "_maxsize", "_putters", "_unfinished", "_world")
 
     def __init__(self, maxsize: Any = 0, *, _world: Any = None) -> None:
         if type(_world) is not _Tasks:
@@ -516,7 +550,9 @@ class Queue:
         self._maxsize = maxsize
         self._items: collections.deque[Any] = collections.deque()
         self._unfinished = 0
-        self._changes = _Changes()
+        self._getters = _Waiters()  # an item added wakes one getter,
+        self._putters = _Waiters()  # one taken wakes one putter,
+        self._joiners = _Changes()  # and the last task_done() every join()
 
     @property
     def maxsize(self) -> int:
@@ -552,7 +588,7 @@ class Queue:
         self._world.run.tick()
         self._items.append(item)
         self._unfinished += 1
-        self._changes.notify()
+        self._getters.notify()
 
     def put_nowait(self, item: Any) -> None:
         """Queue ``item`` now; ``QueueFull`` if the queue is full."""
@@ -568,7 +604,7 @@ class Queue:
 
     async def _put(self, item: Any) -> None:
         while self._is_full():
-            await self._changes.wait()
+            await self._putters.wait()
         self._add(item)
 
     def get_nowait(self) -> Any:
@@ -580,7 +616,7 @@ class Queue:
 
     def _take(self) -> Any:
         item = self._items.popleft()
-        self._changes.notify()
+        self._putters.notify()
         return item
 
     def get(self) -> Waiting:
@@ -590,7 +626,7 @@ class Queue:
 
     async def _get(self) -> Any:
         while not self._items:
-            await self._changes.wait()
+            await self._getters.wait()
         return self._take()
 
     def task_done(self) -> None:
@@ -599,7 +635,8 @@ class Queue:
         if self._unfinished <= 0:
             raise ValueError("task_done() called too many times")
         self._unfinished -= 1
-        self._changes.notify()
+        if not self._unfinished:
+            self._joiners.notify()
 
     def join(self) -> Waiting:
         """Wait until every queued item was marked done."""
@@ -608,7 +645,7 @@ class Queue:
 
     async def _join(self) -> None:
         while self._unfinished:
-            await self._changes.wait()
+            await self._joiners.wait()
 
     def __repr__(self) -> str:
         return f"<Queue maxsize={self._maxsize} qsize={len(self._items)}>"
