@@ -268,7 +268,8 @@ class Task:
 class TaskGroup:
     """``async with asyncio.TaskGroup() as tg: tg.create_task(work())``: the block's end
     waits for every task; the first failure cancels the others, and the errors are raised
-    together as an ``ExceptionGroup``."""
+    together as an ``ExceptionGroup``. A cancellation (or a stop of the run) that reaches
+    the block's end goes on as itself once the tasks are cancelled, never as a group."""
 
     __slots__ = ("_entered", "_tasks", "_world")
 
