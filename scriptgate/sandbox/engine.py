@@ -142,6 +142,7 @@ from scriptgate.sandbox.world.builtins import CHARGING_NAMES, make_builtins
 from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
+from scriptgate.sandbox.world.modules.asyncio_tasks import check_owner
 from scriptgate.sandbox.world.print_file import print_to_file
 
 __all__ = ["INJECTED_NAMES", "close_session", "run_script", "session_has_generators"]
@@ -361,14 +362,23 @@ class PendingGather:
     (test_boundary_gather_send_reaches_no_event_loop).
     """
 
-    __slots__ = ("_awaited", "_coro", "_what")
+    __slots__ = ("_awaited", "_check", "_coro", "_what")
 
-    def __init__(self, coro: Any, what: str = "gather(...)") -> None:
+    def __init__(
+        self, coro: Any, what: str = "gather(...)", check: Callable[[str], None] | None = None
+    ) -> None:
         self._coro = coro
         self._awaited = False
         self._what = what
+        self._check = check  # the owning run's caller check
+
+    def _owned(self) -> None:
+        # one kept from an ended (or another) run is refused
+        if self._check is not None:
+            self._check(self._what.removesuffix("(...)"))
 
     def __await__(self) -> Generator[Any, None, Any]:
+        self._owned()
         if self._awaited:
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
@@ -391,6 +401,17 @@ class PendingGather:
 
 
 register_opaque((PendingToolCall, PendingGather))
+
+
+def _check_handle(aw: Any) -> None:
+    # an awaitable of an ended or another run is refused where it is handed over, with
+    # the message its own ``await`` gives (issue 13, F01)
+    if type(aw) is PendingToolCall:
+        aw._run._check_caller(aw._spec.identifier)
+    elif type(aw) is PendingGather:
+        aw._owned()
+    else:
+        check_owner(aw)
 
 
 class _Run:
@@ -770,7 +791,9 @@ class _Run:
     def async_sleep(self, seconds: float, result: Any = None) -> PendingGather:
         """The script's ``asyncio.sleep``: an opaque awaitable that waits on the loop."""
         self._check_caller("asyncio.sleep")
-        return PendingGather(self._sleep_on_loop(seconds, result), "asyncio.sleep(...)")
+        return PendingGather(
+            self._sleep_on_loop(seconds, result), "asyncio.sleep(...)", self._check_caller
+        )
 
     async def _sleep_on_loop(self, seconds: float, result: Any) -> Any:
         self.budget.spend(0)
@@ -846,7 +869,11 @@ class _Run:
 
     def _gather_opaque(self, *aws: Any, return_exceptions: bool = False) -> PendingGather:
         self._check_caller("gather")
-        return PendingGather(self._gather(*aws, return_exceptions=return_exceptions))
+        for aw in aws:
+            _check_handle(aw)
+        return PendingGather(
+            self._gather(*aws, return_exceptions=return_exceptions), check=self._check_caller
+        )
 
     async def _gather(self, *aws: Any, return_exceptions: bool = False) -> list[Any]:
         if self.finished:
@@ -898,6 +925,7 @@ class _Run:
         coroutine (driven through :class:`CheckedAwait`), one of the run's opaque awaitables
         or (``trusted``) one the stand-in made itself."""
         self._check_caller(name)
+        _check_handle(aw)
         if not self.is_async or self.tg is None:
             raise RuntimeError(f"{name}() works in an async script (one that uses await)")
         own = trusted or type(aw) is PendingToolCall or type(aw) is PendingGather

@@ -458,3 +458,154 @@ async def test_asyncio_tasks_attack_handle_of_another_run_is_refused() -> None:
         assert not stolen.ok
         assert stolen.error is not None
         assert "belongs to another run" in stolen.error.message
+
+
+KEPT_FIRST = (
+    "import asyncio\n"
+    "async def c():\n"
+    "    return await ping(i=1)\n"
+    "t = asyncio.create_task(c())\n"
+    "q = asyncio.Queue()\n"
+    "q.put_nowait(0)\n"
+    "w = q.get()\n"
+    "s = asyncio.sleep(0)\n"
+    "await t"
+)
+
+
+@pytest.mark.parametrize(
+    ("handle", "later"),
+    [
+        ("t", "[await a for a in asyncio.as_completed([t])]"),
+        ("t", "asyncio.ensure_future(t)"),
+        ("t", "await asyncio.wait_for(t, 1)"),
+        ("t", "await asyncio.gather(t)"),
+        ("t", "async with asyncio.TaskGroup() as tg:\n    tg.create_task(t)"),
+        ("t", "asyncio.create_task(t)"),
+        ("w", "[await a for a in asyncio.as_completed([w])]"),
+        ("w", "await asyncio.gather(w)"),
+        ("w", "await asyncio.wait_for(w, 1)"),
+        ("w", "asyncio.create_task(w)"),
+        ("s", "await s"),
+        ("s", "await asyncio.gather(s)"),
+        ("s", "[await a for a in asyncio.as_completed([s])]"),
+    ],
+)
+def test_asyncio_tasks_attack_kept_handle_is_refused_by_every_entry_point(
+    handle: str, later: str
+) -> None:
+    # F01 (ninth attack): as_completed took a Task of an ended run and gave its result
+    session = Sandbox(SANDBOX_TOOLS, limits=Limits(timeout=10)).session()
+    first = session.run_sync(KEPT_FIRST)
+    assert first.ok, first.error
+    direct = session.run_sync(f"import asyncio\nx = await ping(i=2)\nawait {handle}")
+    assert direct.error is not None
+    assert "run that has ended" in direct.error.message
+    EXECUTED.clear()
+    second = session.run_sync(f"import asyncio\nx = await ping(i=3)\n{later}")
+    assert not second.ok, later
+    assert second.error is not None
+    assert second.error.message == direct.error.message  # the same refusal as a direct await
+    assert EXECUTED == [3]  # nothing of the old run ran again
+
+
+CANCEL_IN_GROUP = (
+    "import asyncio\n"
+    "async def failing():\n"
+    "    raise ValueError('child')\n"
+    "held = {}\n"
+    "ready = asyncio.Event()\n"
+    "async def outer():\n"
+    "    try:\n"
+    "        async with asyncio.TaskGroup() as tg:\n"
+    "            held['child'] = tg.create_task(failing())\n"
+    "            ready.set()\n"
+    "            await asyncio.sleep(60)\n"
+    "    except* ValueError:\n"
+    "        print('swallowed the cancel')\n"
+    "        held['ran on'] = True\n"
+    "    return 'outer done'\n"
+    "t = asyncio.create_task(outer())\n"
+    "await ready.wait()\n"
+    "try:\n"
+    "    await held['child']\n"
+    "except ValueError:\n"
+    "    pass\n"
+)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("ending", "expected"),
+    [
+        ("'main done'", "main done"),  # the run's end cancels t (its group's body waits)
+        (
+            "t.cancel()\n"
+            "try:\n"
+            "    got = await t\n"
+            "except asyncio.CancelledError:\n"
+            "    got = 'cancelled'\n"
+            "[got, t.cancelled(), 'ran on' in held]",
+            ["cancelled", True, False],
+        ),
+    ],
+)
+async def test_asyncio_tasks_attack_taskgroup_exit_passes_a_cancellation_on(
+    ending: str, expected: Any
+) -> None:
+    # F09 (ninth attack): a failed child made the group's exit raise a catchable
+    # ExceptionGroup in place of the body's cancellation: the task ran on after the run
+    result = await Sandbox(limits=Limits(timeout=10)).run(CANCEL_IN_GROUP + ending)
+    assert result.ok, result.error
+    assert result.value == expected
+    assert "swallowed" not in result.output
+    assert result.wall_time < 5
+
+
+@pytest.mark.anyio
+async def test_asyncio_tasks_attack_primitive_wakes_one_waiter_and_none_is_lost() -> None:
+    # F10 (ninth attack): every release woke every waiter (O(N²) task switches: 2,000
+    # tasks took ~11 s); now one waiter a release, and one woken as it is cancelled (the
+    # release right after the cancel) passes the wake on
+    contended = (
+        "import asyncio\n"
+        "sem = asyncio.Semaphore(1)\n"
+        "q = asyncio.Queue()\n"
+        "async def w(i):\n"
+        "    async with sem:\n"
+        "        await asyncio.sleep(0)\n"
+        "    return await q.get()\n"
+        "ts = [asyncio.create_task(w(i)) for i in range(3000)]\n"
+        "for i in range(3000):\n"
+        "    q.put_nowait(i)\n"
+        "sorted([await t for t in ts]) == list(range(3000))"
+    )
+    result = await Sandbox(limits=Limits(timeout=8)).run(contended)
+    assert result.ok, result.error  # waking all: ~25 s here, past the 8 s deadline
+    assert result.value is True
+    handed_on = (
+        "import asyncio\n"
+        "sem = asyncio.Semaphore(0)\n"
+        "got = []\n"
+        "ready = asyncio.Event()\n"
+        "async def w(n):\n"
+        "    ready.set()\n"
+        "    async with sem:\n"
+        "        got.append(n)\n"
+        "a = asyncio.create_task(w('a'))\n"
+        "await ready.wait()\n"
+        "ready.clear()\n"
+        "b = asyncio.create_task(w('b'))\n"
+        "await ready.wait()\n"
+        "a.cancel()\n"
+        "sem.release()\n"
+        "try:\n"
+        "    await a\n"
+        "except asyncio.CancelledError:\n"
+        "    pass\n"
+        "await asyncio.wait_for(b, 5)\n"
+        "[got[-1], b.done(), sem.locked()]"
+    )
+    result = await Sandbox(limits=Limits(timeout=10)).run(handed_on)
+    assert result.ok, result.error
+    assert result.value == ["b", True, False]

@@ -42,6 +42,7 @@ __all__ = [
     "Task",
     "TaskGroup",
     "Waiting",
+    "check_owner",
     "make_tasks",
 ]
 
@@ -89,9 +90,13 @@ class Waiting:
         self._args = args
         self._awaited = False
 
+    def _owned(self) -> None:
+        # one kept from an ended (or another) run is refused
+        self._check(self._what.removesuffix("()").removesuffix("(...)"))
+
     def __await__(self) -> Generator[Any, None, Any]:
-        self._check(self._what.removesuffix("()").removesuffix("(...)"))  # one kept from an
-        if self._awaited:  # ended (or another) run is refused
+        self._owned()
+        if self._awaited:
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
         fn, args = self._fn, self._args
@@ -100,6 +105,17 @@ class Waiting:
 
     def __repr__(self) -> str:
         return f"<pending {self._what}>"
+
+
+def check_owner(aw: Any) -> None:
+    """Refuse a :class:`Task` or :class:`Waiting` of an ended or another run, with the
+    message its own ``await`` gives; anything else passes (it is checked where it is used).
+    Every entry point that takes an awaitable calls it first (``as_completed``,
+    ``wait_for``, ``ensure_future``, ``create_task``, ``TaskGroup``, ``gather``)."""
+    if type(aw) is Task:
+        aw._tasks.check("await task")
+    elif type(aw) is Waiting:
+        aw._owned()
 
 
 class _Tasks:
@@ -124,6 +140,7 @@ class _Tasks:
     def start(self, aw: Any, name: str = "asyncio.create_task") -> Task:
         """A started task running ``aw`` (a script coroutine or an awaitable of the run)."""
         self.check(name)
+        check_owner(aw)
         if self.live >= MAX_TASKS:
             raise RuntimeError(
                 f"{name}(): more than {MAX_TASKS} tasks alive at once; await some first "
@@ -251,7 +268,8 @@ class Task:
 class TaskGroup:
     """``async with asyncio.TaskGroup() as tg: tg.create_task(work())``: the block's end
     waits for every task; the first failure cancels the others, and the errors are raised
-    together as an ``ExceptionGroup``."""
+    together as an ``ExceptionGroup``. A cancellation (or a stop of the run) that reaches
+    the block's end goes on as itself once the tasks are cancelled, never as a group."""
 
     __slots__ = ("_entered", "_tasks", "_world")
 
@@ -305,6 +323,10 @@ class TaskGroup:
                     task._watchers.append(changes)
             await changes.wait()
         self._entered = False
+        if exc is not None and not isinstance(exc, Exception):
+            # a cancellation (the run's end, task.cancel()) or a stop reaching the block's
+            # end goes on as itself, never as a catchable group (issue 13, F09)
+            return False
         errors = [t._failure for t in tasks if _failed(t)]
         if errors and isinstance(exc, Exception):
             errors.insert(0, exc)
@@ -348,6 +370,40 @@ class _Changes:
             event.set()
 
 
+class _Waiters:
+    """A FIFO of waiting tasks: ``notify()`` wakes the one waiting longest, so each change
+    costs one task switch, not one per waiter (F10: waking all was O(N²) for N contending
+    tasks). A waiter that re-checks and finds nothing (another took it first) waits again;
+    one cancelled after it was woken passes its wake on, so none is lost."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self) -> None:
+        self._queue: collections.deque[list[anyio.Event | None]] = collections.deque()
+
+    async def wait(self) -> None:
+        entry: list[anyio.Event | None] = [anyio.Event()]
+        event = entry[0]
+        assert event is not None
+        self._queue.append(entry)
+        try:
+            await event.wait()
+        except BaseException:
+            if event.is_set():
+                self.notify()  # the wake it got goes to the next waiter
+            else:
+                entry[0] = None  # skipped by notify(): O(1), not a deque.remove
+            raise
+
+    def notify(self) -> None:
+        queue = self._queue
+        while queue:
+            event = queue.popleft()[0]
+            if event is not None:
+                event.set()
+                return
+
+
 class Semaphore:
     """``asyncio.Semaphore(n)``: ``async with sem:`` lets ``n`` tasks in at once."""
 
@@ -360,7 +416,7 @@ class Semaphore:
             raise TypeError("Semaphore() is made through asyncio.Semaphore(value)")
         self._world = _world
         self._value = _permits(value)
-        self._changes = _Changes()
+        self._changes = _Waiters()
 
     def locked(self) -> bool:
         """Whether an ``acquire()`` would wait."""
@@ -482,7 +538,7 @@ class Queue:
     """``asyncio.Queue(maxsize=0)``: ``put``/``get`` (awaited), their ``_nowait`` forms,
     ``qsize``/``empty``/``full``, ``task_done``/``join``. At most :data:`MAX_QUEUE` items."""
 
-    __slots__ = ("_changes", "_items", "_maxsize", "_unfinished", "_world")
+    __slots__ = ("_getters", "_items", "_joiners", "_maxsize", "_putters", "_unfinished", "_world")
 
     def __init__(self, maxsize: Any = 0, *, _world: Any = None) -> None:
         if type(_world) is not _Tasks:
@@ -495,7 +551,9 @@ class Queue:
         self._maxsize = maxsize
         self._items: collections.deque[Any] = collections.deque()
         self._unfinished = 0
-        self._changes = _Changes()
+        self._getters = _Waiters()  # an item added wakes one getter,
+        self._putters = _Waiters()  # one taken wakes one putter,
+        self._joiners = _Changes()  # and the last task_done() every join()
 
     @property
     def maxsize(self) -> int:
@@ -531,7 +589,7 @@ class Queue:
         self._world.run.tick()
         self._items.append(item)
         self._unfinished += 1
-        self._changes.notify()
+        self._getters.notify()
 
     def put_nowait(self, item: Any) -> None:
         """Queue ``item`` now; ``QueueFull`` if the queue is full."""
@@ -547,7 +605,7 @@ class Queue:
 
     async def _put(self, item: Any) -> None:
         while self._is_full():
-            await self._changes.wait()
+            await self._putters.wait()
         self._add(item)
 
     def get_nowait(self) -> Any:
@@ -559,7 +617,7 @@ class Queue:
 
     def _take(self) -> Any:
         item = self._items.popleft()
-        self._changes.notify()
+        self._putters.notify()
         return item
 
     def get(self) -> Waiting:
@@ -569,7 +627,7 @@ class Queue:
 
     async def _get(self) -> Any:
         while not self._items:
-            await self._changes.wait()
+            await self._getters.wait()
         return self._take()
 
     def task_done(self) -> None:
@@ -578,7 +636,8 @@ class Queue:
         if self._unfinished <= 0:
             raise ValueError("task_done() called too many times")
         self._unfinished -= 1
-        self._changes.notify()
+        if not self._unfinished:
+            self._joiners.notify()
 
     def join(self) -> Waiting:
         """Wait until every queued item was marked done."""
@@ -587,7 +646,7 @@ class Queue:
 
     async def _join(self) -> None:
         while self._unfinished:
-            await self._changes.wait()
+            await self._joiners.wait()
 
     def __repr__(self) -> str:
         return f"<Queue maxsize={self._maxsize} qsize={len(self._items)}>"
@@ -616,7 +675,7 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
     def adopt(aw: Any, name: str) -> Task:
         # a task of this run as it is (one of an ended or other run is refused), else a new one
         if type(aw) is Task:
-            aw._tasks.check(name)
+            check_owner(aw)
             return aw
         return world.start(aw, name)
 
@@ -650,6 +709,8 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
         world.check("asyncio.as_completed")
         seconds = _timeout_of(timeout)
         items = list(run.charge(aws))
+        for aw in items:  # all refused before any starts or is watched
+            check_owner(aw)
         tasks = [
             aw if type(aw) is Task else world.start(aw, "asyncio.as_completed") for aw in items
         ]
