@@ -183,6 +183,7 @@ CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemE
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
 _RENDERING = "one rendering"
+_F9_CM = "import collections\ncm = collections.ChainMap()\n"
 RENDER_SCOPE_ATTACKS = [
     # -- findings7 F01: C joins every script __repr__/__str__ of one rendering --------------------
     _a("f7-repr-of-script-reprs-str", "8-memory", _F01 + "len(str([A()] * 100))", "limit", _RENDERING),
@@ -198,6 +199,17 @@ RENDER_SCOPE_ATTACKS = [
     _a("f7-repr-of-script-reprs-nested", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        repr(1)\n        return s\nlen(repr([A()] * 60))", "limit", _RENDERING),
     _a("f7-str-of-script-strs-print", "8-memory", _F01_STR + "print(*[B()] * 60)", "limit", _RENDERING),
     _a("f7-repr-of-script-reprs-each-ok", "8-memory", _F01 + "n = 0\nfor i in range(5):\n    n += len(repr(A())) + len(str([A()]))\nn", "ok", value=5 * (9_000_000 + 9_000_002)),
+    # -- findings9 F03: a host stand-in's __repr__ (ChainMap's check_render) mid-rendering joins it --
+    _a("f9-render-scope-chainmap-repr", "8-memory", _F01 + _F9_CM + "len(repr([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-str", "8-memory", _F01 + _F9_CM + "len(str([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-format", "8-memory", _F01 + _F9_CM + "len(format([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-fstring", "8-memory", _F01 + _F9_CM + "x = [A(), cm] * 50\nlen(f'{x}')", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-percent", "8-memory", _F01 + _F9_CM + "len('%s' % ([A(), cm] * 50,))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-ascii", "8-memory", _F01 + _F9_CM + "len(ascii([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-print", "8-memory", _F01 + _F9_CM + "print([A(), cm] * 50)", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-pformat", "8-memory", _F01 + _F9_CM + "import pprint\nlen(pprint.pformat([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-maps", "8-memory", "import collections\ncm = collections.ChainMap({'a': 'x' * 3_000_000})\nlen(repr([cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),
 ]  # fmt: skip
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
 

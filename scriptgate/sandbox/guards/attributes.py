@@ -130,6 +130,7 @@ from scriptgate.sandbox.guards.memory import (
 )
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.script_classes import (
     STATELESS_BASE_MARK,
     InstanceDict,
@@ -558,9 +559,11 @@ def safe_format(value: Any, spec: str = "") -> str:
         raise TypeError("format spec must be a str")
     if format_spec_too_wide(spec):
         refuse_size(f"format width above {MAX_FORMAT_WIDTH} refused")
-    if type(value) not in FLAT_TYPES:
+    if type(value) in FLAT_TYPES:
+        return _builtins.format(value, spec)
+    with RENDERING:  # nested scope starts join this rendering (findings9 F03)
         check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
-    return _builtins.format(value, spec)
+        return _builtins.format(value, spec)
 
 
 def _format_field(
@@ -629,8 +632,9 @@ def safe_str_format(
         if conversion == "r":
             value = safe_repr(value)
         elif conversion == "s":
-            check_render(value, "str() of this value")
-            value = str(value)
+            with RENDERING:
+                check_render(value, "str() of this value")
+                value = str(value)
         elif conversion == "a":
             value = safe_ascii(value)
         if spec and "{" in spec:
@@ -785,10 +789,11 @@ def guarded_mod(a: Any, b: Any) -> Any:
         return a % b
     if isinstance(a, (str, bytes)):
         _check_printf(a)
-        if type(b) not in FLAT_TYPES:
+        if type(b) in FLAT_TYPES:
+            return a % b
+        with RENDERING:
             check_render(b, "% formatting of this value")
-        result = a % b
-        return result
+            return a % b
     return a % b
 
 
@@ -1153,8 +1158,9 @@ def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
         text = _builtins.format(value, spec) if spec else str(value)
     else:
         if conversion == 115:
-            check_render(value, "str() of this value")
-            value = str(value)
+            with RENDERING:
+                check_render(value, "str() of this value")
+                value = str(value)
         elif conversion == 114:
             value = safe_repr(value)
         elif conversion == 97:
