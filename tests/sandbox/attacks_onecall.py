@@ -147,6 +147,7 @@ ONE_CALL_ATTACKS: list[Any] = [
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
 
 _MEMORY = "memory limit"
+_F9_PAIRS = "zip(range(3 * 10**7), range(3 * 10**7))"
 ONE_CALL_MEMORY_ATTACKS = [
     # -- list/tuple used as values: one C call copied an iterator past the budget (issue 13) ------
     _a("onecall-list-as-value-range", "8-memory", "f = list\nx = f(range(10**8))\nlen(x)", "limit", _MEMORY),
@@ -170,15 +171,31 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f7-dict-view-set-operator-and", "8-memory", "len({}.keys() & map(abs, range(6 * 10**7)))", "limit", _MEMORY),
     _a("f7-dict-view-set-operator-sub", "8-memory", "len({}.items() - iter(range(6 * 10**7)))", "limit", _MEMORY),
     _a("f7-stand-in-copies-ok", "8-memory", "import collections, heapq, itertools, statistics\nd = collections.deque(iter(range(10**6)), maxlen=3)\n[list(d), type(d) is collections.deque, max(iter(range(10**6))), heapq.nsmallest(2, range(10**6)), statistics.median(iter(range(5))), len(list(itertools.product(iter(range(3)), repeat=2))), sorted({1: 0}.keys() | iter(range(3)))]", "ok", value=[[999997, 999998, 999999], True, 999999, [0, 1], 2, 9, [0, 1, 2]]),
+    # -- findings9 F08: unbound methods through the class take the bound form's guard ------------
+    _a("f9-unbound-dict-update", "8-memory", "x = {}\ndict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-dict-update-as-value", "8-memory", "f = dict.update\nx = {}\nf(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-defaultdict-update", "8-memory", "import collections\nx = collections.defaultdict(int)\ncollections.defaultdict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-ordereddict-update", "8-memory", "import collections\nx = collections.OrderedDict()\ncollections.OrderedDict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-counter-update", "8-memory", "import collections\nx = collections.Counter()\ncollections.Counter.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-dict-subclass-update", "8-memory", "class D(dict):\n    pass\nx = D()\nD.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-set-update", "8-memory", "x = set()\nset.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-deque-extend", "8-memory", "import collections\nx = collections.deque()\ncollections.deque.extend(x, range(6 * 10**7))\nlen(x)", "limit", _TOO),
+    _a("f9-unbound-methods-ok", "8-memory", "import collections\nd = {}\ndict.update(d, [('k', 2)], a=3)\nod = collections.OrderedDict()\ncollections.OrderedDict.update(od, zip('ab', 'cd'))\ndd = collections.defaultdict(int)\ncollections.defaultdict.update(dd, {'k': 1})\nc = collections.Counter()\ncollections.Counter.update(c, 'aab')\ns = set()\nset.update(s, [1], [2])\nl = []\nlist.extend(l, range(3))\nq = collections.deque()\ncollections.deque.extendleft(q, [1, 2])\n[d, list(od.items()), dict(dd), dict(c), sorted(s), l, list(q), dict.setdefault(d, 'z', 8), sorted(dict.fromkeys('ba')), sorted(['b', 'A'], key=str.lower)]", "ok", value=[{"k": 2, "a": 3, "z": 8}, [["a", "c"], ["b", "d"]], {"k": 1}, {"a": 2, "b": 1}, [1, 2], [0, 1, 2], [2, 1], 8, ["a", "b"], ["A", "b"]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
 IN_PROCESS_ONLY = frozenset(
-    {"f7-deque-one-call", "f7-deque-one-call-keyword", "f7-statistics-materialize"}
+    {
+        "f7-deque-one-call",
+        "f7-deque-one-call-keyword",
+        "f7-statistics-materialize",
+        "f9-unbound-counter-update",
+    }
 )
 """Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
 CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
-``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error."""
+``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error
+(``Counter.update``'s Python loop may meet the MemoryError outside the budget's reach too)."""
 
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
