@@ -58,12 +58,15 @@ def start_rendering(estimate: int, limit: int = MAX_RENDER_TOTAL) -> None:
 
     Inside a script dunder nothing changes (the dunder's result is measured); inside a
     guarded entry point's C call (:data:`RENDERING`) whose scope is already started, the
-    estimate is taken off what is left (refused past it) and the scope is never reset.
+    estimate is taken off what is left (refused past it) and the scope is never reset (an
+    estimate past ``limit`` alone is left to the caller, which refuses it in its own words).
     """
     state = _state()
     if state[1] != 0:
         return
     if state[2] != 0 and state[3] != 0:
+        if estimate > min(limit, MAX_RENDER_TOTAL):
+            return  # too large alone: the caller refuses it with its own words
         state[0] -= max(estimate, 0)
         if state[0] < 0:
             state[0] = 0
