@@ -610,13 +610,21 @@ BOUNDARY_ATTACKS: list[Any] = [
         "ok",
         value=[{"_x": 1}, {}],
     ),
+    # dict.update(d, ...) is d.update(...) (findings9 F08): the snapshot's write checks apply
     _a(
-        "dunder-dict-unbound-update-touches-no-object",
+        "dunder-dict-unbound-update-checks-dunders",
         "6-policy",
-        "class C:\n    pass\nc = C()\nd = vars(c)\ndict.update(d, {'__init__': 1, 'z': 2})\n"
+        "class C:\n    pass\nc = C()\nd = vars(c)\ndict.update(d, {'__init__': 1, 'z': 2})",
+        "runtime",
+        "cannot be set through __dict__",
+    ),
+    _a(
+        "dunder-dict-unbound-update-is-the-bound-one",
+        "6-policy",
+        "class C:\n    pass\nc = C()\nd = vars(c)\ndict.update(d, {'z': 2})\n"
         "[hasattr(c, 'z'), sorted(vars(c))]",
         "ok",
-        value=[False, []],
+        value=[True, ["z"]],
     ),
     _a(
         "dunder-dict-shared-reference-key",

@@ -147,6 +147,7 @@ ONE_CALL_ATTACKS: list[Any] = [
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
 
 _MEMORY = "memory limit"
+_F9_PAIRS = "zip(range(3 * 10**7), range(3 * 10**7))"
 ONE_CALL_MEMORY_ATTACKS = [
     # -- list/tuple used as values: one C call copied an iterator past the budget (issue 13) ------
     _a("onecall-list-as-value-range", "8-memory", "f = list\nx = f(range(10**8))\nlen(x)", "limit", _MEMORY),
@@ -175,19 +176,36 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f9-list-iadd-range", "8-memory", "l = [0]\nl += range(6 * 10**7)\nlen(l)", "limit", "would be too large"),
     _a("f9-deque-iadd-generator", "8-memory", "import collections\nd = collections.deque()\nd += (i for i in range(6 * 10**7))\nlen(d)", "limit", _MEMORY),
     _a("f9-iadd-iterables-ok", "8-memory", "import collections\nl = [1]\nl += iter([2, 3])\nl += range(4, 6)\nd = collections.deque([1])\nd += (x for x in [2])\nt = (1,)\nt += (2,)\n[l, list(d), t]", "ok", value=[[1, 2, 3, 4, 5], [1, 2], [1, 2]]),
+    # -- findings9 F08: unbound methods through the class take the bound form's guard ------------
+    _a("f9-unbound-dict-update", "8-memory", "x = {}\ndict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-dict-update-as-value", "8-memory", "f = dict.update\nx = {}\nf(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-defaultdict-update", "8-memory", "import collections\nx = collections.defaultdict(int)\ncollections.defaultdict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-ordereddict-update", "8-memory", "import collections\nx = collections.OrderedDict()\ncollections.OrderedDict.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-counter-update", "8-memory", "import collections\nx = collections.Counter()\ncollections.Counter.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-dict-subclass-update", "8-memory", "class D(dict):\n    pass\nx = D()\nD.update(x, " + _F9_PAIRS + ")\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-set-update", "8-memory", "x = set()\nset.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
+    _a("f9-unbound-deque-extend", "8-memory", "import collections\nx = collections.deque()\ncollections.deque.extend(x, range(6 * 10**7))\nlen(x)", "limit", _TOO),
+    _a("f9-unbound-methods-ok", "8-memory", "import collections\nd = {}\ndict.update(d, [('k', 2)], a=3)\nod = collections.OrderedDict()\ncollections.OrderedDict.update(od, zip('ab', 'cd'))\ndd = collections.defaultdict(int)\ncollections.defaultdict.update(dd, {'k': 1})\nc = collections.Counter()\ncollections.Counter.update(c, 'aab')\ns = set()\nset.update(s, [1], [2])\nl = []\nlist.extend(l, range(3))\nq = collections.deque()\ncollections.deque.extendleft(q, [1, 2])\n[d, list(od.items()), dict(dd), dict(c), sorted(s), l, list(q), dict.setdefault(d, 'z', 8), sorted(dict.fromkeys('ba')), sorted(['b', 'A'], key=str.lower)]", "ok", value=[{"k": 2, "a": 3, "z": 8}, [["a", "c"], ["b", "d"]], {"k": 1}, {"a": 2, "b": 1}, [1, 2], [0, 1, 2], [2, 1], 8, ["a", "b"], ["A", "b"]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
 IN_PROCESS_ONLY = frozenset(
-    {"f7-deque-one-call", "f7-deque-one-call-keyword", "f7-statistics-materialize"}
+    {
+        "f7-deque-one-call",
+        "f7-deque-one-call-keyword",
+        "f7-statistics-materialize",
+        "f9-unbound-counter-update",
+    }
 )
 """Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
 CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
-``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error."""
+``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error
+(``Counter.update``'s Python loop may meet the MemoryError outside the budget's reach too)."""
 
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
 _RENDERING = "one rendering"
+_F9_CM = "import collections\ncm = collections.ChainMap()\n"
 RENDER_SCOPE_ATTACKS = [
     # -- findings9 F04: a decorated rendering dunder would return unmeasured text -----------------
     _a("f9-staticmethod-repr-refused", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    @staticmethod\n    def __repr__():\n        return s\nlen(str([A()] * 50))", "runtime", "plain method written with def"),
@@ -206,6 +224,17 @@ RENDER_SCOPE_ATTACKS = [
     _a("f7-repr-of-script-reprs-nested", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        repr(1)\n        return s\nlen(repr([A()] * 60))", "limit", _RENDERING),
     _a("f7-str-of-script-strs-print", "8-memory", _F01_STR + "print(*[B()] * 60)", "limit", _RENDERING),
     _a("f7-repr-of-script-reprs-each-ok", "8-memory", _F01 + "n = 0\nfor i in range(5):\n    n += len(repr(A())) + len(str([A()]))\nn", "ok", value=5 * (9_000_000 + 9_000_002)),
+    # -- findings9 F03: a host stand-in's __repr__ (ChainMap's check_render) mid-rendering joins it --
+    _a("f9-render-scope-chainmap-repr", "8-memory", _F01 + _F9_CM + "len(repr([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-str", "8-memory", _F01 + _F9_CM + "len(str([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-format", "8-memory", _F01 + _F9_CM + "len(format([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-fstring", "8-memory", _F01 + _F9_CM + "x = [A(), cm] * 50\nlen(f'{x}')", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-percent", "8-memory", _F01 + _F9_CM + "len('%s' % ([A(), cm] * 50,))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-ascii", "8-memory", _F01 + _F9_CM + "len(ascii([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-print", "8-memory", _F01 + _F9_CM + "print([A(), cm] * 50)", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-pformat", "8-memory", _F01 + _F9_CM + "import pprint\nlen(pprint.pformat([A(), cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-maps", "8-memory", "import collections\ncm = collections.ChainMap({'a': 'x' * 3_000_000})\nlen(repr([cm] * 50))", "limit", _RENDERING),
+    _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),
 ]  # fmt: skip
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
 

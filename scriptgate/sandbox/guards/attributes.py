@@ -29,6 +29,7 @@ import _string  # type: ignore[import-not-found]  # no stub: str.format's own fi
 import builtins
 import builtins as _builtins
 import collections
+import inspect
 import itertools
 import operator
 import re
@@ -130,6 +131,7 @@ from scriptgate.sandbox.guards.memory import (
 )
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.script_classes import (
     STATELESS_BASE_MARK,
     InstanceDict,
@@ -289,6 +291,29 @@ def _unbound(owner: type, name: str) -> Callable[..., Any]:
     if len(_UNBOUND) < 4096:
         _UNBOUND[(owner, name)] = unbound
     return unbound
+
+
+_CONTAINER_BASES = (dict, set, frozenset, list, bytearray, collections.deque)
+_HOST_METHOD_KINDS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.FunctionType)
+
+
+def _container_unbound(cls: type, name: str) -> Callable[..., Any] | None:
+    """``dict.update``, ``OrderedDict.update``, ``list.extend``…: a host method read from a
+    container class (or a subclass) as the guarded form, :func:`_unbound` (the call goes
+    through ``x.name``'s guard on the instance); ``None`` for anything else.
+
+    An allow-list over the class, not the names: every plain method the host class
+    defines takes this path, so ``dict.update(x, zip(...))`` can no longer reach the real
+    C method while ``x.update`` is guarded (findings9 F08: +3.3 GB in one call). A
+    script's own method (a subclass's override) and class methods (``dict.fromkeys``,
+    already bound to the class and guarded on their own) are left to the usual path.
+    """
+    if not issubclass(cls, _CONTAINER_BASES):
+        return None
+    value = inspect.getattr_static(cls, name, None)
+    if type(value) not in _HOST_METHOD_KINDS or script_function(value):
+        return None
+    return _unbound(cls, name)
 
 
 _UNBOUND_KINDS = (
@@ -558,9 +583,11 @@ def safe_format(value: Any, spec: str = "") -> str:
         raise TypeError("format spec must be a str")
     if format_spec_too_wide(spec):
         refuse_size(f"format width above {MAX_FORMAT_WIDTH} refused")
-    if type(value) not in FLAT_TYPES:
+    if type(value) in FLAT_TYPES:
+        return _builtins.format(value, spec)
+    with RENDERING:  # nested scope starts join this rendering (findings9 F03)
         check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
-    return _builtins.format(value, spec)
+        return _builtins.format(value, spec)
 
 
 def _format_field(
@@ -629,8 +656,9 @@ def safe_str_format(
         if conversion == "r":
             value = safe_repr(value)
         elif conversion == "s":
-            check_render(value, "str() of this value")
-            value = str(value)
+            with RENDERING:
+                check_render(value, "str() of this value")
+                value = str(value)
         elif conversion == "a":
             value = safe_ascii(value)
         if spec and "{" in spec:
@@ -785,10 +813,11 @@ def guarded_mod(a: Any, b: Any) -> Any:
         return a % b
     if isinstance(a, (str, bytes)):
         _check_printf(a)
-        if type(b) not in FLAT_TYPES:
+        if type(b) in FLAT_TYPES:
+            return a % b
+        with RENDERING:
             check_render(b, "% formatting of this value")
-        result = a % b
-        return result
+            return a % b
     return a % b
 
 
@@ -985,6 +1014,10 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             return bounded
     if name in _STR_METHODS and isinstance(obj, str):
         return _STR_METHODS[name](obj)
+    if isinstance(obj, type):
+        unbound = _container_unbound(obj, name)
+        if unbound is not None:
+            return unbound  # dict.update(x, pairs): x.update's guard (findings9 F08)
     if (name == "extend" or name == "extendleft") and is_extendable(obj):
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
@@ -1153,8 +1186,9 @@ def _guarded_fmtv(value: Any, conversion: int, spec: str) -> str:
         text = _builtins.format(value, spec) if spec else str(value)
     else:
         if conversion == 115:
-            check_render(value, "str() of this value")
-            value = str(value)
+            with RENDERING:
+                check_render(value, "str() of this value")
+                value = str(value)
         elif conversion == 114:
             value = safe_repr(value)
         elif conversion == 97:

@@ -15,7 +15,13 @@ the 10 M bound, growing the host ~870 MB). So the bound is made cumulative:
   made (:func:`measured`, from ``script_classes.prepare_namespace``): each result's length
   (read through ``str.__len__``) is taken off the allowance as it returns, and a result
   past it is refused (a size limit that ends the script) before C can join it;
-- renderings inside a script dunder (its own ``repr(inner)``) stay in the outer scope.
+- renderings inside a script dunder (its own ``repr(inner)``) stay in the outer scope;
+- the guarded entry points (``repr``/``ascii``/``str``/``format``/``%``/``print``/
+  ``pprint``/``json.dumps``) hold :data:`RENDERING` for the whole C call, so a scope start
+  made while it runs (a host stand-in's ``__repr__`` that C calls between two items, e.g.
+  ChainMap's ``check_render``) *joins* the rendering in progress: its estimate is taken off
+  what is left instead of resetting it (findings9 F03: ``repr([o, ChainMap()] * 50)`` gave
+  every ``o.__repr__`` a fresh allowance, 450 M characters in one call).
 
 The state is a :mod:`contextvars` variable, so interleaved runs (greenlets, tasks) never
 share an allowance.
@@ -29,28 +35,71 @@ from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
 
-__all__ = ["MAX_RENDER_TOTAL", "measured", "start_rendering"]
+__all__ = ["MAX_RENDER_TOTAL", "RENDERING", "measured", "start_rendering"]
 
 MAX_RENDER_TOTAL = 10_000_000
 """Characters one rendering may take from script dunders (= ``sizes.MAX_RENDER``)."""
 
 _STATE: contextvars.ContextVar[list[int]] = contextvars.ContextVar("scriptgate_render_scope")
-"""``[allowance left, script dunders running]`` of the current context."""
+"""``[allowance left, script dunders running, entry points open, scope started]`` of the
+current context."""
 
 
 def _state() -> list[int]:
     state = _STATE.get(None)
     if state is None:
-        state = [MAX_RENDER_TOTAL, 0]
+        state = [MAX_RENDER_TOTAL, 0, 0, 0]
         _STATE.set(state)
     return state
 
 
 def start_rendering(estimate: int, limit: int = MAX_RENDER_TOTAL) -> None:
-    """Open a new rendering's scope (unless a script dunder is running): ``limit - estimate`` left."""
+    """Open a new rendering's scope: ``limit - estimate`` left.
+
+    Inside a script dunder nothing changes (the dunder's result is measured); inside a
+    guarded entry point's C call (:data:`RENDERING`) whose scope is already started, the
+    estimate is taken off what is left (refused past it) and the scope is never reset (an
+    estimate past ``limit`` alone is left to the caller, which refuses it in its own words).
+    """
     state = _state()
-    if state[1] == 0:
-        state[0] = min(limit, MAX_RENDER_TOTAL) - max(estimate, 0)
+    if state[1] != 0:
+        return
+    if state[2] != 0 and state[3] != 0:
+        if estimate > min(limit, MAX_RENDER_TOTAL):
+            return  # too large alone: the caller refuses it with its own words
+        state[0] -= max(estimate, 0)
+        if state[0] < 0:
+            state[0] = 0
+            refuse_size(
+                "rendering would be too large for the sandbox "
+                f"(more than {MAX_RENDER_TOTAL} characters in one rendering)"
+            )
+        return
+    state[0] = min(limit, MAX_RENDER_TOTAL) - max(estimate, 0)
+    if state[2] != 0:
+        state[3] = 1
+
+
+class _Rendering:
+    """``with RENDERING:`` around a guarded entry point's check and C call (see module doc)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        state = _state()
+        if state[2] == 0:
+            state[3] = 0
+        state[2] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        state = _state()
+        state[2] -= 1
+        if state[2] == 0:
+            state[3] = 0
+
+
+RENDERING = _Rendering()
+"""Held by a guarded rendering entry point for its whole C call: nested scope starts join it."""
 
 
 def measured(method: Callable[..., Any], name: str) -> Callable[..., Any]:

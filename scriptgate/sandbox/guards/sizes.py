@@ -57,7 +57,7 @@ from typing import Any, NoReturn
 from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
-from scriptgate.sandbox.guards.render_scope import start_rendering
+from scriptgate.sandbox.guards.render_scope import RENDERING, start_rendering
 
 __all__ = [
     "CHARGE_FROM",
@@ -424,21 +424,25 @@ def charge_render(size: int) -> None:
 
 def safe_repr(obj: Any, /) -> str:
     """``repr(obj)`` refusing a rendering longer than :data:`MAX_RENDER` characters."""
-    if type(obj) not in _FLAT:
+    if type(obj) in _FLAT:
+        return repr(obj)
+    with RENDERING:  # nested scope starts join this rendering (findings9 F03)
         check_render(obj, "repr() of this value")
-    return repr(obj)
+        return repr(obj)
 
 
 def safe_ascii(obj: Any, /) -> str:
     """``ascii(obj)`` refusing a rendering longer than :data:`MAX_RENDER` characters."""
     kind = type(obj)
-    if kind is not int and kind is not float:
+    if kind is int or kind is float:
+        return ascii(obj)
+    with RENDERING:
         size = render_size(obj, MAX_RENDER, ascii_only=True)
         if size > MAX_RENDER:
             too_large_render("ascii() of this value", size)
         if size >= CHARGE_FROM:
             charge_render(size)
-    return ascii(obj)
+        return ascii(obj)
 
 
 def check_json(
@@ -578,11 +582,15 @@ class SafeStr(str, metaclass=_StrType):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """``str(*args, **kwargs)`` after the render-size check of the object."""
         obj = args[0] if args else kwargs.get("object", "")
-        if type(obj) not in _FLAT:
+        if type(obj) in _FLAT:
+            if cls is SafeStr:
+                return str(*args, **kwargs)
+            return str.__new__(cls, *args, **kwargs)
+        with RENDERING:
             check_render(obj, "str() of this value")
-        if cls is SafeStr:
-            return str(*args, **kwargs)
-        return str.__new__(cls, *args, **kwargs)
+            if cls is SafeStr:
+                return str(*args, **kwargs)
+            return str.__new__(cls, *args, **kwargs)
 
 
 SafeStr.__name__ = "str"
@@ -678,16 +686,17 @@ def guarded_print(
             if type(sep) is not str or len(sep) * len(objects) <= MAX_RENDER:
                 return print_fn(*objects, sep=sep, end=end, **kwargs)
         extra = len(sep) if type(sep) is str else 0
-        size = render_size(objects, MAX_RENDER, item_extra=extra)
-        if size > MAX_RENDER:
-            if output_limit is not None:
-                raise trip(
-                    "limit", f"Script output exceeded the limit of {output_limit} characters"
-                )
-            too_large_render("print() of these values", size)
-        if size >= CHARGE_FROM:
-            charge_render(size)
-        return print_fn(*objects, sep=sep, end=end, **kwargs)
+        with RENDERING:
+            size = render_size(objects, MAX_RENDER, item_extra=extra)
+            if size > MAX_RENDER:
+                if output_limit is not None:
+                    raise trip(
+                        "limit", f"Script output exceeded the limit of {output_limit} characters"
+                    )
+                too_large_render("print() of these values", size)
+            if size >= CHARGE_FROM:
+                charge_render(size)
+            return print_fn(*objects, sep=sep, end=end, **kwargs)
 
     return print_
 

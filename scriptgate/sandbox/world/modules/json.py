@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.sizes import check_json
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -35,17 +36,18 @@ def _json_dumps(
 ) -> str:
     if isinstance(indent, int) and indent > 64:
         refuse_size("indent above 64 refused in the sandbox")
-    default = check_json(  # sizeguard: the text's size is checked before rendering
-        obj, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
-    )
-    return json.dumps(
-        obj,
-        indent=indent,
-        sort_keys=sort_keys,
-        ensure_ascii=ensure_ascii,
-        separators=separators,
-        default=default,
-    )
+    with RENDERING:  # nested scope starts join this rendering (findings9 F03)
+        default = check_json(  # sizeguard: the text's size is checked before rendering
+            obj, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
+        )
+        return json.dumps(
+            obj,
+            indent=indent,
+            sort_keys=sort_keys,
+            ensure_ascii=ensure_ascii,
+            separators=separators,
+            default=default,
+        )
 
 
 def _json_loads(text: str | bytes) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.sizes import check_render
 from scriptgate.sandbox.guards.ticking import TICK_EVERY, run_charge
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -52,16 +53,17 @@ def _pformat(
     underscore_numbers: bool = False,
 ) -> str:
     _options(indent, width, depth)
-    check_render(obj, "pprint of this value")
-    return _TickingPrinter(
-        run_charge(),
-        indent=indent,
-        width=width,
-        depth=depth,
-        compact=bool(compact),
-        sort_dicts=bool(sort_dicts),
-        underscore_numbers=bool(underscore_numbers),
-    ).pformat(obj)
+    with RENDERING:  # nested scope starts join this rendering (findings9 F03)
+        check_render(obj, "pprint of this value")
+        return _TickingPrinter(
+            run_charge(),
+            indent=indent,
+            width=width,
+            depth=depth,
+            compact=bool(compact),
+            sort_dicts=bool(sort_dicts),
+            underscore_numbers=bool(underscore_numbers),
+        ).pformat(obj)
 
 
 class _TickingPrinter(pprint.PrettyPrinter):
@@ -116,9 +118,10 @@ def _pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:
 
 
 def _saferepr(obj: Any) -> str:
-    check_render(obj, "pprint of this value")
-    printer = _TickingPrinter(run_charge())
-    return str(printer._safe_repr(obj, {}, None, 0)[0])  # type: ignore[arg-type]
+    with RENDERING:
+        check_render(obj, "pprint of this value")
+        printer = _TickingPrinter(run_charge())
+        return str(printer._safe_repr(obj, {}, None, 0)[0])  # type: ignore[arg-type]
 
 
 def build(run: RunWorld) -> dict[str, Any]:
