@@ -176,27 +176,6 @@ def _is_number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
-def _locate_new(new: ast.expr) -> ast.expr:
-    """``ast.fix_missing_locations`` for a node just built over located parts.
-
-    Gives each node without a location its parent's, descending only through such nodes:
-    a located node's subtree was located when it was built (or is the parser's), so it is
-    not walked again. Compiling a chain of subscripts walked every level's whole subtree
-    once per guard it gained (the fifth attack's F03: ~1 ms a source byte).
-    """
-    pending: list[tuple[ast.AST, ast.AST]] = [(child, new) for child in ast.iter_child_nodes(new)]
-    while pending:
-        child, parent = pending.pop()
-        if "lineno" not in child._attributes:
-            pending.extend((grand, parent) for grand in ast.iter_child_nodes(child))
-            continue
-        if getattr(child, "lineno", None) is not None:
-            continue
-        copy_locations(child, parent)
-        pending.extend((grand, child) for grand in ast.iter_child_nodes(child))
-    return new
-
-
 def _name(id_: str, node: Any = None) -> ast.Name:
     new = ast.Name(id_, ast.Load())
     if node is not None:
@@ -855,7 +834,7 @@ class ScriptPolicy(LinearTransformer):
     def _ifexp(test: ast.expr, body: ast.expr, orelse: ast.expr, node: ast.AST) -> ast.expr:
         new = ast.IfExp(test=test, body=body, orelse=orelse)
         copy_locations(new, cast(ast.expr, node))
-        return _locate_new(new)
+        return locate_new(new)
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         """RestrictedPython's name check; methods may also be context-manager/iterator protocol.
