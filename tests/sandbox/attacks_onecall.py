@@ -239,6 +239,8 @@ RENDER_SCOPE_ATTACKS = [
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
 
 _F12_BIG = "a = 3 ** 500000\nb = 7 ** 400000\n"
+_F9_HUGE = "x = int('f' * 1_000_000, 16)\ny = int('f' * 500_000, 16)\n"
+"""A 4 M-bit and a 2 M-bit int from hex text: their division is about 8 s of C."""
 QUADRATIC_INT_ATTACKS = [
     # -- findings7 F12: quadratic big-int C calls refused up front ---------------------------------
     _a("f7-math-gcd-quadratic", "8-cpu", _F12_BIG + "import math\nmath.gcd(a, b)", "limit", "take too long"),
@@ -246,6 +248,17 @@ QUADRATIC_INT_ATTACKS = [
     _a("f7-fraction-gcd-quadratic", "8-cpu", _F12_BIG + "from fractions import Fraction\nFraction(a, b)", "limit", "take too long"),
     _a("f7-int-from-bytes-huge", "8-memory", "int.from_bytes(b'\\x01' * 5 * 10**6, 'big')", "limit", "int.from_bytes"),
     _a("f7-int-from-bytes-iterable-huge", "8-memory", "int.from_bytes([1] * 150_000, 'big')", "limit", "int.from_bytes"),
+    # -- findings9 F02/F05 and the lead's follow-up: big divisions checked or refused ---------------
+    _a("f9-hex-int-floordiv-huge", "8-cpu", _F9_HUGE + "x // y", "limit", "take too long"),
+    _a("f9-hex-int-mod-huge", "8-cpu", _F9_HUGE + "x % y", "limit", "take too long"),
+    _a("f9-hex-int-imod-huge", "8-cpu", _F9_HUGE + "x %= y", "limit", "take too long"),
+    _a("f9-hex-int-ifloordiv-huge", "8-cpu", _F9_HUGE + "x //= y", "limit", "take too long"),
+    _a("f9-hex-int-divmod-huge", "8-cpu", _F9_HUGE + "divmod(x, y)", "limit", "take too long"),
+    _a("f9-hex-int-operator-huge", "8-cpu", _F9_HUGE + "import operator\noperator.floordiv(x, y)", "limit", "take too long"),
+    _a("f9-hex-int-isqrt-huge", "8-cpu", _F9_HUGE + "import math\nmath.isqrt(x)", "limit", "take too long"),
+    _a("f9-hex-int-round-huge", "8-cpu", _F9_HUGE + "round(x, -300_000)", "limit", "take too long"),
+    _a("f9-round-power-huge", "8-memory", _F9_HUGE + "round(x, -1_200_000)", "limit", "too large"),
+    _a("f9-round-tiny-power-of-ten", "8-cpu", "[round(5, -10**7), round(-7, -10**9), round(1234, -2)]", "ok", value=[0, 0, 1200]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
@@ -261,6 +274,8 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f7-c-loop-of-slow-calls-deque", "8-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
     _a("f7-c-loop-of-slow-calls-starmap", "8-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
     _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
+    _a("f9-big-division-loop", "8-cpu", "x = (1 << 200_000) - 1\ny = (1 << 100_000) + 3\nfor i in range(5000):\n    q = x // y", "limit", _TIMED_OUT),
+    _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline

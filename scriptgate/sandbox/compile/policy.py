@@ -594,6 +594,40 @@ class ScriptPolicy(LinearTransformer):
             test, ast.BinOp(left=a, op=ast.Mult(), right=b), _call("_mul_", [a, b], node), node
         )
 
+    def _inline_divide(self, node: ast.BinOp, guard: str) -> ast.expr:
+        """``a // b`` / ``a % b`` → the plain operator when ``a`` is a number and ``b`` a small int.
+
+        A division by an int within ±2**31 is linear in the dividend; anything else goes to
+        the guard, which checks the budget before a big (quadratic) int division
+        (:func:`scriptgate.sandbox.guards.int_work.check_division`) and, for ``%``, the
+        printf widths of a string template. ``a`` is tested first, so it is evaluated first.
+        """
+        right_pure = isinstance(node.right, (ast.Name, ast.Constant))
+        a_bind, a = self._operand(node.left, node, reuse=right_pure)
+        b_bind, b = self._operand(node.right, node, reuse=True)
+        test = ast.BoolOp(
+            op=ast.And(),
+            values=[
+                ast.Compare(
+                    left=_call("_type_", [a_bind], node),
+                    ops=[ast.In()],
+                    comparators=[_name("_numfast_", node)],
+                ),
+                ast.Compare(
+                    left=_call("_type_", [b_bind], node),
+                    ops=[ast.Is()],
+                    comparators=[_name("_int_", node)],
+                ),
+                ast.Compare(
+                    left=_name("_imin_", node),
+                    ops=[ast.Lt(), ast.Lt()],
+                    comparators=[b, _name("_imax_", node)],
+                ),
+            ],
+        )
+        fast = ast.BinOp(left=a, op=node.op, right=b)
+        return self._ifexp(test, fast, _call(guard, [a, b], node), node)
+
     def _inline_printf(self, node: ast.BinOp) -> ast.expr:
         """``'tpl' % b`` (a checked constant template) → ``'tpl' % b`` when ``b`` is scalar.
 
@@ -942,12 +976,13 @@ class ScriptPolicy(LinearTransformer):
     # -- operators --------------------------------------------------------------
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
-        """``*``, ``**``, ``<<``, ``%`` and ``+`` go through size-checking guards.
+        """``*``, ``**``, ``<<``, ``%``, ``//`` and ``+`` go through size-checking guards.
 
         Unless the operands prove the guard useless (decided on the operands as
         written, before they are rewritten): ``+`` with a number, or of two short
-        values; ``*`` of two bounded numbers; ``%`` on a number. Elsewhere ``+``
-        and ``*`` test for the common small-number case inline and call the guard
+        values; ``*`` of two bounded numbers; ``%`` of a number by a bounded number;
+        ``//`` by a bounded number. Elsewhere ``+``, ``*``, ``//`` and ``%`` of a
+        number test for the common small-number case inline and call the guard
         only for everything else.
         """
         op = type(node.op)
@@ -962,12 +997,24 @@ class ScriptPolicy(LinearTransformer):
             plain = self._bounded_number(node.left) and self._bounded_number(node.right)
         elif op is ast.Mod:
             right = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
-            plain = self._proves_number(node.left) or (
+            number = self._proves_number(node.left)
+            plain = (number and self._bounded_number(node.right)) or (
                 _simple_printf(node.left) and all(map(self._proves_number, right))
             )  # a checked template of proven numbers: `'item%d' % i` needs no test
             if not plain and _simple_printf(node.left):
                 node = self.node_contents_visit(node)
                 return self._inline_printf(node)
+            if number and not plain and self._can_bind(node):
+                # a number by what may be a big int: a quadratic division (guards.int_work)
+                return self._inline_divide(self.node_contents_visit(node), "_mod_")
+        elif op is ast.FloorDiv:
+            # by a bounded number the division is linear; otherwise it may be quadratic
+            if self._bounded_number(node.right):
+                return self.node_contents_visit(node)
+            if self._can_bind(node):
+                return self._inline_divide(self.node_contents_visit(node), "_floordiv_")
+            node = self.node_contents_visit(node)
+            return _call("_floordiv_", [node.left, node.right], node)
         elif op in _SET_OPERATORS:
             plain = self._proves_number(node.left) or self._proves_number(node.right)
         inline = not plain and self._can_bind(node)
@@ -1190,9 +1237,13 @@ class ScriptPolicy(LinearTransformer):
         if isinstance(target, ast.Name):
             self.check_name(node, target.id)
             numeric = self._proves_number(target) or self._proves_number(node.value)
+            # `n //= 10` is linear; `n //= big` may be a quadratic division (guards.int_work)
+            floordiv = type(node.op) is ast.FloorDiv and not self._bounded_number(node.value)
             value = self.visit(node.value)
-            if type(node.op) in _GUARDED_BINOPS or (
-                type(node.op) in _SET_OPERATORS and not numeric
+            if (
+                type(node.op) in _GUARDED_BINOPS
+                or (type(node.op) in _SET_OPERATORS and not numeric)
+                or floordiv
             ):
                 # `|=` too: `d |= pairs` hashes a whole iterable (guards.guarded_ior), and
                 # `&=`, `^=`, `-=` on sets hash and compare elements

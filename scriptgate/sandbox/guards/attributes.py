@@ -113,6 +113,7 @@ from scriptgate.sandbox.guards.feeds import (
     needs_feed,
 )
 from scriptgate.sandbox.guards.generators import delegate
+from scriptgate.sandbox.guards.int_work import check_division, guarded_floordiv, guarded_ifloordiv
 from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
@@ -808,8 +809,13 @@ def guarded_lshift(a: Any, b: Any) -> Any:
 
 
 def guarded_mod(a: Any, b: Any) -> Any:
-    """``a % b``; for strings, printf widths are capped (blocks ``'%*d' % (10**10, 1)``)."""
+    """``a % b``; for strings, printf widths are capped (blocks ``'%*d' % (10**10, 1)``).
+
+    An int by a big int is a quadratic C division: checked first (:func:`check_division`).
+    """
     if type(a) is int:
+        if type(b) is not int or not -0x7FFFFFFF < b < 0x7FFFFFFF:
+            check_division(a, b, "an int remainder")
         return a % b
     if isinstance(a, (str, bytes)):
         _check_printf(a)
@@ -818,6 +824,7 @@ def guarded_mod(a: Any, b: Any) -> Any:
         with RENDERING:
             check_render(b, "% formatting of this value")
             return a % b
+    check_division(a, b, "an int remainder")
     return a % b
 
 
@@ -851,7 +858,7 @@ def _build_inplace() -> None:
             "|=": guarded_set_operator(guarded_ior),
             "^=": guarded_set_operator(operator.ixor),
             "&=": guarded_set_operator(operator.iand),
-            "//=": operator.ifloordiv,
+            "//=": guarded_ifloordiv,
             "@=": guarded_imatmul,
         }
     )
@@ -1506,6 +1513,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_matmul_": guarded_matmul,
     "_lshift_": guarded_lshift,
     "_mod_": guarded_mod,
+    "_floordiv_": guarded_floordiv,
     "_inplace_": guarded_inplace,
     "_aug_item_": _guarded_aug_item,
     "_aug_attr_": _guarded_aug_attr,

@@ -58,6 +58,7 @@ from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
+from scriptgate.sandbox.guards.int_work import guarded_divmod, guarded_round
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
@@ -102,8 +103,8 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 """Every builtin name a script can use (``print`` is captured output)."""
 
 _PASS_THROUGH = (
-    "abs", "bin", "bool", "callable", "chr", "complex", "divmod", "float", "hex",
-    "int", "isinstance", "issubclass", "len", "next", "oct", "ord", "round",
+    "abs", "bin", "bool", "callable", "chr", "complex", "float", "hex",
+    "int", "isinstance", "issubclass", "len", "next", "oct", "ord",
     "Ellipsis", "NotImplemented",
 )  # fmt: skip
 
@@ -548,6 +549,8 @@ def _static() -> dict[str, Any]:
             "True": True,
             "False": False,
             "pow": guarded_pow,
+            "divmod": guarded_divmod,  # big int divisions are checked (guards.int_work)
+            "round": guarded_round,
             "format": safe_format,
             "str": SafeStr,  # str(), repr(), ascii(): render-size checked (sizeguard)
             "repr": safe_repr,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.int_work import check_gcd
+from scriptgate.sandbox.guards.int_work import check_gcd, guarded_isqrt
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -82,4 +82,5 @@ def build(run: RunWorld) -> dict[str, Any]:
         "comb": _capped(math.comb, _MAX_FACTORIAL, "comb"),
         "perm": _capped(math.perm, _MAX_FACTORIAL, "perm"),
         "pow": math.pow,
+        "isqrt": guarded_isqrt,  # quadratic in the bits (guards.int_work)
     }

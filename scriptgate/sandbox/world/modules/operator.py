@@ -16,6 +16,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards import attributes as guards
 from scriptgate.sandbox.guards.comparisons import SCALARS, compare_ok, contains_ok
+from scriptgate.sandbox.guards.int_work import guarded_floordiv
 from scriptgate.sandbox.guards.memory import guarded_add
 from scriptgate.sandbox.world.modules.common import RunWorld
 
@@ -23,14 +24,15 @@ __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
 
 _PLAIN_OPS = (
     "lt", "le", "eq", "ne", "ge", "gt", "not_", "truth", "is_", "is_not", "abs", "neg", "pos",
-    "invert", "index", "and_", "or_", "xor", "floordiv", "truediv", "sub", "rshift",
+    "invert", "index", "and_", "or_", "xor", "truediv", "sub", "rshift",
 )  # fmt: skip
 _COMPARING = frozenset({"lt", "le", "eq", "ne", "ge", "gt"})
 
 NAME = "operator"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
-    *_PLAIN_OPS, "contains", "concat", "add", "mul", "pow", "lshift", "mod", "getitem", "itemgetter",
+    *_PLAIN_OPS, "contains", "concat", "add", "mul", "pow", "lshift", "mod", "floordiv", "getitem",
+    "itemgetter",
     "attrgetter", "methodcaller",
 )  # fmt: skip
 """The members a script may use."""
@@ -104,6 +106,7 @@ def build(run: RunWorld) -> dict[str, Any]:
             "pow": guards.guarded_pow,
             "lshift": guards.guarded_lshift,
             "mod": guards.guarded_mod,
+            "floordiv": guarded_floordiv,  # big int divisions checked (guards.int_work)
             "getitem": guards._guarded_getitem,
             "itemgetter": _itemgetter,
             "attrgetter": _attrgetter,
