@@ -63,6 +63,7 @@ from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked, ticks_itself
+from scriptgate.sandbox.world.naming import name_closures, name_functions
 from scriptgate.sandbox.world.sequence_types import growing_type
 
 __all__ = [
@@ -224,6 +225,7 @@ CHARGING_NAMES = frozenset(
     | {"reversed", "iter"}
 )
 """The builtins made per run over the run's charging hook (see :func:`make_builtins`)."""
+name_closures(make_builtins, CHARGING_NAMES)  # born as `sum`, not `make_builtins.<locals>.sum_`
 
 _TEMPLATES: dict[tuple[Any, ...], dict[str, Any]] = {}
 """The run-independent part of a run's builtins, per ``(max_range, getattr, hasattr)``."""
@@ -245,6 +247,7 @@ def _template(
 
     table = dict(_STATIC)
     table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
+    name_functions(table)  # `hasattr()` in messages, not `_guarded_hasattr()`
     return table
 
 

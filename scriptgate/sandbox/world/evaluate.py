@@ -50,6 +50,7 @@ from typing import Any
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.compile.deadline import CompileClock
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME, is_private_name
+from scriptgate.sandbox.world.naming import name_closures
 
 __all__ = [
     "EVAL_ENTRY",
@@ -366,6 +367,9 @@ def make_evaluators(
     if "compile" not in set(taken):
         made["compile"] = _compile_refused
     return made
+
+
+name_closures(make_evaluators, ("eval", "exec"))  # messages name eval(), not eval_()
 
 
 def _compile_refused(*args: Any, **kwargs: Any) -> Any:

@@ -60,6 +60,7 @@ from scriptgate.sandbox.world.modules import (
     zoneinfo,
 )
 from scriptgate.sandbox.world.modules.common import RunWorld
+from scriptgate.sandbox.world.naming import name_functions
 
 __all__ = ["HOLDABLE", "MODULE_NAMES", "make_import", "make_modules"]
 
@@ -108,7 +109,9 @@ def make_modules(
             builder = _BUILDERS.get(name)
             if builder is None:
                 return None
-            module = built[name] = OpaqueNamespace(name, builder(run))
+            members = builder(run)
+            name_functions(members)  # `heappush()` in messages, not `build.<locals>.heappush()`
+            module = built[name] = OpaqueNamespace(name, members)
         return module
 
     return get
