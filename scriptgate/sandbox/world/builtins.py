@@ -39,7 +39,7 @@ import builtins as _b
 import hashlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards.attributes import (
     MAX_RANGE,
@@ -53,6 +53,7 @@ from scriptgate.sandbox.guards.attributes import (
     guarded_write,
     safe_format,
 )
+from scriptgate.sandbox.guards.boundary import register_opaque
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
 from scriptgate.sandbox.guards.constants import is_private_name
@@ -492,6 +493,40 @@ def type_of(obj: Any, /, *rest: Any) -> type:
     return checked
 
 
+_METACLASS_REFUSED = (
+    "metaclasses are not available in the sandbox (class M(type) builds classes): use a class "
+    "decorator, __init_subclass__ or a plain base class instead"
+)
+
+
+class TypeBuiltin:
+    """``type`` as a script sees it: ``type(x)``, ``isinstance(c, type)``, ``issubclass(C, type)``.
+
+    Not a class (the real ``type`` is a metaclass, whose call builds classes: F06): a script
+    cannot subclass it — ``class M(type)`` is refused with what to write instead — or read
+    anything of it; calling it is :func:`type_of`; ``isinstance``/``issubclass`` are the real
+    type's checks, so ``isinstance(int, type)`` holds as in Python.
+    """
+
+    __slots__ = ()
+    __call__ = staticmethod(type_of)  # one Python call for `type(x)`, as before
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, _b.type)
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return issubclass(cls, _b.type)
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> NoReturn:
+        raise TypeError(_METACLASS_REFUSED)
+
+    def __repr__(self) -> str:
+        return "<class 'type'>"
+
+
+TypeBuiltin.__name__ = TypeBuiltin.__qualname__ = "type"  # messages: '"mro" of type is not…'
+register_opaque([TypeBuiltin])  # holdable (`f = type`, `map(type, xs)`), no attribute readable
+
 _HASH_KEY = os.urandom(16)
 """This process's key for :func:`hash_` (so a script's hashes say nothing of the host's)."""
 
@@ -559,7 +594,7 @@ def _static() -> dict[str, Any]:
             "repr": safe_repr,
             "ascii": safe_ascii,
             "__build_class__": _b.__build_class__,
-            "type": type_of,
+            "type": TypeBuiltin(),
             "hash": hash_,
             "vars": script_vars,  # instances of the script's own classes (guards.script_classes)
             "setattr": _SETATTR[0],
