@@ -197,7 +197,12 @@ ATTACKS: list[Attack] = [
     _a("json-codecs", "7.3-module-graph", "import json\njson.codecs", "runtime"),
     _a("json-function-globals", "7.3-module-graph", "import json\ngetattr(json.loads, '__globals__')", "runtime"),
     _a("import-os", "7.3-module-graph", "import os", "runtime", "not available"),
-    _a("import-sys", "7.3-module-graph", "import sys", "runtime"),
+    # `import sys` is a stand-in of plain values (world/modules/sys.py): the host's is unreachable
+    _a("import-sys-modules", "7.3-module-graph", "import sys\nsys.modules", "runtime", "has no attribute"),
+    _a("import-sys-stdout", "7.3-module-graph", "import sys\nsys.stdout", "runtime", "print(...) writes"),
+    _a("import-sys-settrace", "7.3-module-graph", "import sys\nsys.settrace", "runtime", "has no attribute"),
+    _a("import-sys-getframe", "7.3-module-graph", "from sys import _getframe", "runtime", "cannot import name"),
+    _a("import-sys-values", "7.3-module-graph", "import sys\nsys.setrecursionlimit(10)\n[type(sys.maxsize).__name__, type(sys.version_info).__name__]", "ok", value=["int", "tuple"]),
     _a("import-builtins", "7.3-module-graph", "import builtins", "rejected", "reserved"),
     _a("import-builtins-alias", "7.3-module-graph", "import builtins as b", "rejected"),
     _a("import-shutil", "7.3-module-graph", "import shutil", "runtime", "not available"),

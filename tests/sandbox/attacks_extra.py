@@ -145,7 +145,7 @@ EXTRA_ATTACKS: list[Any] = [
     # -- §7.3: imports and module attribute graphs ----------------------------------------------
     *[_a(f"import-{m}", "7.3-module-graph", f"import {m}", "runtime", "not available") for m in _FORBIDDEN_MODULES],
     _a("import-underscore-module", "7.3-module-graph", "import _thread", "runtime", "_thread"),
-    _a("import-alias", "7.3-module-graph", "import sys as s", "runtime", "not available"),
+    _a("import-alias", "7.3-module-graph", "import os as s", "runtime", "not available"),
     _a("import-inside-function", "7.3-module-graph", "def f():\n    import os\n    return os\nf()", "runtime", "not available"),
     _a("import-fullwidth-name", "7.3-module-graph", "import ｏｓ", "runtime", "not available"),
     _a("from-os-import", "7.3-module-graph", "from os import system", "runtime", "not available"),

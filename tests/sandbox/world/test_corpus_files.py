@@ -46,7 +46,6 @@ FINDINGS: dict[str, str] = {
 # the model what to write instead (the substring given here).
 REFUSED: dict[str, str] = {
     "rc-generator-send": "keep the state in a class with a method instead",
-    "fr-gen-expression-sum": "importable: ",  # an unused `import sys`
 }
 
 

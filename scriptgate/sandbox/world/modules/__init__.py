@@ -52,6 +52,7 @@ from scriptgate.sandbox.world.modules import (
     re,
     statistics,
     string,
+    sys,
     textwrap,
     time,
     typing,
@@ -68,7 +69,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     json, math, re, datetime, time, itertools, collections, statistics, random, string,
     functools, typing, heapq, bisect, operator, copy, textwrap, base64, hashlib,
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
-    calendar, cmath,
+    calendar, cmath, sys,
     asyncio,
     dataclasses, enum, abc, contextlib,
 )  # fmt: skip
@@ -87,6 +88,41 @@ _BUILDERS: dict[str, Callable[[RunWorld], dict[str, Any]]] = {
 _IMPORTABLE = frozenset(_BUILDERS)
 _C_INTERNAL = datetime.C_INTERNAL_IMPORTS
 _EMPTY = OpaqueNamespace("internal", {})
+
+
+MISSING_HINTS: dict[str, dict[str, str]] = {
+    "sys": sys.HINTS,
+    "asyncio": {
+        "timeout": "use await asyncio.wait_for(work(), timeout=seconds)",
+        "get_event_loop": "the event loop is the host's: use asyncio.create_task, gather, "
+        "wait_for and sleep",
+        "get_running_loop": "the event loop is the host's: use asyncio.create_task, gather, "
+        "wait_for and sleep",
+        "new_event_loop": "the event loop is the host's: call asyncio.run(main()) once",
+        "run_until_complete": "call asyncio.run(main()) once",
+        "wait": "use await asyncio.gather(*aws) or asyncio.as_completed(aws)",
+        "Future": "use asyncio.create_task(work()) or an asyncio.Event",
+    },
+    "json": {
+        "JSONEncoder": "pass default=fn to json.dumps (json.dumps(obj, default=str))",
+        "JSONDecoder": "pass object_hook=fn to json.loads",
+        "load": "read the text through a tool, then json.loads(text)",
+        "dump": "json.dumps(obj) gives the text; write it through a tool",
+    },
+    "time": {"process_time": "use time.perf_counter()"},
+}
+"""Members a stand-in leaves out that models reach for, and what to write instead."""
+
+
+def _missing(module: str) -> Callable[[str], Exception]:
+    hints = MISSING_HINTS.get(module, {})
+
+    def missing(name: str) -> Exception:
+        hint = hints.get(name)
+        text = f"module {module!r} has no attribute {name!r}"
+        return AttributeError(f"{text} in the sandbox: {hint}" if hint else text)
+
+    return missing
 
 
 def make_modules(
@@ -111,7 +147,7 @@ def make_modules(
                 return None
             members = builder(run)
             name_functions(members)  # `heappush()` in messages, not `build.<locals>.heappush()`
-            module = built[name] = OpaqueNamespace(name, members)
+            module = built[name] = OpaqueNamespace(name, members, missing=_missing(name))
         return module
 
     return get
@@ -147,9 +183,12 @@ def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..
         allowed = MODULE_NAMES.get(name, ("annotations",))
         for item in fromlist or ():
             if item not in allowed:
+                hint = MISSING_HINTS.get(name, {}).get(item)
                 raise ImportError(
-                    f"cannot import name {item!r} from {name!r} (the sandbox's {name} exposes: "
-                    f"{', '.join(allowed)})"
+                    f"cannot import name {item!r} from {name!r} in the sandbox: {hint}"
+                    if hint
+                    else f"cannot import name {item!r} from {name!r} (the sandbox's {name} "
+                    f"exposes: {', '.join(allowed)})"
                 )
         return module
 

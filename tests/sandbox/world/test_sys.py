@@ -1,0 +1,60 @@
+"""The ``sys`` stand-in (issue 14): plain values, a no-op ``setrecursionlimit``, hints (both modes).
+
+Models write ``import sys`` out of habit (the fresh corpus's one refusal was an unused one)
+and call ``sys.setrecursionlimit(10**6)`` before recursive solutions. The host's ``sys``
+acts on the whole process, so the script gets values only; what is left out says what to
+write instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from sandbox_support import refused, value
+
+from scriptgate.sandbox.sandbox import Sandbox
+
+
+def test_sys_values_are_the_hosts_constants(sandbox: Sandbox) -> None:
+    got = value(
+        sandbox,
+        "import sys\n[sys.maxsize, list(sys.version_info[:2]), sys.version_info >= (3, 8), "
+        "sys.byteorder, sys.platform, sys.hexversion]",
+    )
+    assert got == [
+        sys.maxsize,
+        list(sys.version_info[:2]),
+        True,
+        sys.byteorder,
+        sys.platform,
+        sys.hexversion,
+    ]
+
+
+def test_sys_setrecursionlimit_changes_nothing(sandbox: Sandbox) -> None:
+    before = sys.getrecursionlimit()
+    source = (
+        "import sys\nsys.setrecursionlimit(10**6)\n"
+        "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\ndepth(100)"
+    )
+    assert value(sandbox, source) == 100
+    assert sys.getrecursionlimit() == before  # the host's limit is untouched
+    endless = "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)"
+    refused(sandbox, endless, "recursion")  # the sandbox's own depth still stops it
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("import sys\nsys.exit(1)", "instead of sys.exit()"),
+        ("import sys\nprint('x', file=sys.stderr)", "print(...) writes the script's output"),
+        ("import sys\nsys.argv", "scripts have no command line"),
+        ("from sys import exit", "instead of sys.exit()"),
+        ("import sys\nsys.setrecursionlimit('x')", "cannot be interpreted as an integer"),
+        ("import asyncio\nasyncio.timeout(1)", "asyncio.wait_for"),
+        ("from json import JSONEncoder", "default=fn"),
+    ],
+)
+def test_sys_left_out_members_say_what_to_write(sandbox: Sandbox, source: str, words: str) -> None:
+    refused(sandbox, source, words)
