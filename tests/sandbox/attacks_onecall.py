@@ -239,6 +239,8 @@ RENDER_SCOPE_ATTACKS = [
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
 
 _F12_BIG = "a = 3 ** 500000\nb = 7 ** 400000\n"
+_F10_HEAVY = "a = int('f' * 2_000_000, 16)\nL = [a, a - 1] * 10_000\ns = 'a' * 5_000_000\nS = [s + 'b', s] * 1000\n"
+"""Large scalars repeated: 8 M-bit ints equal but for the last digit, and 5 MB strings."""
 _F9_HUGE = "x = int('f' * 1_000_000, 16)\ny = int('f' * 500_000, 16)\n"
 """A 4 M-bit and a 2 M-bit int from hex text: their division is about 8 s of C."""
 QUADRATIC_INT_ATTACKS = [
@@ -259,6 +261,12 @@ QUADRATIC_INT_ATTACKS = [
     _a("f9-hex-int-round-huge", "8-cpu", _F9_HUGE + "round(x, -300_000)", "limit", "take too long"),
     _a("f9-round-power-huge", "8-memory", _F9_HUGE + "round(x, -1_200_000)", "limit", "too large"),
     _a("f9-round-tiny-power-of-ten", "8-cpu", "[round(5, -10**7), round(-7, -10**9), round(1234, -2)]", "ok", value=[0, 0, 1200]),
+    # -- findings10 F02/F03/F06: C loops comparing large scalars, weighed before they run -------------
+    *[_a(f"f10-heavy-scalars-{name}", "8-cpu", _F10_HEAVY + call, "limit", "would take too long")
+      for name, call in (("sorted", "sorted(L)"), ("sort", "L.sort()"), ("max", "max(L)"), ("min", "min(L)"),
+                         ("heapify", "import heapq\nheapq.heapify(L)"), ("median", "import statistics\nstatistics.median(L)"),
+                         ("count", "L.count(a)"), ("in", "a in L"), ("sorted-strs", "sorted(S)"), ("max-strs", "max(S)"))],
+    _a("f10-heavy-scalars-ok", "8-cpu", "a = (1 << 5000) + 1\nL = [a + i for i in range(50)]\n[sorted(L)[0] == a, max(L) == a + 49, sum(L) == 50 * a + 1225, min(['b' * 300, 'a' * 300])[0]]", "ok", value=[True, True, True, "a"]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
@@ -274,6 +282,8 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f7-c-loop-of-slow-calls-deque", "8-cpu", _F06 + "import collections\ncollections.deque(map(s.count, ['b'] * 5000), maxlen=0)", "limit", _TIMED_OUT),
     _a("f7-c-loop-of-slow-calls-starmap", "8-cpu", _F06 + "import itertools\nlist(itertools.starmap(s.count, [('b',)] * 5000))", "limit", _TIMED_OUT),
     _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
+    _a("f10-sum-of-big-ints", "8-cpu", "a = int('f' * 2_000_000, 16)\nsum([a] * 20_000)", "limit", _TIMED_OUT),
+    _a("f10-sum-of-big-ints-view", "8-cpu", "a = int('f' * 2_000_000, 16)\nd = dict.fromkeys(range(20_000), a)\nsum(d.values())", "limit", _TIMED_OUT),
     _a("f9-big-division-loop", "8-cpu", "x = (1 << 200_000) - 1\ny = (1 << 100_000) + 3\nfor i in range(5000):\n    q = x // y", "limit", _TIMED_OUT),
     _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),

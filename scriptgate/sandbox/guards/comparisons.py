@@ -87,6 +87,7 @@ __all__ = [
     "contains_ok",
     "hash_ok",
     "items_ok",
+    "light_scalars",
     "log2_ceiling",
     "measure",
     "operand_ok",
@@ -186,11 +187,22 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
             if max(map(len, bucket), default=0) > _HEAVY:
                 return False
         elif kind is int:
-            if max(map(abs, bucket), default=0) >= _HEAVY_INT:
+            if _heavy_int_in(bucket):
                 return False
         elif max(map(_sizeof, bucket), default=0) > _HEAVY:
             return False
     return True
+
+
+def light_scalars(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether ``items`` are scalars none of which is large: C compares them in bounded time.
+
+    The fast path of ``sorted``/``min``/``max``/``heapify``: ``[a, a - 1] * 10000`` of
+    8 M-bit ints is scalars too, and sorted for 8 s in one C call (findings10 F02/F03/F06);
+    those go to :func:`items_ok`, which weighs each large scalar by its size.
+    """
+    kinds = set(map(type, items))
+    return kinds <= SCALARS and _light(items if type(items) is list else list(items), kinds)
 
 
 _FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
@@ -227,8 +239,27 @@ _DICTS: Final = frozenset({dict})
 _RECURSIVE_EXACT: Final = _SEQUENCES | _MAPPINGS
 _HEAVY: Final = 256
 """Bytes above which a scalar's comparison or hash is weighed by its size."""
-_HEAVY_INT: Final = 1 << (_HEAVY * 8)
-"""Ints from this magnitude on are weighed (``abs`` and ``max`` in C: cheaper than ``bit_length``)."""
+_HEAVY_BITS: Final = _HEAVY * 8
+"""Ints of this many bits on are weighed."""
+_bit_length = int.bit_length
+
+
+def _heavy_int_in(numbers: Iterable[Any]) -> bool:
+    """Whether an int of ``numbers`` (ints and floats; ``TypeError`` for anything else) is heavy.
+
+    Compares sizes, never values: ``max(map(abs, ...))`` compared the ints themselves, and
+    ints of millions of bits that differ in their last digit (``[a, a - 1] * 10000``) made
+    the check itself the quadratic C work it guards against (findings10 F03), and ``abs``
+    of a negative one copies it. ``int.bit_length`` reads the size and the top digit.
+    """
+    try:
+        return max(map(_bit_length, numbers), default=0) > _HEAVY_BITS
+    except TypeError:  # a float or a complex among them: weigh the ints alone
+        values = numbers if isinstance(numbers, list) else list(numbers)
+        ints = [value for value in values if type(value) is not float]
+        return max(map(_bit_length, ints), default=0) > _HEAVY_BITS
+
+
 _UNIT_SHIFT: Final = 6
 """A large scalar weighs one item per 64 bytes (a memcmp or digit scan of that length)."""
 _sizeof = sys.getsizeof
@@ -499,12 +530,11 @@ def items_ok(items: Iterable[Any]) -> bool:
     kinds = set(map(type, values))
     if kinds == _JUST_TUPLES:
         try:
-            # short tuples of ints (`key=lambda r: (-r['score'], r['id'])`): two C passes.
-            # `abs` refuses every item that is not a number; a script class cannot define
-            # `__abs__`, so no code of the script's runs here (exact tuples: no `__len__`)
-            if (
-                max(map(len, values), default=0) <= SMALL
-                and max(map(abs, _chain_items(values)), default=0) < _HEAVY_INT
+            # short tuples of numbers (`key=lambda r: (-r['score'], r['id'])`): C passes.
+            # `int.bit_length` refuses every item that is not an int (floats are weighed
+            # apart); no code of the script's runs here (exact tuples: no `__len__`)
+            if max(map(len, values), default=0) <= SMALL and not _heavy_int_in(
+                list(_chain_items(values))
             ):
                 return True
         except TypeError:
@@ -520,7 +550,7 @@ def items_ok(items: Iterable[Any]) -> bool:
             inner_kinds = set(map(type, _chain_items(tuples)))
             if inner_kinds <= _NUMBERS:
                 # numbers only (`key=lambda r: (-r['score'], r['id'])`): one pass, no list
-                if max(map(abs, _chain_items(tuples)), default=0) < _HEAVY_INT:
+                if not _heavy_int_in(list(_chain_items(tuples))):
                     return True
             elif inner_kinds <= SCALARS and _light(list(_chain_items(tuples)), inner_kinds):
                 return True  # each comparison visits at most SMALL small plain items

@@ -55,7 +55,7 @@ from scriptgate.sandbox.guards.attributes import (
 )
 from scriptgate.sandbox.guards.boundary import register_opaque
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
-from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok
+from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok, light_scalars
 from scriptgate.sandbox.guards.constants import is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
@@ -63,7 +63,14 @@ from scriptgate.sandbox.guards.int_work import guarded_divmod, guarded_round
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
-from scriptgate.sandbox.guards.ticking import TickedFilter, TickedMap, ticked, ticks_itself
+from scriptgate.sandbox.guards.ticking import (
+    SUM_PIECE,
+    TickedFilter,
+    TickedMap,
+    pieced_sum,
+    ticked,
+    ticks_itself,
+)
 from scriptgate.sandbox.world.naming import name_closures, name_functions
 from scriptgate.sandbox.world.sequence_types import growing_type
 
@@ -154,14 +161,17 @@ def make_builtins(
         if type(start) is list or type(start) is tuple:
             # sizeguard.sequence_sum: linear, charged, size-checked (not CPython's quadratic loop)
             return sequence_sum(charge(iterable), start, charge, MAX_SEQUENCE)
-        return _b.sum(charge(iterable), start)
+        if (type(iterable) is list or type(iterable) is tuple) and _b.len(iterable) <= SUM_PIECE:
+            return _b.sum(charge(iterable), start)  # the common case: one short C call
+        # big ints (or a shared one repeated) add in ticked pieces (findings10 F01)
+        return pieced_sum(charge(iterable), start, charge)
 
     def sorted_(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
         # a new list sorted in place, as Python's sorted() does; the comparisons
         # (of the items, or of the keys) are bounded first (guards.checked_sort)
         items = _b.list(growth_checked(charge(charge_copy(iterable, "list")), "list"))
-        if key is None and _SCALARS.issuperset(_b.map(type, items)):
-            items.sort(reverse=reverse)  # the common case: scalars compare in bounded time
+        if key is None and light_scalars(items):
+            items.sort(reverse=reverse)  # the common case: small scalars compare in bounded time
         else:
             checked_sort(items, items.sort, {"key": key, "reverse": reverse})
         return items
@@ -274,7 +284,7 @@ def _selected(
         items = values[0] if _b.len(values) == 1 else values
         if type(items) not in _SEQUENCES:
             items = _b.list(growth_checked(charge_copy(items, "list"), "list"))  # F08
-        if not _SCALARS.issuperset(_b.map(type, items)):
+        if not light_scalars(items):
             items_ok(items)
         return real(items)
     if not values or not kwargs.keys() <= _SELECT_KEYWORDS:

@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Iterator
 from typing import Any
 
-from scriptgate.sandbox.guards.comparisons import SCALARS, items_ok, operand_ok
+from scriptgate.sandbox.guards.comparisons import SCALARS, items_ok, light_scalars, operand_ok
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.ticking import ticked
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -35,7 +35,7 @@ def _item(value: Any) -> Any:
 
 
 def _all(items: list[Any]) -> list[Any]:
-    if len(items) > 1 and not SCALARS.issuperset(map(type, items)):
+    if len(items) > 1 and not light_scalars(items):
         items_ok(items)
     return items
 
