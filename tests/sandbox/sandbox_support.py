@@ -7,8 +7,8 @@ not importable by plain name otherwise).
 - :func:`load` loads a data module of ``tests/sandbox/`` (``attacks.py``,
   ``attacks_extra.py``…) once, under ``scriptgate_tests_sandbox_<stem>``, so every test
   file sees the same module object (one ``Attack`` class).
-- :data:`MODES` and :func:`sandboxes`: one sandbox per isolation mode for a test module
-  (``tests/sandbox/world/conftest.py`` makes the ``sandbox`` fixture of it).
+- :data:`MODES`: both isolation modes (``tests/sandbox/world/conftest.py`` makes the
+  ``sandbox`` fixture of them).
 - :func:`value`, :func:`refused`, :func:`plain`, :func:`jsonish`, :func:`same_as_python`:
   a script's last value, its refusal, and plain CPython's answer for the same source.
 - :class:`EchoTool`: a host ``echo`` tool that counts every execution (the dead-after-run,
@@ -22,16 +22,13 @@ from __future__ import annotations
 import gc
 import importlib.util
 import sys
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.result import ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
 __all__ = [
@@ -44,7 +41,6 @@ __all__ = [
     "plain",
     "refused",
     "same_as_python",
-    "sandboxes",
     "value",
 ]
 
@@ -66,15 +62,6 @@ def load(file: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
-
-
-def sandboxes(
-    request: pytest.FixtureRequest, timeout: float = 10, tools: Sequence[Any] = ()
-) -> Iterator[Sandbox]:
-    """One sandbox for the mode ``request.param`` (closed after the module)."""
-    box = Sandbox(list(tools), limits=Limits(timeout=timeout), isolation=request.param)
-    yield box
-    box.close()
 
 
 def value(box: Sandbox, source: str) -> Any:
