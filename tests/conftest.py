@@ -24,9 +24,13 @@ SLOW_FILES = (
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of a :data:`SLOW_FILES` file ``slow``."""
+    """Mark every test of a :data:`SLOW_FILES` file ``slow`` (each file matched once)."""
+    slow: dict[str, bool] = {}
     for item in items:
-        if any(fnmatch(Path(str(item.fspath)).name, pattern) for pattern in SLOW_FILES):
+        name = Path(str(item.fspath)).name
+        if name not in slow:
+            slow[name] = any(fnmatch(name, pattern) for pattern in SLOW_FILES)
+        if slow[name]:
             item.add_marker(pytest.mark.slow)
 
 

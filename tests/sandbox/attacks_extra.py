@@ -47,10 +47,10 @@ _attacks = base()
 Attack = _attacks.Attack
 _UNSET: Any = _attacks._UNSET
 
-DEADLINE_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=0.5)
+DEADLINE_LIMITS = replace(_attacks.ATTACK_LIMITS, timeout=0.3)
 """The limits :data:`DEADLINE_ATTACKS` run under (both modes): a short deadline."""
 MEMORY_LIMITS = replace(
-    _attacks.ATTACK_LIMITS, timeout=20.0, max_steps=None, memory_bytes=384 << 20
+    _attacks.ATTACK_LIMITS, timeout=20.0, max_steps=None, memory_bytes=128 << 20
 )
 """The limits :data:`MEMORY_ATTACKS` run under (both modes): a small memory budget."""
 

@@ -7,35 +7,40 @@ not importable by plain name otherwise).
 - :func:`load` loads a data module of ``tests/sandbox/`` (``attacks.py``,
   ``attacks_extra.py``…) once, under ``scriptgate_tests_sandbox_<stem>``, so every test
   file sees the same module object (one ``Attack`` class).
-- :data:`MODES` and :func:`sandboxes`: one sandbox per isolation mode for a test module
-  (``tests/sandbox/world/conftest.py`` makes the ``sandbox`` fixture of it).
+- :data:`MODES`: both isolation modes (``tests/sandbox/world/conftest.py`` makes the
+  ``sandbox`` fixture of them).
 - :func:`value`, :func:`refused`, :func:`plain`, :func:`jsonish`, :func:`same_as_python`:
   a script's last value, its refusal, and plain CPython's answer for the same source.
+- :class:`EchoTool`: a host ``echo`` tool that counts every execution (the dead-after-run,
+  closed-generator and ``eval``/``exec`` tests compare it with the run's records).
+- :func:`corpus_runs_as_written`: a corpus script of ``world/test_corpus_files.py`` runs
+  and gives plain Python's value (the class-idiom tests).
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import sys
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
-from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.runtime.tool import AgentTool
+from scriptgate.runtime.types import AgentToolResult, TextContent
+from scriptgate.sandbox.result import ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
 __all__ = [
     "HERE",
     "MODES",
+    "EchoTool",
+    "corpus_runs_as_written",
     "jsonish",
     "load",
     "plain",
     "refused",
     "same_as_python",
-    "sandboxes",
     "value",
 ]
 
@@ -57,15 +62,6 @@ def load(file: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
-
-
-def sandboxes(
-    request: pytest.FixtureRequest, timeout: float = 10, tools: Sequence[Any] = ()
-) -> Iterator[Sandbox]:
-    """One sandbox for the mode ``request.param`` (closed after the module)."""
-    box = Sandbox(list(tools), limits=Limits(timeout=timeout), isolation=request.param)
-    yield box
-    box.close()
 
 
 def value(box: Sandbox, source: str) -> Any:
@@ -110,3 +106,49 @@ def jsonish(obj: Any) -> Any:
 def same_as_python(box: Sandbox, source: str) -> None:
     """The script runs and its last value is plain Python's."""
     assert value(box, source) == jsonish(plain(source))
+
+
+def corpus_runs_as_written(box: Sandbox, name: str) -> None:
+    """Corpus script ``name`` (no longer a finding) runs and its value is plain Python's."""
+    corpus = load("world/test_corpus_files.py")
+    assert name not in corpus.FINDINGS
+    style, source = corpus.CORPUS[name]
+    result = box.run_sync(source)
+    assert result.ok, result.error
+    assert result.value == corpus.plain(style, source)
+
+
+class EchoTool:
+    """A host tool ``echo`` that records the params of every execution in :attr:`executed`.
+
+    Its result is ``{key: params}`` with the text ``text``. Tests compare
+    :attr:`executed` with the run's call records: an execution no run recorded is script
+    code the host ran outside a run.
+    """
+
+    def __init__(self, key: str = "args", text: str = "echoed") -> None:
+        self.executed: list[Any] = []
+        """The params of every execution, in order."""
+        self._key = key
+        self._text = text
+        self.tool = AgentTool(
+            name="echo",
+            description="Echo the arguments.",
+            parameters={"type": "object", "additionalProperties": True},
+            execute=self._execute,
+            output_schema={"type": "object"},
+        )
+        """The tool to hand to a :class:`Sandbox`."""
+
+    def _execute(
+        self, tool_call_id: str, params: Any, signal: Any, on_update: Any
+    ) -> AgentToolResult:
+        self.executed.append(params)
+        return AgentToolResult(
+            content=(TextContent(self._text),), structured_content={self._key: params}
+        )
+
+    def unrecorded(self, before: int, *recorded: int) -> list[Any]:
+        """Executions past ``before`` beyond the ``recorded`` counts (after a ``gc``)."""
+        gc.collect()
+        return self.executed[before + sum(recorded) :]

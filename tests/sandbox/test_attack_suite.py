@@ -49,19 +49,27 @@ _ONLY_THE_DEADLINE_ENDS = {
     "hash-flood-loop",
     "x-hash-flood-set-add",
     "x-hash-flood-dict",
+    "x-async-endless-gather",
 }
 """Attacks of the lists above that nothing but the deadline ends: run under the short one."""
+_ONLY_THE_MEMORY_BUDGET_ENDS = {"x-memory-growth-append"}
+"""Attacks of the lists above that only the memory budget ends: run under the small one."""
 DEADLINE: list[Any] = [
     *extra.DEADLINE_ATTACKS,
     *stand_ins.MODULE_DEADLINE_ATTACKS,
     *onecall.HOST_LOOP_DEADLINE_ATTACKS,
     *(a for a in BOTH_MODES if a.id in _ONLY_THE_DEADLINE_ENDS),
 ]
-BOTH_MODES = [a for a in BOTH_MODES if a.id not in _ONLY_THE_DEADLINE_ENDS]
 MEMORY: list[Any] = [
     *extra.MEMORY_ATTACKS,
     *stand_ins.MODULE_MEMORY_ATTACKS,
     *onecall.ONE_CALL_MEMORY_ATTACKS,
+    *(a for a in BOTH_MODES if a.id in _ONLY_THE_MEMORY_BUDGET_ENDS),
+]
+BOTH_MODES = [
+    a
+    for a in BOTH_MODES
+    if a.id not in _ONLY_THE_DEADLINE_ENDS and a.id not in _ONLY_THE_MEMORY_BUDGET_ENDS
 ]
 PROCESS_ONLY: list[Any] = list(extra.PROCESS_ONLY_ATTACKS)
 # Process-only attacks run to a deadline or a memory cap: keep both small.

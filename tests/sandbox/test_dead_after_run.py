@@ -9,32 +9,17 @@ later run — shows up as an execution no run recorded.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from sandbox_support import EchoTool
 
-from scriptgate.runtime.tool import AgentTool
-from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
-_EXECUTED: list[Any] = []
-
-
-def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
-    _EXECUTED.append(params)
-    return AgentToolResult(content=(TextContent("echoed"),), structured_content={"args": params})
-
-
-_TOOL = AgentTool(
-    name="echo",
-    description="Echo the arguments.",
-    parameters={"type": "object", "additionalProperties": True},
-    execute=_echo,
-    output_schema={"type": "object"},
-)
+_ECHO = EchoTool()
+_TOOL = _ECHO.tool
+_EXECUTED = _ECHO.executed
 
 _CLASSES = """
 class A:
@@ -116,9 +101,7 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     box.close()
 
 
-def _unrecorded(before: int, *recorded: int) -> list[Any]:
-    gc.collect()
-    return _EXECUTED[before + sum(recorded) :]
+_unrecorded = _ECHO.unrecorded
 
 
 @pytest.mark.parametrize("case", list(_AFTER_THE_RUN), ids=str)

@@ -12,28 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sandbox_support import EchoTool
 
-from scriptgate.runtime.tool import AgentTool
-from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 from scriptgate.sandbox.world.evaluate import MAX_EVAL_DEPTH, MAX_EVAL_SOURCE
 
-_CALLS: list[Any] = []
-
-
-def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
-    _CALLS.append(params)
-    return AgentToolResult(content=(TextContent("ok"),), structured_content={"said": params})
-
-
-_TOOL = AgentTool(
-    name="echo",
-    description="Echo the arguments.",
-    parameters={"type": "object", "additionalProperties": True},
-    execute=_echo,
-    output_schema={"type": "object"},
-)
+_ECHO = EchoTool(key="said", text="ok")
+_TOOL = _ECHO.tool
 
 _LIMITS = Limits(timeout=5.0, max_recursion=100)
 

@@ -19,28 +19,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sandbox_support import EchoTool
 
-from scriptgate.runtime.tool import AgentTool
-from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
-_EXECUTED: list[Any] = []
-
-
-def _echo(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
-    _EXECUTED.append(params)
-    return AgentToolResult(content=(TextContent("echoed"),), structured_content={"args": params})
-
-
-_TOOL = AgentTool(
-    name="echo",
-    description="Echo the arguments.",
-    parameters={"type": "object", "additionalProperties": True},
-    execute=_echo,
-    output_schema={"type": "object"},
-)
+_ECHO = EchoTool()
+_TOOL = _ECHO.tool
+_EXECUTED = _ECHO.executed
 
 _GEN = """
 def gen():
@@ -102,9 +89,7 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     box.close()
 
 
-def _unrecorded(before: int, *recorded: int) -> list[Any]:
-    gc.collect()
-    return _EXECUTED[before + sum(recorded) :]
+_unrecorded = _ECHO.unrecorded
 
 
 @pytest.mark.parametrize("case", list(_SUSPENDED), ids=str)

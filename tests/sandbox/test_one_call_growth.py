@@ -1,7 +1,8 @@
 """A single C call must not grow the host by more than the memory budget (issue 13 §2).
 
 Runs scripts of :data:`one_call_growth.ONE_CALL` in a fresh subprocess (see that module)
-in-process under a 96 MiB budget and asserts that each was stopped (a limit, a refusal or
+in-process under a 32 MiB budget (the harness's 96 MiB for a script whose set-up alone
+needs more: :data:`_FULL_BUDGET`) and asserts that each was stopped (a limit, a refusal or
 a runtime error) with the host's allocations during the run below the budget. The
 subprocess caps its address space, so a regression fails here with ``MemoryError``
 instead of taking the machine.
@@ -47,9 +48,18 @@ _CHECKED = [
 ]
 
 
+_BUDGET = 32 << 20
+"""The budget of a checked run: a third of the harness's, so each run reaches it (and is
+stopped) three times sooner under ``tracemalloc``; every set-up but :data:`_FULL_BUDGET`'s
+stays well below it (8 MB strings and bytes at most)."""
+_FULL_BUDGET = frozenset({"lying-list-copies"})
+"""Scripts run under the harness's own budget: the lying list is 32 MB before its first copy."""
+
+
 @pytest.mark.parametrize("name", _CHECKED)
 def test_one_call_growth_stays_within_the_memory_budget(name: str) -> None:
     harness = _harness()
-    row = harness._one(name, harness.BUDGET, 60.0)
+    budget = harness.BUDGET if name in _FULL_BUDGET else _BUDGET
+    row = harness._one(name, budget, 60.0)
     assert row.kind in ("limit", "runtime"), row
-    assert 0 <= row.peak <= harness.BUDGET, row
+    assert 0 <= row.peak <= budget, row

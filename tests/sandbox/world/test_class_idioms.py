@@ -9,14 +9,12 @@ attack on its door and the refusals, whose messages say what to write instead.
 from __future__ import annotations
 
 import pytest
-from sandbox_support import load, refused, same_as_python
+from sandbox_support import corpus_runs_as_written, refused, same_as_python
 
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import RunEnded
 from scriptgate.sandbox.guards.script_classes import prepare_namespace
 from scriptgate.sandbox.sandbox import Sandbox
-
-corpus = load("world/test_corpus_files.py")
 
 FEATURES = {
     "alias-dunders": (
@@ -97,11 +95,7 @@ CORPUS_NAMES = (
 
 @pytest.mark.parametrize("name", CORPUS_NAMES)
 def test_class_idioms_corpus_scripts_run_as_written(sandbox: Sandbox, name: str) -> None:
-    assert name not in corpus.FINDINGS
-    style, source = corpus.CORPUS[name]
-    result = sandbox.run_sync(source)
-    assert result.ok, result.error
-    assert result.value == corpus.plain(style, source)
+    corpus_runs_as_written(sandbox, name)
 
 
 REFUSALS = {

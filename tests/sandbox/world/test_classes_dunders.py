@@ -11,13 +11,12 @@ doors are in ``tests/sandbox/attacks_boundary.py`` (``b-dunder-*``).
 from __future__ import annotations
 
 import pytest
-from sandbox_support import load, refused, same_as_python
+from sandbox_support import corpus_runs_as_written, refused, same_as_python
 
 from scriptgate.sandbox.guards.script_classes import InstanceDict, read_dunder
 from scriptgate.sandbox.sandbox import Sandbox
 
 SANDBOX_TIMEOUT = 20
-corpus = load("world/test_corpus_files.py")
 
 
 FEATURES = {
@@ -129,13 +128,7 @@ CORPUS_NAMES = (
 
 @pytest.mark.parametrize("name", CORPUS_NAMES)
 def test_classes_dunders_corpus_scripts_run_as_written(sandbox: Sandbox, name: str) -> None:
-    # test_corpus_files runs every script in-process (and a sample in process mode): these
-    # run here in both modes, compared with plain Python as that file compares them
-    assert name not in corpus.FINDINGS
-    style, source = corpus.CORPUS[name]
-    result = sandbox.run_sync(source)
-    assert result.ok, result.error
-    assert result.value == corpus.plain(style, source)
+    corpus_runs_as_written(sandbox, name)
 
 
 REFUSALS = {
