@@ -113,7 +113,12 @@ from scriptgate.sandbox.guards.feeds import (
     needs_feed,
 )
 from scriptgate.sandbox.guards.generators import delegate
-from scriptgate.sandbox.guards.int_work import check_division, guarded_floordiv, guarded_ifloordiv
+from scriptgate.sandbox.guards.int_work import (
+    check_division,
+    check_product,
+    guarded_floordiv,
+    guarded_ifloordiv,
+)
 from scriptgate.sandbox.guards.lengths import base_len, exact_copy
 from scriptgate.sandbox.guards.memory import (
     CHECK_FROM,
@@ -725,8 +730,10 @@ def guarded_mul(a: Any, b: Any) -> Any:
     if ta is float or tb is float:
         return a * b
     if ta is int and tb is int:
-        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+        a_bits, b_bits = a.bit_length(), b.bit_length()
+        if a_bits + b_bits > MAX_INT_BITS:
             _too_big("an int product")
+        check_product(a_bits, b_bits)  # milliseconds of C: the deadline first (int_work)
         return a * b
     length = _seq_len(a)
     if length is not None:

@@ -17,7 +17,8 @@ CPython's 30-bit digits (divisor digits x quotient digits) before the call: past
 :data:`CHECK_WORK` (about a millisecond) the run's budget is checked first (deadline,
 abort, steps), so a loop of big divisions stops within one division of its deadline; past
 :data:`MAX_DIVISION_WORK` (two ints of a million bits, about 0.5 s) the call is refused.
-Divisions by a small divisor are linear and never checked.
+Divisions by a small divisor are linear and never checked. Big products (Karatsuba, ~10 ms
+for two 500 k-bit ints) check the budget the same way (:func:`check_product`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "check_division",
     "check_from_bytes",
     "check_gcd",
+    "check_product",
     "guarded_divmod",
     "guarded_floordiv",
     "guarded_ifloordiv",
@@ -73,6 +75,8 @@ def check_from_bytes(length: int) -> None:
 
 CHECK_WORK = 1 << 20
 """Digit operations (30-bit digits) past which a division checks the run's budget first."""
+PRODUCT_CHECK_WORK = 1 << 22
+"""Digit pairs (30-bit digits) past which a product checks the run's budget first (~1 ms)."""
 MAX_DIVISION_WORK = 300_000_000
 """Most digit operations one division may cost: a 1,000,000-bit int by a 500,000-bit one."""
 MAX_ROUND_POWER_BITS = 1_000_000
@@ -105,6 +109,16 @@ def _check_budget() -> None:
     charge = run_charge()
     if charge is not None:
         charge(TICK_STEPS)  # the deadline and the abort, before a C call of milliseconds
+
+
+def check_product(a_bits: int, b_bits: int) -> None:
+    """Before ``a * b`` of ints of these sizes: check the budget when it is milliseconds of C.
+
+    A product of two 500 k-bit ints is ~10 ms of Karatsuba; a loop of them was checked
+    only at its tick chunk's end (256 products: seconds past the deadline).
+    """
+    if _digits(a_bits) * _digits(b_bits) > PRODUCT_CHECK_WORK:
+        _check_budget()
 
 
 def check_division(a: object, b: object, what: str = "an int division") -> None:

@@ -104,6 +104,18 @@ def test_int_division_a_stopped_budget_stops_before_the_division() -> None:
     assert time.monotonic() - start < 0.1  # the 0.3 s division never ran
 
 
+def test_int_division_big_products_check_the_budget_first() -> None:
+    from scriptgate.sandbox.guards.attributes import guarded_mul
+
+    charges: list[Any] = []
+    a, b = (1 << 400_000) - 1, (1 << 400_000) + 1
+    assert _in_script_frame(lambda: guarded_mul(a, b), charges) == a * b
+    assert charges == [TICK_STEPS]
+    small: list[Any] = []
+    assert _in_script_frame(lambda: guarded_mul(1 << 40, 3 << 40), small) == 3 << 80
+    assert small == []
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [(10**50, 7), (_BIG_A, 3), (_BIG_A, -(1 << 40)), (5, _BIG_A), ((1 << 900) + 1, 2.5), (17, 5)],
@@ -240,6 +252,7 @@ _LOOPS = {
     "isqrt": "q = math.isqrt(x)",
     "round": "q = round(x, -60_000)",
     "list-items": "q = pair[0] // pair[1]",
+    "product": "q = x * x",
 }
 
 
