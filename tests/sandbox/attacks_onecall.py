@@ -267,6 +267,17 @@ QUADRATIC_INT_ATTACKS = [
                          ("heapify", "import heapq\nheapq.heapify(L)"), ("median", "import statistics\nstatistics.median(L)"),
                          ("count", "L.count(a)"), ("in", "a in L"), ("sorted-strs", "sorted(S)"), ("max-strs", "max(S)"))],
     _a("f10-heavy-scalars-ok", "8-cpu", "a = (1 << 5000) + 1\nL = [a + i for i in range(50)]\n[sorted(L)[0] == a, max(L) == a + 49, sum(L) == 50 * a + 1225, min(['b' * 300, 'a' * 300])[0]]", "ok", value=[True, True, True, "a"]),
+    # -- findings11: the compiled fast paths evaluate every operand; range bounds; lying ints ------
+    _a("f11-inline-divide-evaluates-the-divisor", "8-cpu", "from fractions import Fraction\nn = 3\n[str(Fraction(60) // (n + 2)), True % (n + 1), str(Fraction(7) % (n + 1))]", "ok", value=["12", 1, "3"]),
+    _a("f11-inline-divide-no-stale-divisor", "8-cpu", "from fractions import Fraction\ncalls = []\ndef d(ds):\n    calls.append(1)\n    return ds.pop(0)\nds = [2, 3, 5]\nout = [str(v // d(ds)) for v in [10, Fraction(60), Fraction(60)]]\n[out, len(calls)]", "ok", value=[["5", "20", "12"], 3]),
+    _a("f11-printf-tuple-evaluates-every-element", "8-cpu", "items = [1, 2]\nn = 0\ndef bump():\n    global n\n    n += 1\n    return n\n['%s has %d items' % (items, len(items)), '%s %d %d' % ({}, bump(), bump()), n]", "ok", value=["[1, 2] has 2 items", "{} 1 2", 2]),
+    *[_a(f"f11-range-big-bounds-{name}", "8-cpu", source, "limit", "bounds beyond")
+      for name, source in (("floordiv-item", "a = int('f' * 1_000_000, 16)\nfor i in range(a >> 1, (a >> 1) + 1):\n    q = a // i"),
+                           ("class-call", "R = type(range(0))\nR(2 ** 100, 2 ** 100 + 3)"),
+                           ("dunder-class", "range(3).__class__(2 ** 100, 2 ** 100 + 2)"),
+                           ("plain", "range(2 ** 64)"))],
+    _a("f11-range-ok", "8-cpu", "[list(range(-2 ** 62, -2 ** 62 + 2)), list(type(range(3))(2, 5)), list(range(10))[::3], len(range(0, 2 ** 63 - 1, 2 ** 50))]", "ok", value=[[-(2**62), -(2**62) + 1], [2, 3, 4], [0, 3, 6, 9], 8192]),
+    _a("f11-round-lying-ndigits", "8-cpu", "class N(int):\n    def __lt__(self, other):\n        return False\nround(5, N(-10_000_000))", "ok", value=0),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""
@@ -284,6 +295,8 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
     _a("f10-sum-of-big-ints", "8-cpu", "a = int('f' * 2_000_000, 16)\nsum([a] * 20_000)", "limit", _TIMED_OUT),
     _a("f10-sum-of-big-ints-view", "8-cpu", "a = int('f' * 2_000_000, 16)\nd = dict.fromkeys(range(20_000), a)\nsum(d.values())", "limit", _TIMED_OUT),
+    _a("f11-sum-piece-grown-by-zeros", "8-cpu", "a = int('f' * 2_000_000, 16)\nxs = [0] * 21760 + [a] * 65536\nsum(xs)", "limit", _TIMED_OUT),
+    _a("f11-fraction-floordiv-loop", "8-cpu", "from fractions import Fraction\nfa = Fraction(int('f' * 100_000, 16))\nfb = Fraction(int('e' * 50_000, 16))\nfor k in range(200):\n    q = fa // fb", "limit", _TIMED_OUT),
     _a("f9-big-division-loop", "8-cpu", "x = (1 << 200_000) - 1\ny = (1 << 100_000) + 3\nfor i in range(5000):\n    q = x // y", "limit", _TIMED_OUT),
     _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),

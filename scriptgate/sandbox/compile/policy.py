@@ -605,19 +605,25 @@ class ScriptPolicy(LinearTransformer):
         right_pure = isinstance(node.right, (ast.Name, ast.Constant))
         a_bind, a = self._operand(node.left, node, reuse=right_pure)
         b_bind, b = self._operand(node.right, node, reuse=True)
+        # `&`, not `and`: both operands are evaluated (and their temporaries bound) whatever
+        # the first test says, since the guard's branch reads them (findings11 F04/F05)
+        both = ast.BinOp(
+            left=ast.Compare(
+                left=_call("_type_", [a_bind], node),
+                ops=[ast.In()],
+                comparators=[_name("_numfast_", node)],
+            ),
+            op=ast.BitAnd(),
+            right=ast.Compare(
+                left=_call("_type_", [b_bind], node),
+                ops=[ast.Is()],
+                comparators=[_name("_int_", node)],
+            ),
+        )
         test = ast.BoolOp(
             op=ast.And(),
             values=[
-                ast.Compare(
-                    left=_call("_type_", [a_bind], node),
-                    ops=[ast.In()],
-                    comparators=[_name("_numfast_", node)],
-                ),
-                ast.Compare(
-                    left=_call("_type_", [b_bind], node),
-                    ops=[ast.Is()],
-                    comparators=[_name("_int_", node)],
-                ),
+                both,
                 ast.Compare(
                     left=_name("_imin_", node),
                     ops=[ast.Lt(), ast.Lt()],
@@ -647,11 +653,11 @@ class ScriptPolicy(LinearTransformer):
                 for bind, _ in binds
             ]
             values = [value for _, value in binds]
-            test: ast.expr = (
-                (ast.BoolOp(op=ast.And(), values=tests) if len(tests) > 1 else tests[0])
-                if tests
-                else ast.Constant(False)
-            )
+            # `&`, not `and`: every element is evaluated (and its temporary bound) whatever
+            # an earlier test says, since the guard's branch reads them all (findings11 F06)
+            test: ast.expr = tests[0] if tests else ast.Constant(False)
+            for more in tests[1:]:
+                test = ast.BinOp(left=test, op=ast.BitAnd(), right=more)
             fast = ast.BinOp(left=node.left, op=ast.Mod(), right=ast.Tuple(values, ast.Load()))
             slow = _call(
                 "_mod_", [copy.deepcopy(node.left), ast.Tuple(list(values), ast.Load())], node

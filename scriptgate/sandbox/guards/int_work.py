@@ -39,6 +39,7 @@ __all__ = [
     "check_division",
     "check_from_bytes",
     "check_gcd",
+    "check_host_work",
     "check_product",
     "guarded_divmod",
     "guarded_floordiv",
@@ -121,6 +122,13 @@ def check_product(a_bits: int, b_bits: int) -> None:
         _check_budget()
 
 
+def check_host_work(bits: int) -> None:
+    """Before host code whose work grows with the square of ``bits`` (Fraction arithmetic):
+    check the budget when it is milliseconds of C (findings11 F08)."""
+    if _digits(bits) ** 2 > PRODUCT_CHECK_WORK:
+        _check_budget()
+
+
 def check_division(a: object, b: object, what: str = "an int division") -> None:
     """Before ``a // b``, ``a % b`` or ``divmod(a, b)``: refuse or check the budget for big ints."""
     if isinstance(a, int) and isinstance(b, int):
@@ -169,7 +177,7 @@ def guarded_round(number: object, ndigits: object = None) -> object:
         isinstance(number, int)
         and getattr(type(number), "__round__", None) is _INT_ROUND
         and isinstance(ndigits, int)
-        and ndigits < 0
+        and int.__index__(ndigits) < 0  # int's own value: a subclass's `<` may lie (F11)
     ):
         places = -int.__index__(ndigits)  # int's own value, as round() reads it
         bits = int.bit_length(number)

@@ -249,12 +249,7 @@ def _template(
 
     def range_(*args: int) -> range:
         # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
-        result = _b.range(*args)
-        if _b.len(result) > max_range:
-            refuse_size(
-                f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
-            )
-        return result
+        return checked_range(args, max_range)
 
     table = dict(_STATIC)
     table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
@@ -466,7 +461,40 @@ is a class with no public attribute whose call returns ``None`` (not subclassabl
 HOLDABLE += (InstanceDict,)  # vars(obj) / obj.__dict__: held, never subclassed
 
 
-_TYPE_OF: dict[type, type] = {
+MAX_RANGE_BITS = 63
+"""Largest magnitude (in bits) of a ``range``'s start, stop and step."""
+
+
+def checked_range(args: tuple[Any, ...], max_range: int = MAX_RANGE) -> range:
+    """``range(*args)`` no longer than ``max_range`` items, its bounds within ±2**63.
+
+    The compiler trusts the items of ``for i in range(...)`` as small numbers (``i * j``,
+    ``x // i`` compile to the plain operator) and comparisons take a range for a
+    fixed-size scalar; ``range(b, b + 1)`` with a 4 M-bit ``b`` made both false
+    (findings11 F01-F03, F09, F10): one quadratic division of seconds, 10 s of sorting.
+    """
+    result = _b.range(*args)
+    if (
+        _b.max(_bit_length(result.start), _bit_length(result.stop), _bit_length(result.step))
+        > MAX_RANGE_BITS
+    ):
+        refuse_size("a range with bounds beyond ±2**63 is refused in the sandbox")
+    if _b.len(result) > max_range:
+        refuse_size(
+            f"range of {_b.len(result)} items refused: longer than the sandbox allows ({max_range})"
+        )
+    return result
+
+
+_bit_length = int.bit_length
+
+
+def range_of(*args: Any) -> range:
+    """``type(r)(...)`` / ``r.__class__(...)`` of a range: :func:`checked_range` too."""
+    return checked_range(args)
+
+
+_TYPE_OF: dict[type, Any] = {
     str: SafeStr,
     set: _HASHING_TYPES["set"],
     frozenset: _HASHING_TYPES["frozenset"],
@@ -476,6 +504,7 @@ _TYPE_OF: dict[type, type] = {
     bytearray: _SIZED_BYTES["bytearray"],
     list: _GROWING_TYPES["list"],
     tuple: _GROWING_TYPES["tuple"],
+    range: range_of,  # the real class would make a range of any bounds and length
 }
 """``type(x)`` of these gives the script's own name for the type (``type({}) is dict``,
 ``type(b'') is bytes``)."""
@@ -493,7 +522,7 @@ def type_of(obj: Any, /, *rest: Any) -> type:
         raise TypeError("type() takes one argument in the sandbox: define classes with `class`")
     kind = _b.type(obj)
     kind = SCRIPT_TYPES.get(kind, kind)  # _TYPE_OF and the stand-in modules' (deque)
-    if issubclass(kind, _b.type):
+    if isinstance(kind, _b.type) and issubclass(kind, _b.type):
         # the type of a class is a metaclass, whose call builds classes (F06): never handed out
         raise TypeError(
             f"the class {kind.__name__!r} is not available in the sandbox: type() of a class"

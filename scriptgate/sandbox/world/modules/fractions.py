@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.int_work import check_gcd
+from scriptgate.sandbox.guards.int_work import check_gcd, check_host_work
 from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
@@ -165,8 +165,10 @@ def _binary(name: str) -> Any:
 
     def operator(self: Any, other: Any) -> Any:
         other = _exact(other)
-        if _bits(self) + _bits(other) > MAX_BITS:
+        bits = _bits(self) + _bits(other)
+        if bits > MAX_BITS:
             _too_big("an operation")
+        check_host_work(bits)  # products, gcds, divisions of big ints in host code (F08)
         return _lift(real(self, other))
 
     operator.__name__ = name
