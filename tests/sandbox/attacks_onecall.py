@@ -206,6 +206,7 @@ _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
 _RENDERING = "one rendering"
 _F9_CM = "import collections\ncm = collections.ChainMap()\n"
+_F10_PCT = "% formatting of this mapping"
 RENDER_SCOPE_ATTACKS = [
     # -- findings9 F04: a decorated rendering dunder would return unmeasured text -----------------
     _a("f9-staticmethod-repr-refused", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    @staticmethod\n    def __repr__():\n        return s\nlen(str([A()] * 50))", "runtime", "plain method written with def"),
@@ -234,6 +235,15 @@ RENDER_SCOPE_ATTACKS = [
     _a("f9-render-scope-chainmap-print", "8-memory", _F01 + _F9_CM + "print([A(), cm] * 50)", "limit", _RENDERING),
     _a("f9-render-scope-chainmap-pformat", "8-memory", _F01 + _F9_CM + "import pprint\nlen(pprint.pformat([A(), cm] * 50))", "limit", _RENDERING),
     _a("f9-render-scope-chainmap-maps", "8-memory", "import collections\ncm = collections.ChainMap({'a': 'x' * 3_000_000})\nlen(repr([cm] * 50))", "limit", _RENDERING),
+    # -- findings10 F04: `%` with a mapping renders mapping[key] once per %(key) conversion -------
+    _a("f10-percent-mapping-repeated-key", "8-memory", "len(('%(a)s' * 100000) % {'a': 'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-bytes", "8-memory", "len((b'%(a)s' * 100000) % {b'a': b'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-bytearray", "8-memory", "len(bytearray(b'%(a)s' * 100000) % {b'a': b'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-imod", "8-memory", "t = '%(a)s' * 100000\nt %= {'a': 'x' * 5000}\nlen(t)", "limit", _F10_PCT),
+    _a("f10-percent-mapping-operator-mod", "8-memory", "import operator\nlen(operator.mod('%(a)s' * 100000, {'a': 'x' * 5000}))", "limit", _F10_PCT),
+    _a("f10-percent-mapping-script-getitem", "8-memory", "class M:\n    def __getitem__(self, k):\n        return 'y' * 5000\nlen(('%(a)s' * 100000) % M())", "limit", _F10_PCT),
+    _a("f10-percent-mapping-script-strs", "8-memory", _F01_STR + "len(('%(b)s' * 60) % {'b': B()})", "limit", _RENDERING),
+    _a("f10-percent-mapping-ok", "8-memory", "import collections\nclass M:\n    def __getitem__(self, k):\n        return k * 2\n['%(a)s-%(b)5d %%' % {'a': 'x', 'b': 3}, '%s %(a)s' % {'a': 1}, '%(a)s %(a)r' % collections.defaultdict(list), '%(ab)s|%(c)s' % M(), len(('%(a)s' * 1000) % {'a': 'x' * 5000}), (b'%(k)s' % {b'k': b'v'}).decode()]", "ok", value=["x-    3 %", "{'a': 1} 1", "[] []", "abab|cc", 5_000_000, "v"]),
     _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),
 ]  # fmt: skip
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
