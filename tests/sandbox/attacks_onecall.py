@@ -186,6 +186,13 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f9-unbound-set-update", "8-memory", "x = set()\nset.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
     _a("f9-unbound-deque-extend", "8-memory", "import collections\nx = collections.deque()\ncollections.deque.extend(x, range(6 * 10**7))\nlen(x)", "limit", _TOO),
     _a("f9-unbound-methods-ok", "8-memory", "import collections\nd = {}\ndict.update(d, [('k', 2)], a=3)\nod = collections.OrderedDict()\ncollections.OrderedDict.update(od, zip('ab', 'cd'))\ndd = collections.defaultdict(int)\ncollections.defaultdict.update(dd, {'k': 1})\nc = collections.Counter()\ncollections.Counter.update(c, 'aab')\ns = set()\nset.update(s, [1], [2])\nl = []\nlist.extend(l, range(3))\nq = collections.deque()\ncollections.deque.extendleft(q, [1, 2])\n[d, list(od.items()), dict(dd), dict(c), sorted(s), l, list(q), dict.setdefault(d, 'z', 8), sorted(dict.fromkeys('ba')), sorted(['b', 'A'], key=str.lower)]", "ok", value=[{"k": 2, "a": 3, "z": 8}, [["a", "c"], ["b", "d"]], {"k": 1}, {"a": 2, "b": 1}, [1, 2], [0, 1, 2], [2, 1], 8, ["a", "b"], ["A", "b"]]),
+    # -- findings10 F05: a set/dict table of a known-length input is charged before the C call ---
+    _a("f10-fromkeys-range", "8-memory", "len(dict.fromkeys(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-set-range", "8-memory", "len(set(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-frozenset-range-iterator", "8-memory", "len(frozenset(iter(range(3 * 10**7))))", "limit", _MEMORY),
+    _a("f10-counter-range", "8-memory", "import collections\nlen(collections.Counter(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-dict-zip-ranges", "8-memory", "len(dict(zip(range(3 * 10**7), range(3 * 10**7))))", "limit", _MEMORY),
+    _a("f10-known-length-tables-ok", "8-memory", "d = {i: 0 for i in range(10)}\n[len(set(range(10**6))), len(dict.fromkeys(range(5000))), len(dict(zip(range(10**5), range(10**5)))), len(frozenset(enumerate('ab' * 5000))), len(set(d.keys())), len(set(iter([1, 2] * 5000)))]", "ok", value=[10**6, 5000, 10**5, 10_000, 10, 2]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
