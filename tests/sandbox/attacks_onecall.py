@@ -293,6 +293,9 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f7-heapq-python-loop", "8-cpu", "import heapq\nheapq.nlargest(3, [0] * 10**5, key=abs)\nheapq.nlargest(3, [0] * 10**5)\nx = [(0, 'a' * 10**6)] * 10**5\nfor i in range(100):\n    heapq.nlargest(3, x)", "limit", _TIMED_OUT),
     _a("f9-big-division-loop", "8-cpu", "x = (1 << 200_000) - 1\ny = (1 << 100_000) + 3\nfor i in range(5000):\n    q = x // y", "limit", _TIMED_OUT),
     _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
+    # -- findings10 F07: a regex call of ten million (empty) matches ends at the deadline --------
+    _a("f10-re-findall-empty-matches", "8-cpu", "import re\nlen(re.findall('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    _a("f10-re-split-empty-matches", "8-cpu", "import re\nlen(re.split('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline
