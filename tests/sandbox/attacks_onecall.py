@@ -295,6 +295,7 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
     # -- findings10 F07: a regex call of ten million (empty) matches ends at the deadline --------
     _a("f10-re-findall-empty-matches", "8-cpu", "import re\nlen(re.findall('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    _a("f10-re-sub-empty-matches", "8-cpu", "import re\nlen(re.sub('', '', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f10-re-split-empty-matches", "8-cpu", "import re\nlen(re.split('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip

@@ -28,7 +28,7 @@ a deadline:
 - A timeout at the deadline stops the run like any other: ``error.kind ==
   "limit"`` with the run's timeout message. The script never sees the
   ``TimeoutError``.
-- ``findall``/``split`` of a subject of :data:`PIECED_FROM` characters or more get one
+- ``findall``/``split``/``sub`` (a literal replacement) of a subject of :data:`PIECED_FROM` characters or more get one
   call of at most half the time left; past it the subject is scanned in pieces of
   matches with the wall clock read between them (``findall('', 'a' * 10**7)``, ten
   million matches, ran 2.3 s under a 1 s deadline on a loaded host: findings10 F07).
@@ -374,6 +374,41 @@ def _split(budget: _Budget, compiled: Any, string: Any, maxsplit: int) -> list[A
     return parts
 
 
+def _literal(repl: Any, string: Any) -> bool:
+    """Whether ``repl`` is a template without escapes or group references, of ``string``'s type."""
+    if type(repl) is str:
+        return type(string) is str and "\\" not in repl
+    return type(repl) is bytes and type(string) is bytes and b"\\" not in repl
+
+
+def _substituted(
+    budget: _Budget, compiled: Any, repl: Any, string: Any, most: int, counting: bool
+) -> Any:
+    """``compiled.sub(repl, string, most)`` (``subn`` if ``counting``) from :func:`_pieces`.
+
+    ``repl`` is literal (:func:`_literal`): each match is replaced by it as is.
+    """
+    out: list[Any] = []
+    last = 0
+    done = 0
+    if most >= 0:
+        for piece in _pieces(budget, compiled, string, 0, _MAXSIZE):
+            for found in piece:
+                start, end = found.span()
+                out.append(string[last:start])
+                out.append(repl)
+                last = end
+                done += 1
+                if done == most:
+                    break
+            else:
+                continue
+            break
+    out.append(string[last:])
+    text = string[:0].join(out)
+    return (text, done) if counting else text
+
+
 def _check_template(template: Any, string: Any) -> None:
     # a replacement template can repeat the whole subject per match
     if (
@@ -572,7 +607,13 @@ class Pattern:
 
             return _once(_current_budget(), method, (replace, string, most))
         _check_template(repl, string)
-        return _timed(_current_budget(), method, (repl, string, most), string)
+        budget = _current_budget()
+        if budget is not None and _pieced(string) and _literal(repl, string):
+            first = _first_call(budget, method, (repl, string, most), string)
+            if first is not None:
+                return first
+            return _substituted(budget, self._compiled, repl, string, most, counting)
+        return _timed(budget, method, (repl, string, most), string)
 
     def sub(self, repl: Any, string: Any, count: Any = 0) -> Any:
         """``string`` with matches replaced (``re.Pattern.sub``)."""

@@ -4,7 +4,7 @@
 timeout in CPU time, so on a loaded host it ran 2.3 s under a 1 s deadline. A long
 subject gets one call of at most half the time left, then is scanned in pieces of
 matches with the wall clock read between them. These pin the pieces' results (those of
-``finditer``/``split``) and the bound, under a clock that runs twice as fast as the
+``finditer``/``split``/``sub``) and the bound, under a clock that runs twice as fast as the
 process's CPU time (a host loaded 2:1, made deterministic).
 """
 
@@ -59,7 +59,7 @@ _PATTERNS = [
 
 
 @pytest.mark.parametrize("piece", [1, 2, 4096])
-def test_regex_pieces_give_finditer_s_matches_and_split_s_parts(
+def test_regex_pieces_give_finditer_s_matches_split_s_parts_and_sub_s_text(
     piece: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(regex_guard, "_PIECE", piece)
@@ -78,6 +78,9 @@ def test_regex_pieces_give_finditer_s_matches_and_split_s_parts(
             for most in (0, 1, 2, -1):
                 expected = compiled.split(subject, most)
                 assert regex_guard._split(budget, compiled, subject, most) == expected
+                for repl in ("", "-", "ab"):
+                    replaced = regex_guard._substituted(budget, compiled, repl, subject, most, True)
+                    assert replaced == compiled.subn(repl, subject, most), (pattern, repl)
 
 
 def test_regex_pieces_findall_and_split_results_are_re_s(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,8 +107,9 @@ def test_regex_pieces_findall_and_split_results_are_re_s(monkeypatch: pytest.Mon
     assert result.value == [list(map(list, x)) if i == 0 else x for i, x in enumerate(expected)]
 
 
+@pytest.mark.parametrize("call", ["p.findall(s)", "p.split(s)", "p.sub('', s)", "p.subn('', s)"])
 def test_regex_pieces_many_matches_end_near_a_wall_clock_deadline(
-    monkeypatch: pytest.MonkeyPatch,
+    call: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the wall clock runs at twice the CPU time regex's timeout counts: a loaded host
     start = time.process_time()
@@ -113,7 +117,7 @@ def test_regex_pieces_many_matches_end_near_a_wall_clock_deadline(
     monkeypatch.setattr(regex_guard, "time", fake)
     budget = _Budget(1.0)
     pattern = regex_guard.make_re()["compile"]("")
-    code = compile("p.findall(s)", FILENAME, "eval")
+    code = compile(call, FILENAME, "eval")
     with pytest.raises(_Stopped):
         eval(code, {regex_guard.BUDGET_NAME: budget, "p": pattern, "s": "a" * 10_000_000})
     assert budget.deadline is not None
