@@ -249,6 +249,8 @@ RENDER_SCOPE_ATTACKS = [
     _a("f10-percent-mapping-imod", "8-memory", "t = '%(a)s' * 100000\nt %= {'a': 'x' * 5000}\nlen(t)", "limit", _F10_PCT),
     _a("f10-percent-mapping-operator-mod", "8-memory", "import operator\nlen(operator.mod('%(a)s' * 100000, {'a': 'x' * 5000}))", "limit", _F10_PCT),
     _a("f10-percent-mapping-script-getitem", "8-memory", "class M:\n    def __getitem__(self, k):\n        return 'y' * 5000\nlen(('%(a)s' * 100000) % M())", "limit", _F10_PCT),
+    _a("f10-percent-mapping-lying-str-subclass", "8-memory", "class S(str):\n    def __contains__(self, x):\n        return False\nlen(S('%(a)s' * 100000) % {'a': 'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-width-lying-str-subclass", "8-memory", "class S(str):\n    def __contains__(self, x):\n        return False\nlen(S('%099999999d') % 1)", "limit", "% format width above"),
     _a("f10-percent-mapping-script-strs", "8-memory", _F01_STR + "len(('%(b)s' * 60) % {'b': B()})", "limit", _RENDERING),
     _a("f10-percent-mapping-ok", "8-memory", "import collections\nclass M:\n    def __getitem__(self, k):\n        return k * 2\n['%(a)s-%(b)5d %%' % {'a': 'x', 'b': 3}, '%s %(a)s' % {'a': 1}, '%(a)s %(a)r' % collections.defaultdict(list), '%(ab)s|%(c)s' % M(), len(('%(a)s' * 1000) % {'a': 'x' * 5000}), (b'%(k)s' % {b'k': b'v'}).decode()]", "ok", value=["x-    3 %", "{'a': 1} 1", "[] []", "abab|cc", 5_000_000, "v"]),
     _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),

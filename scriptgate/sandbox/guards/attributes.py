@@ -819,14 +819,16 @@ def guarded_mod(a: Any, b: Any) -> Any:
             check_division(a, b, "an int remainder")
         return a % b
     if isinstance(a, (str, bytes, bytearray)):  # bytearray too (findings10 F04)
-        _check_printf(a)
+        # checked on an exact copy: a subclass's `__contains__` could hide every `%`
+        template = a if type(a) is str else exact_copy(a)
+        _check_printf(template)
         if type(b) in FLAT_TYPES:
             return a % b
         with RENDERING:
             if isinstance(b, (tuple, str, bytes, bytearray)) or not hasattr(type(b), "__getitem__"):
                 check_render(b, "% formatting of this value")
                 return a % b
-            return a % resolve_mapping(a, b)  # C's mapping form (findings10 F04)
+            return a % resolve_mapping(template, b)  # C's mapping form (findings10 F04)
     check_division(a, b, "an int remainder")
     return a % b
 
