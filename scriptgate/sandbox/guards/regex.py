@@ -28,9 +28,9 @@ a deadline:
 - A timeout at the deadline stops the run like any other: ``error.kind ==
   "limit"`` with the run's timeout message. The script never sees the
   ``TimeoutError``.
-- ``findall``/``split``/``sub`` (a literal replacement) of a subject of :data:`PIECED_FROM` characters or more get one
-  call of at most half the time left; past it the subject is scanned in pieces of
-  matches with the wall clock read between them (``findall('', 'a' * 10**7)``, ten
+- ``findall``/``split``/``sub`` (a literal replacement) of a subject of
+  :data:`PIECED_FROM` characters or more get one call of at most a quarter of the time
+  left; past it the subject is scanned in pieces of matches with the wall clock read between them (``findall('', 'a' * 10**7)``, ten
   million matches, ran 2.3 s under a 1 s deadline on a loaded host: findings10 F07).
 - ``sub``/``subn`` with a callable replacement are not retried (the callable
   is script code with effects); they get the time left to the deadline, and
@@ -281,8 +281,8 @@ def _pieced(string: Any) -> bool:
     One C call of ``findall('', s)`` makes ``len(s)`` matches; ``regex`` counts its
     timeout in CPU time, so on a loaded host it ran 2.3 s under a 1 s deadline (10.7 s
     under 5 s; findings10 F07). A long exact str/bytes subject gets one C call of at
-    most half the time left (:func:`_first_call`: the common case, at C speed); past
-    it the subject is scanned in pieces of matches, with the wall-clock deadline, the
+    most a quarter of the time left (:func:`_first_call`: the common case, at C speed);
+    past it the subject is scanned in pieces of matches, with the wall-clock deadline, the
     stop flag and the memory budget checked between pieces.
     """
     kind = type(string)
@@ -292,17 +292,17 @@ def _pieced(string: Any) -> bool:
 def _first_call(
     budget: _Budget, method: Any, args: tuple[Any, ...], string: Any
 ) -> list[Any] | None:
-    """``method(*args)`` in one C call with half the time left at most, else ``None``.
+    """``method(*args)`` in one C call with a quarter of the time left at most, else ``None``.
 
-    ``regex``'s timeout is CPU time: with at most half the wall time left, one call
-    ends near the deadline even when the host is loaded 2:1. A call that needs more
+    ``regex``'s timeout is CPU time: with at most a quarter of the wall time left, the
+    call ends before the deadline even on a host loaded 4:1. A call that needs more
     (``None``) is scanned again in :func:`_pieces`, which reads the wall clock.
     """
     slice_ = FIRST_SLICE + len(string) * SLICE_PER_CHAR
     timeout, _ = _next_slice(budget, slice_)  # the stop flag; the deadline's own slice
     if budget.deadline is not None:
         remaining = budget.deadline - time.monotonic() - _MARGIN
-        timeout = min(timeout, remaining / 2)
+        timeout = min(timeout, remaining / 4)
     try:
         done: list[Any] = method(*args, timeout=max(timeout, 0.0))
     except TimeoutError:

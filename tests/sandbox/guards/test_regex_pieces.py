@@ -2,7 +2,7 @@
 
 ``re.findall('', 'a' * 10**7)`` is one C call of ten million matches; ``regex`` counts its
 timeout in CPU time, so on a loaded host it ran 2.3 s under a 1 s deadline. A long
-subject gets one call of at most half the time left, then is scanned in pieces of
+subject gets one call of at most a quarter of the time left, then is scanned in pieces of
 matches with the wall clock read between them. These pin the pieces' results (those of
 ``finditer``/``split``/``sub``) and the bound, under a clock that runs twice as fast as the
 process's CPU time (a host loaded 2:1, made deterministic).
