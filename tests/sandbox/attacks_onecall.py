@@ -186,6 +186,13 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f9-unbound-set-update", "8-memory", "x = set()\nset.update(x, range(3 * 10**7))\nlen(x)", "limit", _MEMORY),
     _a("f9-unbound-deque-extend", "8-memory", "import collections\nx = collections.deque()\ncollections.deque.extend(x, range(6 * 10**7))\nlen(x)", "limit", _TOO),
     _a("f9-unbound-methods-ok", "8-memory", "import collections\nd = {}\ndict.update(d, [('k', 2)], a=3)\nod = collections.OrderedDict()\ncollections.OrderedDict.update(od, zip('ab', 'cd'))\ndd = collections.defaultdict(int)\ncollections.defaultdict.update(dd, {'k': 1})\nc = collections.Counter()\ncollections.Counter.update(c, 'aab')\ns = set()\nset.update(s, [1], [2])\nl = []\nlist.extend(l, range(3))\nq = collections.deque()\ncollections.deque.extendleft(q, [1, 2])\n[d, list(od.items()), dict(dd), dict(c), sorted(s), l, list(q), dict.setdefault(d, 'z', 8), sorted(dict.fromkeys('ba')), sorted(['b', 'A'], key=str.lower)]", "ok", value=[{"k": 2, "a": 3, "z": 8}, [["a", "c"], ["b", "d"]], {"k": 1}, {"a": 2, "b": 1}, [1, 2], [0, 1, 2], [2, 1], 8, ["a", "b"], ["A", "b"]]),
+    # -- findings10 F05: a set/dict table of a known-length input is charged before the C call ---
+    _a("f10-fromkeys-range", "8-memory", "len(dict.fromkeys(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-set-range", "8-memory", "len(set(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-frozenset-range-iterator", "8-memory", "len(frozenset(iter(range(3 * 10**7))))", "limit", _MEMORY),
+    _a("f10-counter-range", "8-memory", "import collections\nlen(collections.Counter(range(3 * 10**7)))", "limit", _MEMORY),
+    _a("f10-dict-zip-ranges", "8-memory", "len(dict(zip(range(3 * 10**7), range(3 * 10**7))))", "limit", _MEMORY),
+    _a("f10-known-length-tables-ok", "8-memory", "d = {i: 0 for i in range(10)}\n[len(set(range(10**6))), len(dict.fromkeys(range(5000))), len(dict(zip(range(10**5), range(10**5)))), len(frozenset(enumerate('ab' * 5000))), len(set(d.keys())), len(set(iter([1, 2] * 5000)))]", "ok", value=[10**6, 5000, 10**5, 10_000, 10, 2]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
@@ -206,6 +213,7 @@ _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s
 _F01_STR = "s = 'x' * 9_000_000\nclass B:\n    def __str__(self):\n        return s\n"
 _RENDERING = "one rendering"
 _F9_CM = "import collections\ncm = collections.ChainMap()\n"
+_F10_PCT = "% formatting of this mapping"
 RENDER_SCOPE_ATTACKS = [
     # -- findings9 F04: a decorated rendering dunder would return unmeasured text -----------------
     _a("f9-staticmethod-repr-refused", "8-memory", "s = 'x' * 9_000_000\nclass A:\n    @staticmethod\n    def __repr__():\n        return s\nlen(str([A()] * 50))", "runtime", "plain method written with def"),
@@ -234,6 +242,17 @@ RENDER_SCOPE_ATTACKS = [
     _a("f9-render-scope-chainmap-print", "8-memory", _F01 + _F9_CM + "print([A(), cm] * 50)", "limit", _RENDERING),
     _a("f9-render-scope-chainmap-pformat", "8-memory", _F01 + _F9_CM + "import pprint\nlen(pprint.pformat([A(), cm] * 50))", "limit", _RENDERING),
     _a("f9-render-scope-chainmap-maps", "8-memory", "import collections\ncm = collections.ChainMap({'a': 'x' * 3_000_000})\nlen(repr([cm] * 50))", "limit", _RENDERING),
+    # -- findings10 F04: `%` with a mapping renders mapping[key] once per %(key) conversion -------
+    _a("f10-percent-mapping-repeated-key", "8-memory", "len(('%(a)s' * 100000) % {'a': 'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-bytes", "8-memory", "len((b'%(a)s' * 100000) % {b'a': b'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-bytearray", "8-memory", "len(bytearray(b'%(a)s' * 100000) % {b'a': b'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-mapping-imod", "8-memory", "t = '%(a)s' * 100000\nt %= {'a': 'x' * 5000}\nlen(t)", "limit", _F10_PCT),
+    _a("f10-percent-mapping-operator-mod", "8-memory", "import operator\nlen(operator.mod('%(a)s' * 100000, {'a': 'x' * 5000}))", "limit", _F10_PCT),
+    _a("f10-percent-mapping-script-getitem", "8-memory", "class M:\n    def __getitem__(self, k):\n        return 'y' * 5000\nlen(('%(a)s' * 100000) % M())", "limit", _F10_PCT),
+    _a("f10-percent-mapping-lying-str-subclass", "8-memory", "class S(str):\n    def __contains__(self, x):\n        return False\nlen(S('%(a)s' * 100000) % {'a': 'x' * 5000})", "limit", _F10_PCT),
+    _a("f10-percent-width-lying-str-subclass", "8-memory", "class S(str):\n    def __contains__(self, x):\n        return False\nlen(S('%099999999d') % 1)", "limit", "% format width above"),
+    _a("f10-percent-mapping-script-strs", "8-memory", _F01_STR + "len(('%(b)s' * 60) % {'b': B()})", "limit", _RENDERING),
+    _a("f10-percent-mapping-ok", "8-memory", "import collections\nclass M:\n    def __getitem__(self, k):\n        return k * 2\n['%(a)s-%(b)5d %%' % {'a': 'x', 'b': 3}, '%s %(a)s' % {'a': 1}, '%(a)s %(a)r' % collections.defaultdict(list), '%(ab)s|%(c)s' % M(), len(('%(a)s' * 1000) % {'a': 'x' * 5000}), (b'%(k)s' % {b'k': b'v'}).decode()]", "ok", value=["x-    3 %", "{'a': 1} 1", "[] []", "abab|cc", 5_000_000, "v"]),
     _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),
 ]  # fmt: skip
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""
@@ -299,6 +318,10 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f11-fraction-floordiv-loop", "8-cpu", "from fractions import Fraction\nfa = Fraction(int('f' * 100_000, 16))\nfb = Fraction(int('e' * 50_000, 16))\nfor k in range(200):\n    q = fa // fb", "limit", _TIMED_OUT),
     _a("f9-big-division-loop", "8-cpu", "x = (1 << 200_000) - 1\ny = (1 << 100_000) + 3\nfor i in range(5000):\n    q = x // y", "limit", _TIMED_OUT),
     _a("f9-big-isqrt-loop", "8-cpu", "import math\nx = (1 << 200_000) - 1\nfor i in range(5000):\n    q = math.isqrt(x)", "limit", _TIMED_OUT),
+    # -- findings10 F07: a regex call of ten million (empty) matches ends at the deadline --------
+    _a("f10-re-findall-empty-matches", "8-cpu", "import re\nlen(re.findall('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    _a("f10-re-sub-empty-matches", "8-cpu", "import re\nlen(re.sub('', '', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    _a("f10-re-split-empty-matches", "8-cpu", "import re\nlen(re.split('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline

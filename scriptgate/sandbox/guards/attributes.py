@@ -136,6 +136,7 @@ from scriptgate.sandbox.guards.memory import (
     is_extendable,
 )
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
+from scriptgate.sandbox.guards.printf import resolve_mapping
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
 from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.script_classes import (
@@ -571,7 +572,7 @@ _FIELD_SPLIT: Callable[[str], tuple[int | str, Iterator[tuple[bool, int | str]]]
 )
 
 
-def _check_printf(template: str | bytes) -> None:
+def _check_printf(template: str | bytes | bytearray) -> None:
     text = template if isinstance(template, str) else template.decode("latin-1")
     if "%" not in text:
         return
@@ -824,13 +825,17 @@ def guarded_mod(a: Any, b: Any) -> Any:
         if type(b) is not int or not -0x7FFFFFFF < b < 0x7FFFFFFF:
             check_division(a, b, "an int remainder")
         return a % b
-    if isinstance(a, (str, bytes)):
-        _check_printf(a)
+    if isinstance(a, (str, bytes, bytearray)):  # bytearray too (findings10 F04)
+        # checked on an exact copy: a subclass's `__contains__` could hide every `%`
+        template = a if type(a) is str else exact_copy(a)
+        _check_printf(template)
         if type(b) in FLAT_TYPES:
             return a % b
         with RENDERING:
-            check_render(b, "% formatting of this value")
-            return a % b
+            if isinstance(b, (tuple, str, bytes, bytearray)) or not hasattr(type(b), "__getitem__"):
+                check_render(b, "% formatting of this value")
+                return a % b
+            return a % resolve_mapping(template, b)  # C's mapping form (findings10 F04)
     check_division(a, b, "an int remainder")
     return a % b
 

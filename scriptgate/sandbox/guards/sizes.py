@@ -74,6 +74,7 @@ __all__ = [
     "checked_method",
     "exception_text",
     "guarded_print",
+    "render_estimate",
     "render_size",
     "result_too_large",
     "safe_ascii",
@@ -295,6 +296,11 @@ def render_size(
     size = _render_size(value, limit, ascii_only, item_extra, indent)
     start_rendering(size, limit)
     return size
+
+
+def render_estimate(value: Any, limit: int = MAX_RENDER) -> int:
+    """:func:`render_size` of ``value`` without opening a rendering scope (a part of one)."""
+    return _render_size(value, limit, False, 0, 0)
 
 
 def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, indent: int) -> int:
