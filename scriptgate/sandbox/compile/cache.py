@@ -314,10 +314,6 @@ def _compile_uncached(
             None,
         )
     check()
-    if baked.mentions_token(tree):  # never by chance: see compile.baked
-        return CompileFailure(
-            "rejected", "SyntaxError", "the script holds a reserved constant", None
-        )
     scan = _TopLevel()
     for stmt in tree.body:
         scan.visit(stmt)
