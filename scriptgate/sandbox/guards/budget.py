@@ -106,6 +106,8 @@ _NONES: dict[int, tuple[None, ...]] = {}
 """Tuples of ``None`` by length: the filling of the ``_tk_`` ticker's chunks."""
 _DEPTH_PROBE = 32
 """Script depth the budget check tests first: ``sys._getframe(n)`` walks frames in C."""
+_BACK_STEPS = 16
+"""Most ``f_back`` steps the depth probe takes from one probe to the next."""
 _LONG_CHUNK = 4 * _TICK_CHUNK
 """The longest ``_tk_`` chunk: taken only after a chunk that ended within :data:`_QUICK`."""
 _QUICK = 0.001
@@ -286,12 +288,13 @@ class Budget:
         floor = self._floor
         if floor is not None:
             # one `sys._getframe` (an audited call: the process's audit hooks run), then
-            # `f_back` from there to the next probe; frames are tested by identity, not
-            # through `id()` (audited too)
+            # a few `f_back` from there to the next probe (each makes the frame object of
+            # a frame that had none, so a long way up is another `sys._getframe`); frames
+            # are tested by identity, not through `id()` (audited too)
             frame: types.FrameType | None = None
             last = 0
             for probe in self._probes:
-                if last == 0:
+                if last == 0 or probe - last > _BACK_STEPS:
                     try:
                         frame = sys._getframe(offset + probe)
                     except ValueError:  # the whole stack is shorter: so is the script's part
