@@ -106,7 +106,7 @@ _NONES: dict[int, tuple[None, ...]] = {}
 """Tuples of ``None`` by length: the filling of the ``_tk_`` ticker's chunks."""
 _DEPTH_PROBE = 32
 """Script depth the budget check tests first: ``sys._getframe(n)`` walks frames in C."""
-_BACK_STEPS = 16
+_BACK_STEPS = _DEPTH_PROBE
 """Most ``f_back`` steps the depth probe takes from one probe to the next."""
 _LONG_CHUNK = 4 * _TICK_CHUNK
 """The longest ``_tk_`` chunk: taken only after a chunk that ended within :data:`_QUICK`."""
