@@ -182,3 +182,22 @@ def test_baked_add_same_results_as_python() -> None:
         " f(1 + 2j, 1), g(1, 2), g(1.5, 2), g([1], 2) if False else 0, f(2 ** 70, 1)]"
     )
     assert value(source) == [3, 3.5, 3.5, 2, "ab", [1, 2], "(2+2j)", 4, 4.5, 0, 2**70 + 1]
+
+
+@pytest.mark.parametrize(
+    ("limits", "text"),
+    [
+        (Limits(timeout=0.3, max_steps=None), "timed out after 0.3 s"),
+        (Limits(timeout=10, max_steps=50_000), "step limit (50000 steps)"),
+        (Limits(timeout=10, max_steps=None, max_recursion=40), "recursion limit (40 nested"),
+    ],
+)
+def test_baked_add_loop_free_recursion_still_stops(limits: Limits, text: str) -> None:
+    # fib's shape: calls, the inline `+` on two call results, no loop anywhere
+    source = "def f(n):\n    return n if n < 2 else f(n - 1) + f(n - 2)\nf(60)"
+    if "recursion" in text:  # 60 deep: the `+` of every level waits on the next
+        source = "def f(n):\n    return 0 if n < 1 else f(n - 1) + f(0)\nf(60)"
+    result = anyio.run(Sandbox([], limits=limits).run, source)
+    assert result.error is not None
+    assert result.error.kind == "limit"
+    assert text in result.error.message
