@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from threading import Lock
 from typing import Any
 
+from scriptgate.sandbox.compile import baked
 from scriptgate.sandbox.compile.deadline import (
     CompileClock,
     CompileStopped,
@@ -353,7 +354,7 @@ def _compile_uncached(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             flags = __future__.annotations.compiler_flag if future else 0
-            code = compile(module, FILENAME, "exec", flags=flags, dont_inherit=True)
+            code = baked.bake(compile(module, FILENAME, "exec", flags=flags, dont_inherit=True))
     except SyntaxError as exc:
         return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:

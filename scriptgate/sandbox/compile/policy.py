@@ -96,6 +96,7 @@ from RestrictedPython.transformer import (
     INSPECT_ATTRIBUTES,
 )
 
+from scriptgate.sandbox.compile import baked
 from scriptgate.sandbox.compile.deadline import TickingTransformer, TickingVisitor
 from scriptgate.sandbox.compile.linear import LinearTransformer, copy_locations, locate_new
 from scriptgate.sandbox.guards.constants import (
@@ -185,6 +186,20 @@ def _name(id_: str, node: Any = None) -> ast.Name:
 
 def _call(func: str, args: list[ast.expr], node: Any) -> ast.Call:
     new = ast.Call(func=_name(func, node), args=args, keywords=[])
+    copy_locations(new, node)
+    return new
+
+
+def _baked_type(value: ast.expr, node: Any) -> ast.Call:
+    """``type(value)`` with ``type`` a constant of the code (:mod:`.baked`), not a global."""
+    new = ast.Call(func=_baked("type", node), args=[value], keywords=[])
+    copy_locations(new, node)
+    return new
+
+
+def _baked(name: str, node: Any) -> ast.Constant:
+    """The constant that :func:`.baked.bake` turns into the builtin ``name``."""
+    new = baked.constant(name)
     copy_locations(new, node)
     return new
 
@@ -534,45 +549,50 @@ class ScriptPolicy(LinearTransformer):
         return bind, ast.Name(name, ast.Load())
 
     def _inline_add(self, node: ast.BinOp, guard: str = "_add_") -> ast.expr:
-        """``a + b`` → ``a + b if type(a) is int or type(a) is float else _add_(a, b)``.
+        """``a + b`` → ``_add_(a, b) if type(a) is not int and type(a) is not float else a + b``.
 
         With a number on the left, ``+`` adds numbers or raises ``TypeError``:
         no sequence can grow. ``b`` is
         written in both branches (one runs) when it is small and holds no fast
         path of its own, so nesting cannot multiply the code; otherwise both
         operands go to temporaries and the test is ``type(a) is type(b) in …``.
+        ``type``/``int``/``float`` are constants of the code (:mod:`.baked`), and the
+        plain operator is the last branch, so the common case runs no jump.
         """
         if _duplicable(node.right):
             a_bind, a = self._operand(node.left, node, reuse=True)
             # two identity tests: cheaper than a set lookup, and ints come first
             test: ast.expr = ast.BoolOp(
-                op=ast.Or(),
+                op=ast.And(),
                 values=[
                     ast.Compare(
-                        left=_call("_type_", [a_bind], node),
-                        ops=[ast.Is()],
-                        comparators=[_name("_int_", node)],
+                        left=_baked_type(a_bind, node),
+                        ops=[ast.IsNot()],
+                        comparators=[_baked("int", node)],
                     ),
                     ast.Compare(
-                        left=_call("_type_", [a], node),
-                        ops=[ast.Is()],
-                        comparators=[_name("_float_", node)],
+                        left=_baked_type(a, node),
+                        ops=[ast.IsNot()],
+                        comparators=[_baked("float", node)],
                     ),
                 ],
             )
             fast = ast.BinOp(left=a, op=node.op, right=node.right)
             slow = _call(guard, [a, copy.deepcopy(node.right)], node)
-            return self._ifexp(test, fast, slow, node)
+            return self._ifexp(test, slow, fast, node)
         right_pure = isinstance(node.right, (ast.Name, ast.Constant))
         a_bind, a = self._operand(node.left, node, reuse=right_pure)
         b_bind, b = self._operand(node.right, node, reuse=True)
-        test = ast.Compare(
-            left=_call("_type_", [a_bind], node),
-            ops=[ast.Is(), ast.In()],
-            comparators=[_call("_type_", [b_bind], node), _name("_numfast_", node)],
+        test = ast.UnaryOp(
+            op=ast.Not(),
+            operand=ast.Compare(
+                left=_baked_type(a_bind, node),
+                ops=[ast.Is(), ast.In()],
+                comparators=[_baked_type(b_bind, node), _name("_numfast_", node)],
+            ),
         )
         return self._ifexp(
-            test, ast.BinOp(left=a, op=node.op, right=b), _call(guard, [a, b], node), node
+            test, _call(guard, [a, b], node), ast.BinOp(left=a, op=node.op, right=b), node
         )
 
     def _inline_mul(self, node: ast.BinOp) -> ast.expr:

@@ -106,6 +106,8 @@ _NONES: dict[int, tuple[None, ...]] = {}
 """Tuples of ``None`` by length: the filling of the ``_tk_`` ticker's chunks."""
 _DEPTH_PROBE = 32
 """Script depth the budget check tests first: ``sys._getframe(n)`` walks frames in C."""
+_BACK_STEPS = _DEPTH_PROBE
+"""Most ``f_back`` steps the depth probe takes from one probe to the next."""
 _LONG_CHUNK = 4 * _TICK_CHUNK
 """The longest ``_tk_`` chunk: taken only after a chunk that ended within :data:`_QUICK`."""
 _QUICK = 0.001
@@ -158,7 +160,7 @@ class Budget:
         """The in-process memory budget (``None``: no limit or no ``/proc``); see memguard."""
         self.fixed_floor = False
         """Set by the engine for sync scripts: the frames under ``__script__`` never change."""
-        self._floor: frozenset[int] | None = None
+        self._floor: frozenset[types.FrameType] | None = None
         self._floor_frames: list[types.FrameType] = []
         self._probes: tuple[int, ...] = ()
         self._ticks: list[Any] = []
@@ -261,7 +263,7 @@ class Budget:
                             floor.append(frame)
                             frame = frame.f_back
                         self._floor_frames = floor
-                        self._floor = frozenset(map(id, floor))
+                        self._floor = frozenset(floor)
                         # probe depths: the floor's height less one first (the frame
                         # that far up always exists), then _DEPTH_PROBE
                         most = self.limits.max_recursion // 2
@@ -285,13 +287,26 @@ class Budget:
         limit = self.limits.max_recursion
         floor = self._floor
         if floor is not None:
+            # one `sys._getframe` (an audited call: the process's audit hooks run), then
+            # a few `f_back` from there to the next probe (each makes the frame object of
+            # a frame that had none, so a long way up is another `sys._getframe`); frames
+            # are tested by identity, not through `id()` (audited too)
+            frame: types.FrameType | None = None
+            last = 0
             for probe in self._probes:
-                try:
-                    frame = sys._getframe(offset + probe)
-                except ValueError:  # the whole stack is shorter: so is the script's part
+                if last == 0 or probe - last > _BACK_STEPS:
+                    try:
+                        frame = sys._getframe(offset + probe)
+                    except ValueError:  # the whole stack is shorter: so is the script's part
+                        return limit - probe
+                else:
+                    for _ in range(probe - last):
+                        frame = frame.f_back if frame is not None else None
+                    if frame is None:
+                        return limit - probe
+                if frame in floor:
                     return limit - probe
-                if id(frame) in floor:
-                    return limit - probe
+                last = probe
         depth = self._walk(offset + 1)
         if depth > limit:
             raise self.trip("limit", f"Script exceeded the recursion limit ({limit} nested calls)")
