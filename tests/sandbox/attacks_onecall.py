@@ -297,6 +297,16 @@ QUADRATIC_INT_ATTACKS = [
                            ("plain", "range(2 ** 64)"))],
     _a("f11-range-ok", "8-cpu", "[list(range(-2 ** 62, -2 ** 62 + 2)), list(type(range(3))(2, 5)), list(range(10))[::3], len(range(0, 2 ** 63 - 1, 2 ** 50))]", "ok", value=[[-(2**62), -(2**62) + 1], [2, 3, 4], [0, 3, 6, 9], 8192]),
     _a("f11-round-lying-ndigits", "8-cpu", "class N(int):\n    def __lt__(self, other):\n        return False\nround(5, N(-10_000_000))", "ok", value=0),
+    # -- findings11 F12-F14: a number's comparisons and arithmetic are the builtin's --------------
+    *[_a(f"f11-lying-number-{name}", "8-memory", source + "\nbig = N(300_000_000)\nbytes(big)", "runtime", "a subclass of a number cannot redefine")
+      for name, source in (("lt", "class N(int):\n    def __lt__(self, o):\n        return True"),
+                           ("gt", "class N(int):\n    def __gt__(self, o):\n        return False"),
+                           ("abs", "class N(int):\n    def __abs__(self):\n        return 1"),
+                           ("add", "class N(int):\n    def __add__(self, o):\n        return 0"),
+                           ("float-le", "class N(float):\n    def __le__(self, o):\n        return True"),
+                           ("mixin", "class M:\n    def __lt__(self, o):\n        return True\nclass N(M, int):\n    pass"))],
+    _a("f11-lying-number-alias", "8-memory", "class N(int):\n    def ge(self, o):\n        return False\n    __ge__ = ge\nbytes(N(300_000_000))", "rejected", "allowed only as an alias"),
+    _a("f11-number-subclass-ok", "8-cpu", "from enum import IntEnum, IntFlag\nclass C(IntEnum):\n    A = 1\n    B = 2\nclass P(IntFlag):\n    R = 4\n    W = 2\nclass M(float):\n    def __repr__(self):\n        return 'M'\n    def half(self):\n        return M(self / 2)\n[C.A < C.B, int(P.R | P.W), repr(M(3.0).half()), M(2) + 1]", "ok", value=[True, 6, "M", 3.0]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""

@@ -64,6 +64,7 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
+    FILENAME,
     MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
@@ -1249,7 +1250,56 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     setattr(cls, SCRIPT_CLASS_MARK, True)  # again: a typing metaclass makes its own class
     setattr(cls, _MADE_BY_SCRIPT, True)
     setattr(cls, SUBCLASSABLE_MARK, True)
+    if issubclass(cls, _NUMBERS):
+        _refuse_lying_number(cls)
     return cls
+
+
+def _scripted(value: Any) -> bool:
+    """Whether a class attribute is (or wraps) a function the script compiled."""
+    func = (
+        getattr(value, "__func__", value)
+        if isinstance(value, (staticmethod, classmethod))
+        else value
+    )
+    return isinstance(func, types.FunctionType) and func.__code__.co_filename == FILENAME
+
+
+_NUMBERS = (int, float, complex)
+_NUMBER_DUNDERS = frozenset(
+    name
+    for kind in _NUMBERS
+    for name in vars(kind)
+    if name.startswith("__") and name.endswith("__")
+) - {"__new__", "__init__", "__repr__", "__str__", "__format__", "__getattribute__", "__doc__"}
+"""What a number's own C methods answer (comparisons, arithmetic, ``abs``, ``hash``, ``bool``,
+``index``…): a script subclass of a number may not answer them differently."""
+
+
+def _refuse_lying_number(cls: type) -> None:
+    """Refuse a script subclass of ``int``/``float``/``complex`` that redefines its number methods.
+
+    Every size check of the sandbox compares what it is given with a limit (``count >
+    limit``, ``abs(n) > cap``): a subclass whose ``__lt__``/``__gt__``/``__abs__`` lie
+    passes any such check while C reads the real value (findings11 F12-F14: ``bytes(N(
+    10**9))``, ``random.choices(k=N(...))``, ``math.comb`` past its cap, host +2.3 GB).
+    Rather than audit every comparison, a number stays a number: its comparisons and
+    arithmetic are the builtin's, whatever the script's classes define (also through a
+    second base: ``class N(Mixin, int)``). ``__repr__``/``__str__``/``__format__`` and
+    ordinary methods stay the script's.
+    """
+    for kind in cls.__mro__:
+        if not vars(kind).get(_MADE_BY_SCRIPT):
+            continue  # the numbers' own, and host stand-ins' (IntEnum, IntFlag): not lies
+        own = vars(kind)
+        # the script's own functions only: enum's machinery writes host ones (Flag.__or__)
+        defined = {name for name in _NUMBER_DUNDERS.intersection(own) if _scripted(own[name])}
+        if defined:
+            shown = ", ".join(sorted(defined))
+            raise TypeError(
+                f"a subclass of a number cannot redefine {shown} in the sandbox: keep the "
+                "number as an attribute (self.value = n) and give the class its own methods"
+            )
 
 
 def _exit_shield(method: Any, name: str) -> Callable[..., Any]:
