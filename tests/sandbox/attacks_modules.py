@@ -403,8 +403,8 @@ MODULE_ATTACKS: list[Any] = [
         "8-cpu",
         "import fractions\nclass I(int):\n    def __abs__(self):\n        return 0\n"
         "r = fractions.Fraction(3, 2) ** I(2_000_000)\nr.numerator.bit_length()",
-        "limit",
-        "a power of Fractions would be too large",
+        "runtime",  # a number keeps its own abs() (findings11 F12-F14): refused at the class
+        "a subclass of a number cannot redefine __abs__",
     ),
     _a(
         "g08-fraction-pow-int-subclass-lying-numerator",

@@ -296,7 +296,8 @@ QUADRATIC_INT_ATTACKS = [
                            ("dunder-class", "range(3).__class__(2 ** 100, 2 ** 100 + 2)"),
                            ("plain", "range(2 ** 64)"))],
     _a("f11-range-ok", "8-cpu", "[list(range(-2 ** 62, -2 ** 62 + 2)), list(type(range(3))(2, 5)), list(range(10))[::3], len(range(0, 2 ** 63 - 1, 2 ** 50))]", "ok", value=[[-(2**62), -(2**62) + 1], [2, 3, 4], [0, 3, 6, 9], 8192]),
-    _a("f11-round-lying-ndigits", "8-cpu", "class N(int):\n    def __lt__(self, other):\n        return False\nround(5, N(-10_000_000))", "ok", value=0),
+    _a("f11-round-lying-ndigits", "8-cpu", "class N(int):\n    def __lt__(self, other):\n        return False\nround(5, N(-10_000_000))", "runtime", "a subclass of a number cannot redefine __lt__"),
+    _a("f11-round-subclass-ndigits", "8-cpu", "class N(int):\n    pass\nround(5, N(-10_000_000))", "ok", value=0),
     # -- findings11 F12-F14: a number's comparisons and arithmetic are the builtin's --------------
     *[_a(f"f11-lying-number-{name}", "8-memory", source + "\nbig = N(300_000_000)\nbytes(big)", "runtime", "a subclass of a number cannot redefine")
       for name, source in (("lt", "class N(int):\n    def __lt__(self, o):\n        return True"),

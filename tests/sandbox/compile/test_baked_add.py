@@ -147,13 +147,14 @@ def test_baked_add_number_on_the_left_adds_no_sequence(source: str, expected: st
         "x = L([0] * 1000)\n"
         "while True:\n"
         "    x = 1 + x",
-        # an int subclass on the left is not `int`: the guard runs
+        # an int subclass on the left is not `int`: the guard runs (its own `__add__` is
+        # refused when the class is made: tests/sandbox/attacks_onecall.py f11-lying-number-*)
         "class I(int):\n"
-        "    def __add__(self, other):\n"
+        "    def double(self, other):\n"
         "        return other + other\n"
         "s = 'x' * 1000\n"
         "while True:\n"
-        "    s = I(1) + s",
+        "    s = I(1).double(s) + s",
         # bool is not `int` either
         "class B:\n"
         "    def __init__(self, s):\n"
