@@ -26,9 +26,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
+
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
-from scriptgate.sandbox.result import ScriptResult
+from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Isolation, Sandbox
 
 __all__ = [
@@ -62,6 +64,23 @@ def load(file: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+FRESH_LIMITS = Limits(timeout=10, max_steps=2_000_000)
+"""The limits of :func:`run_fresh`: generous, with a step budget (the compile tests' own)."""
+
+
+def run_fresh(source: str) -> ScriptResult:
+    """``source`` run once in a new in-process sandbox under :data:`FRESH_LIMITS`."""
+    result: ScriptResult = anyio.run(Sandbox([], limits=FRESH_LIMITS).run, source)
+    return result
+
+
+def fresh_value(source: str) -> Any:
+    """The last value of :func:`run_fresh`; fails the test with the error if the run failed."""
+    result = run_fresh(source)
+    assert result.ok, result.error
+    return result.value
 
 
 def value(box: Sandbox, source: str) -> Any:

@@ -15,22 +15,14 @@ from typing import Any
 
 import anyio
 import pytest
+from sandbox_support import fresh_value, run_fresh
 
 from scriptgate.sandbox.compile.cache import CompiledScript, compile_script
-from scriptgate.sandbox.result import Limits, ScriptResult
+from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
 
-LIMITS = Limits(timeout=10, max_steps=2_000_000)
-
-
-def run(source: str) -> ScriptResult:
-    return anyio.run(Sandbox([], limits=LIMITS).run, source)
-
-
-def value(source: str) -> Any:
-    result = run(source)
-    assert result.ok, result.error
-    return result.value
+run = run_fresh
+value = fresh_value
 
 
 def code_objects(source: str) -> list[Any]:

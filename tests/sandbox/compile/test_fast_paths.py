@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from sandbox_support import FRESH_LIMITS, fresh_value, run_fresh
 
 from scriptgate.sandbox.compile.cache import CompiledScript, compile_script
 from scriptgate.sandbox.compile.policy import TEMP_PREFIX
@@ -23,17 +24,9 @@ from scriptgate.sandbox.guards.attributes import Budget, make_guards
 from scriptgate.sandbox.result import Limits, ScriptResult
 from scriptgate.sandbox.sandbox import Sandbox
 
-LIMITS = Limits(timeout=10, max_steps=2_000_000)
-
-
-def run(source: str) -> ScriptResult:
-    return anyio.run(Sandbox([], limits=LIMITS).run, source)
-
-
-def value(source: str) -> Any:
-    result = run(source)
-    assert result.ok, result.error
-    return result.value
+LIMITS = FRESH_LIMITS
+run = run_fresh
+value = fresh_value
 
 
 def compiled_names(source: str) -> set[str]:
