@@ -236,14 +236,18 @@ def _timed(budget: _Budget | None, method: Any, args: tuple[Any, ...], string: A
         try:
             return method(*args, timeout=timeout)
         except TimeoutError:
-            if final:
-                raise budget.trip("limit", budget.timeout_message()) from None
-        # the slice ran out before the deadline: let the loop run (an abort, the
-        # watchdog, other runs), then start over with a longer slice
-        pause = budget.pause
-        if pause is not None:
-            pause()
+            _slice_ran_out(budget, final)
         slice_ *= 2
+
+
+def _slice_ran_out(budget: _Budget, final: bool) -> None:
+    """After a slice's ``TimeoutError``: the run's timeout if it was the last slice; else
+    let the loop run (an abort, the watchdog, other runs) before a longer slice starts."""
+    if final:
+        raise budget.trip("limit", budget.timeout_message()) from None
+    pause = budget.pause
+    if pause is not None:
+        pause()
 
 
 def _once(budget: _Budget | None, method: Any, args: tuple[Any, ...]) -> Any:
@@ -345,11 +349,7 @@ def _pieces(
                 yield piece
                 _next_slice(budget, slice_)  # the wall clock and the stop flag
         except TimeoutError:
-            if final:
-                raise budget.trip("limit", budget.timeout_message()) from None
-        pause = budget.pause
-        if pause is not None:
-            pause()
+            _slice_ran_out(budget, final)
         slice_ *= 2
 
 
