@@ -14,6 +14,7 @@ check, ``max(map(abs, items))``, compared the ints themselves (2.6 s before a re
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -109,24 +110,27 @@ def test_heavy_scalars_pieced_sum_raises_as_sum() -> None:
         pieced_sum([1] * 300 + ["a"], 0, lambda value: value)
 
 
-@pytest.mark.parametrize("isolation", ["in_process", "process"])
+@pytest.fixture(scope="module", params=["in_process", "process"])
+def short(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """One sandbox per mode under a 0.5 s deadline, shared by the module's end-to-end tests."""
+    box = Sandbox(limits=Limits(timeout=0.5), isolation=request.param)
+    yield box
+    box.close()
+
+
 @pytest.mark.parametrize(
     "call",
     ["sorted(L)", "max(L)", "min(L)", "import heapq\nheapq.heapify(L)", "sum(L)", "sum(L, 0)",
      "sorted(S)", "max(S)"],
 )  # fmt: skip
-def test_heavy_scalars_one_call_ends_near_the_deadline(isolation: str, call: str) -> None:
+def test_heavy_scalars_one_call_ends_near_the_deadline(short: Sandbox, call: str) -> None:
     source = (
         "a = int('f' * 2_000_000, 16)\nL = [a, a - 1] * 10_000\n"
         "s = 'a' * 5_000_000\nS = [s + 'b', s] * 1000\n" + call
     )
-    box = Sandbox(limits=Limits(timeout=0.5), isolation=isolation)  # type: ignore[arg-type]
-    try:
-        start = time.monotonic()
-        result = box.run_sync(source)
-        elapsed = time.monotonic() - start
-    finally:
-        box.close()
+    start = time.monotonic()
+    result = short.run_sync(source)
+    elapsed = time.monotonic() - start
     assert result.error is not None, "ran to the end"
     assert result.error.kind == "limit", result.error
     assert elapsed < 3.0, f"{elapsed:.1f} s under a 0.5 s deadline"  # it ran 3-15 s
