@@ -551,10 +551,10 @@ class TypeBuiltin:
     __call__ = staticmethod(type_of)  # one Python call for `type(x)`, as before
 
     def __instancecheck__(self, obj: Any) -> bool:
-        return isinstance(obj, _b.type)
+        return obj is self or isinstance(obj, _b.type)  # isinstance(type, type), as in Python
 
     def __subclasscheck__(self, cls: Any) -> bool:
-        return issubclass(cls, _b.type)
+        return cls is self or issubclass(cls, _b.type)
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> NoReturn:
         raise TypeError(_METACLASS_REFUSED)
@@ -563,7 +563,10 @@ class TypeBuiltin:
         return "<class 'type'>"
 
 
-TypeBuiltin.__name__ = TypeBuiltin.__qualname__ = "type"  # messages: '"mro" of type is not…'
+TypeBuiltin.__name__ = TypeBuiltin.__qualname__ = "type"
+type_of.__name__ = type_of.__qualname__ = (
+    "type"  # `type() takes…` in argument errors  # messages: '"mro" of type is not…'
+)
 register_opaque([TypeBuiltin])  # holdable (`f = type`, `map(type, xs)`), no attribute readable
 
 _HASH_KEY = os.urandom(16)

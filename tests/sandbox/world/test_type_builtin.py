@@ -22,6 +22,7 @@ from scriptgate.sandbox.sandbox import Sandbox
         ("isinstance(3, type)", False),
         ("class A:\n    pass\nisinstance(A, type)", True),
         ("isinstance(3, (type, int))", True),
+        ("[isinstance(type, type), issubclass(type, type)]", [True, True]),
         ("issubclass(bool, type)", False),
         ("type(3) is int", True),
         ("[type(x).__name__ for x in (1, 'a', [], {})]", ["int", "str", "list", "dict"]),
