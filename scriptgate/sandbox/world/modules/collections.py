@@ -42,7 +42,12 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
     for name in [typename, *names]:
         if not isinstance(name, str) or name.startswith("_"):
             raise ValueError(f"invalid namedtuple name {name!r} in the sandbox")
-    made: type = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
+    made: type = collections.namedtuple(  # type: ignore[misc]
+        typename,
+        names,
+        defaults=defaults,
+        module="__script__",  # its repr: the script's class
+    )
     setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable
     setattr(made, SUBCLASSABLE_MARK, True)  # class P(namedtuple("P", "x y")): a tuple
     return made
