@@ -412,7 +412,8 @@ MODULE_ATTACKS: list[Any] = [
         "import fractions\nclass I(int):\n    @property\n    def numerator(self):\n"
         "        return 2_000_000\n"
         "r = fractions.Fraction(3, 2) ** I(2)\nassert r == fractions.Fraction(9, 4), r\nr.numerator",
-        "ok",
+        "runtime",  # a number keeps its own numerator (findings12): refused at the class
+        "a subclass of a number cannot redefine numerator",
     ),
     # fourth attacker's F02: difflib's bounds read lengths through the builtin base type
     _a(

@@ -307,6 +307,12 @@ QUADRATIC_INT_ATTACKS = [
                            ("float-le", "class N(float):\n    def __le__(self, o):\n        return True"),
                            ("mixin", "class M:\n    def __lt__(self, o):\n        return True\nclass N(M, int):\n    pass"))],
     _a("f11-lying-number-alias", "8-memory", "class N(int):\n    def ge(self, o):\n        return False\n    __ge__ = ge\nbytes(N(300_000_000))", "rejected", "allowed only as an alias"),
+    # -- findings12 F01/F02/F06/F07: whatever the value, wherever it is written, before type() ------
+    _a("f12-lying-number-kept-by-init-subclass", "8-memory", "saved = []\nclass Base:\n    def __init_subclass__(cls, **kw):\n        saved.append(cls)\ntry:\n    class N(Base, int):\n        def __gt__(self, o):\n            return False\nexcept TypeError:\n    pass\nlen(saved)", "ok", value=0),
+    _a("f12-lying-number-lru-cache", "8-memory", "import functools\nclass N(int):\n    @functools.lru_cache\n    def __gt__(self, o):\n        return False\nbytes(N(300_000_000))", "runtime", "a subclass of a number cannot redefine __gt__"),
+    _a("f12-lying-number-property", "8-memory", "class N(int):\n    @property\n    def __gt__(self):\n        return lambda o: False\nbytes(N(300_000_000))", "runtime", "a subclass of a number cannot redefine __gt__"),
+    _a("f12-lying-number-bit-length", "8-cpu", "class N(int):\n    def bit_length(self):\n        return 1\nN(2 ** 2000 + 1) ** 1_000_000", "runtime", "a subclass of a number cannot redefine bit_length"),
+    _a("f12-lying-number-mixin-cache", "8-memory", "import functools\nclass M:\n    @functools.cache\n    def __lt__(self, o):\n        return True\nclass N(M, int):\n    pass", "runtime", "a subclass of a number cannot redefine __lt__"),
     _a("f11-number-subclass-ok", "8-cpu", "from enum import IntEnum, IntFlag\nclass C(IntEnum):\n    A = 1\n    B = 2\nclass P(IntFlag):\n    R = 4\n    W = 2\nclass M(float):\n    def __repr__(self):\n        return 'M'\n    def half(self):\n        return M(self / 2)\n[C.A < C.B, int(P.R | P.W), repr(M(3.0).half()), M(2) + 1]", "ok", value=[True, 6, "M", 3.0]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip

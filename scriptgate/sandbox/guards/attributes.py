@@ -64,7 +64,6 @@ from scriptgate.sandbox.guards.constants import (
 )
 from scriptgate.sandbox.guards.constants import (
     FAST_RECEIVER_SLOW_NAMES,
-    FILENAME,
     MATCH_SELF_TYPES,
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
@@ -798,7 +797,7 @@ def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
         and isinstance(b, int)
         and b > 0
         and a not in (0, 1, -1)
-        and (b > MAX_INT_BITS or (a.bit_length() - 1) * b > MAX_INT_BITS)
+        and (b > MAX_INT_BITS or (int.bit_length(a) - 1) * b > MAX_INT_BITS)  # int's own
     ):
         _too_big("an int power")
     return a**b
@@ -811,7 +810,7 @@ def guarded_lshift(a: Any, b: Any) -> Any:
         and isinstance(b, int)
         and a
         and b > 0
-        and a.bit_length() + b > MAX_INT_BITS
+        and int.bit_length(a) + b > MAX_INT_BITS  # int's own: a subclass's may lie
     ):
         _too_big("an int shift")
     return a << b
@@ -1240,6 +1239,10 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     for exit_name in ("__exit__", "__aexit__"):
         if exit_name in namespace:
             namespace[exit_name] = _exit_shield(namespace[exit_name], exit_name)
+    if any(issubclass(base, _NUMBERS) for base in bases):
+        # before type(): a base's __init_subclass__ (script code) runs inside it and could
+        # keep the class even if it were refused afterwards (findings12 F01)
+        _refuse_lying_number(name, bases, namespace)
     prepare_namespace(namespace)  # __slots__, __match_args__, __format__ (script_classes)
     # marked before type() makes it: a base's __init_subclass__ (script code) runs inside
     # type() and gets the class as the script's own (cls.tag = ... works)
@@ -1250,56 +1253,56 @@ def _script_metaclass(name: str, bases: tuple[type, ...], namespace: dict[str, A
     setattr(cls, SCRIPT_CLASS_MARK, True)  # again: a typing metaclass makes its own class
     setattr(cls, _MADE_BY_SCRIPT, True)
     setattr(cls, SUBCLASSABLE_MARK, True)
-    if issubclass(cls, _NUMBERS):
-        _refuse_lying_number(cls)
     return cls
 
 
-def _scripted(value: Any) -> bool:
-    """Whether a class attribute is (or wraps) a function the script compiled."""
-    func = (
-        getattr(value, "__func__", value)
-        if isinstance(value, (staticmethod, classmethod))
-        else value
-    )
-    return isinstance(func, types.FunctionType) and func.__code__.co_filename == FILENAME
-
-
 _NUMBERS = (int, float, complex)
-_NUMBER_DUNDERS = frozenset(
-    name
-    for kind in _NUMBERS
-    for name in vars(kind)
-    if name.startswith("__") and name.endswith("__")
-) - {"__new__", "__init__", "__repr__", "__str__", "__format__", "__getattribute__", "__doc__"}
-"""What a number's own C methods answer (comparisons, arithmetic, ``abs``, ``hash``, ``bool``,
-``index``…): a script subclass of a number may not answer them differently."""
+_NUMBER_NAMES = frozenset(name for kind in _NUMBERS for name in vars(kind)) - {
+    "__new__",
+    "__init__",
+    "__repr__",
+    "__str__",
+    "__format__",
+    "__doc__",
+}
+"""Every attribute a number's own type defines (comparisons, arithmetic, ``abs``, ``hash``,
+``bit_length``, ``to_bytes``, ``real``…): a script subclass of a number may not answer any of
+them differently. ``__repr__``/``__str__``/``__format__`` stay the script's (renderings are
+bounded by the render scope)."""
 
 
-def _refuse_lying_number(cls: type) -> None:
-    """Refuse a script subclass of ``int``/``float``/``complex`` that redefines its number methods.
+def _refuse_lying_number(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+    """Refuse a script class with a number base that redefines what the number answers.
 
     Every size check of the sandbox compares what it is given with a limit (``count >
-    limit``, ``abs(n) > cap``): a subclass whose ``__lt__``/``__gt__``/``__abs__`` lie
-    passes any such check while C reads the real value (findings11 F12-F14: ``bytes(N(
-    10**9))``, ``random.choices(k=N(...))``, ``math.comb`` past its cap, host +2.3 GB).
-    Rather than audit every comparison, a number stays a number: its comparisons and
-    arithmetic are the builtin's, whatever the script's classes define (also through a
-    second base: ``class N(Mixin, int)``). ``__repr__``/``__str__``/``__format__`` and
-    ordinary methods stay the script's.
+    limit``, ``abs(n) > cap``) or asks it its size (``a.bit_length()``): a subclass whose
+    ``__lt__``/``__gt__``/``__abs__``/``bit_length`` lie passes such a check while C reads
+    the real value (findings11 F12-F14, findings12 F07: ``bytes(N(10**9))``,
+    ``random.choices(k=N(...))``, ``N(2**2000 + 1) ** 10**6``). Rather than audit every
+    check, a number stays a number: none of its type's names may be given a value by the
+    script's classes — whatever the value (a ``def``, a ``property``, an ``lru_cache``
+    wrapper: findings12 F02/F06), in the class body or in a script base of any base
+    (``class N(Mixin, int)``). Checked before ``type()`` makes the class, so no
+    ``__init_subclass__`` can keep a refused one (findings12 F01). What a host stand-in's
+    machinery writes (``enum.Flag.__or__`` on an ``IntFlag``) is the host's own function.
     """
-    for kind in cls.__mro__:
-        if not vars(kind).get(_MADE_BY_SCRIPT):
-            continue  # the numbers' own, and host stand-ins' (IntEnum, IntFlag): not lies
-        own = vars(kind)
-        # the script's own functions only: enum's machinery writes host ones (Flag.__or__)
-        defined = {name for name in _NUMBER_DUNDERS.intersection(own) if _scripted(own[name])}
-        if defined:
-            shown = ", ".join(sorted(defined))
-            raise TypeError(
-                f"a subclass of a number cannot redefine {shown} in the sandbox: keep the "
-                "number as an attribute (self.value = n) and give the class its own methods"
-            )
+    defined = set(_NUMBER_NAMES.intersection(namespace))
+    for base in bases:
+        mro = base.__mro__
+        host = [kind for kind in mro if not vars(kind).get(_MADE_BY_SCRIPT)]
+        for kind in mro:
+            if not vars(kind).get(_MADE_BY_SCRIPT):
+                continue
+            own = vars(kind)
+            for attr in _NUMBER_NAMES.intersection(own):
+                if not any(vars(other).get(attr) is own[attr] for other in host):
+                    defined.add(attr)
+    if defined:
+        shown = ", ".join(sorted(defined))
+        raise TypeError(
+            f"class {name}: a subclass of a number cannot redefine {shown} in the sandbox: "
+            "keep the number as an attribute (self.value = n) and give the class its own methods"
+        )
 
 
 def _exit_shield(method: Any, name: str) -> Callable[..., Any]:

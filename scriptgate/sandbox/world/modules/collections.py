@@ -45,7 +45,7 @@ def _namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> typ
     made: type = collections.namedtuple(  # type: ignore[misc]
         typename,
         names,
-        defaults=defaults,
+        defaults=defaults,  # type: ignore[misc]
         module="__script__",  # its repr: the script's class
     )
     setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable

@@ -40,7 +40,10 @@ def _make(name: str, fields: list[str], defaults: list[Any]) -> type:
         if not isinstance(item, str) or not item.isidentifier() or item.startswith("_"):
             raise ValueError(f"invalid NamedTuple name {item!r} in the sandbox")
     made: type = collections.namedtuple(  # type: ignore[misc]
-        name, fields, defaults=defaults or None, module="__script__"
+        name,
+        fields,
+        defaults=defaults or None,  # type: ignore[misc]
+        module="__script__",
     )
     setattr(made, HOLDABLE_MARK, True)  # the run's own class: holdable, _asdict() readable
     return made
