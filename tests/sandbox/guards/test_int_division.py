@@ -252,7 +252,7 @@ _LOOPS = {
     "isqrt": "q = math.isqrt(x)",
     "round": "q = round(x, -150_000)",
     "list-items": "q = pair[0] // pair[1]",
-    "product": "q = y * y",
+    "product": "q = x * y",
 }
 
 
