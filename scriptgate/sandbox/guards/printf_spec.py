@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 __all__ = ["Conversion", "PrintfSummary", "conversions", "summarize"]
 
-_REST = re.compile(r"[-#0 +]*+(\*|[0-9]*+)(?:\.(\*|[0-9]*+))?[hlL]?+(.)", re.DOTALL)
+_REST = re.compile(r"[-#0 +]*+(\*|[0-9]++)?+(?>(?:\.(\*|[0-9]*+))?)[hlL]?+(.)", re.DOTALL)
 """After ``%`` and any key: flags, width, precision, length letter, conversion character."""
 
 _PARENS = re.compile(r"[()]")
