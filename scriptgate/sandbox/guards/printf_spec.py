@@ -15,7 +15,7 @@ sandbox: it owns no policy, only the reading and the sums.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -23,6 +23,13 @@ __all__ = ["Conversion", "PrintfSummary", "conversions", "summarize"]
 
 _REST = re.compile(r"[-#0 +]*+(\*|[0-9]++)?+(?>(?:\.(\*|[0-9]*+))?)[hlL]?+(.)", re.DOTALL)
 """After ``%`` and any key: flags, width, precision, length letter, conversion character."""
+
+_CONVERSION = re.compile(
+    r"[^%]*+%(?:(%)|(?:\(([^()]*)\))?+[-#0 +]*+(\*|[0-9]++)?+(?>(?:\.(\*|[0-9]*+))?)[hlL]?+(.))",
+    re.DOTALL,
+)
+"""Literal text, then one whole conversion or ``%%``; a key with nested parentheses is
+read by hand. No match where C would raise: an incomplete conversion ends the template."""
 
 _PARENS = re.compile(r"[()]")
 
@@ -37,13 +44,17 @@ class Conversion(NamedTuple):
     """One ``%`` conversion of a template, as C reads it.
 
     ``width`` and ``precision`` are ``None`` when absent (a bare ``.`` is precision 0),
-    ``-1`` for ``*``; ``kind`` is the conversion character (``%`` for ``%%``).
+    ``-1`` for ``*``; ``kind`` is the conversion character (``%`` for ``%%``, empty for
+    a key at the end of the template: C looks it up, then raises "incomplete format").
     """
 
     key: str | None
     width: int | None
     precision: int | None
     kind: str
+
+
+_PERCENT = Conversion(None, None, None, "%")
 
 
 def _number(part: str | None) -> int | None:
@@ -56,38 +67,46 @@ def _number(part: str | None) -> int | None:
     return int(part) if part else 0
 
 
+def _nested_key(text: str, pos: int) -> tuple[str, int] | None:
+    """The key opened at ``text[pos] == '('`` with C's paren count, and where it ends."""
+    depth = 0
+    for paren in _PARENS.finditer(text, pos):
+        depth += 1 if paren.group() == "(" else -1
+        if depth == 0:
+            return text[pos + 1 : paren.start()], paren.end()
+    return None  # "incomplete format key"
+
+
 def conversions(text: str) -> Iterator[Conversion]:
     """Every conversion of ``text`` in order; stops where C would raise (an incomplete one).
 
     A bytes template is read as its latin-1 text (keys then decode back with latin-1).
     """
-    find = text.find
-    size = len(text)
-    pos = find("%")
-    while pos >= 0:
-        pos += 1
-        if pos < size and text[pos] == "%":
-            yield Conversion(None, None, None, "%")
-            pos = find("%", pos + 1)
+    step = _CONVERSION.match
+    pos = 0
+    while (found := step(text, pos)) is not None:
+        percent, key, width, precision, kind = found.groups()
+        pos = found.end()
+        if percent is not None:
+            yield _PERCENT
             continue
-        key: str | None = None
-        if pos < size and text[pos] == "(":
-            depth = 1
-            start = pos + 1
-            for paren in _PARENS.finditer(text, start):
-                depth += 1 if paren.group() == "(" else -1
-                if depth == 0:
-                    key = text[start : paren.start()]
-                    pos = paren.end()
-                    break
-            else:
+        if kind == "(" and text[pos - 2] == "%":  # `%(` of a key with nested parentheses
+            nested = _nested_key(text, pos - 1)
+            if nested is None:
                 return  # "incomplete format key"
-        rest = _REST.match(text, pos)
-        if rest is None:
-            return  # "incomplete format"
-        width, precision, kind = rest.groups()
+            key, pos = nested
+            rest = _REST.match(text, pos)
+            if rest is None:
+                yield Conversion(key, None, None, "")  # C looked the key up, then raises
+                return
+            width, precision, kind = rest.groups()
+            pos = rest.end()
         yield Conversion(key, _number(width), _number(precision), kind)
-        pos = find("%", rest.end())
+    tail = text.find("%", pos)  # an incomplete conversion, or none: the end
+    if tail >= 0 and text.startswith("%(", tail):
+        nested = _nested_key(text, tail + 1)
+        if nested is not None:
+            yield Conversion(nested[0], None, None, "")  # C looked the key up, then raises
 
 
 @dataclass(slots=True)
@@ -107,13 +126,24 @@ class PrintfSummary:
     keys: dict[str, int] = field(default_factory=dict)
 
 
-def summarize(text: str) -> PrintfSummary:
-    """The :class:`PrintfSummary` of ``text`` (a bytes template as its latin-1 text)."""
+def summarize(
+    text: str,
+    reader: Callable[[Iterator[Conversion]], Iterable[Conversion]] | None = None,
+) -> PrintfSummary:
+    """The :class:`PrintfSummary` of ``text`` (a bytes template as its latin-1 text).
+
+    ``reader`` wraps the conversions as they are read (the guards pass
+    ``guards.ticking.ticked``: a template of millions of conversions is read in pieces
+    with the run's deadline checked between two).
+    """
     summary = PrintfSummary()
     if "%" not in text:
         return summary
     keys = summary.keys
-    for key, width, precision, kind in conversions(text):
+    items: Iterable[Conversion] = conversions(text)
+    if reader is not None:
+        items = reader(items)
+    for key, width, precision, kind in items:
         if kind == "%" and width is None and precision is None and key is None:
             continue  # "%%": one character, from two of the template
         for part in (width, precision):

@@ -8,6 +8,7 @@ where C raises.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -85,11 +86,13 @@ def test_conversions_read_what_c_reads(template: str, expected: list[Conversion]
     assert list(conversions(template)) == expected
 
 
-@pytest.mark.parametrize("template", ["%(a", "%((a)s", "%5", "%h", "%9.", "%(a)"])
+@pytest.mark.parametrize("template", ["%(a", "%((a)s", "%5", "%h", "%9.", "%(a)", "%(a)9."])
 def test_conversions_stop_where_c_raises(template: str) -> None:
+    keys = _Keys()
     with pytest.raises(ValueError, match="incomplete format"):
-        template % {"a": 1, "(a": 1}
-    assert list(conversions(template)) == []
+        template % keys
+    assert [c.key for c in conversions(template)] == keys.seen  # C looked the key up
+    assert all(c.kind == "" for c in conversions(template))
 
 
 def test_summarize_sums_widths_and_numeric_precisions() -> None:
@@ -120,11 +123,27 @@ def test_conversions_agree_with_c_on_random_templates() -> None:
         try:
             template % keys
         except (ValueError, TypeError):
-            # C stopped early; it looks a key up before reading the rest of its conversion
+            # C stopped early: the keys it looked up start the keys found
             found = [c.key for c in conversions(template) if c.key is not None]
-            assert keys.seen[: len(found)] == found[: len(keys.seen)], template
-            assert len(keys.seen) <= len(found) + 1, template
+            assert found[: len(keys.seen)] == keys.seen, template
         else:
             assert [c.key for c in conversions(template) if c.key is not None] == keys.seen
             agreed += 1
     assert agreed > 100
+
+
+def test_summarize_reads_the_conversions_through_the_reader() -> None:
+    read: list[Conversion] = []
+
+    def reader(items: Iterator[Conversion]) -> Iterator[Conversion]:
+        for item in items:
+            read.append(item)
+            yield item
+
+    summary = summarize("%5d|%(a)s|%%", reader)
+    assert read == [
+        Conversion(None, 5, None, "d"),
+        Conversion("a", None, None, "s"),
+        Conversion(None, None, None, "%"),
+    ]
+    assert summary.padding == 5
