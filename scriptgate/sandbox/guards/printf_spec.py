@@ -140,9 +140,7 @@ def summarize(
     if "%" not in text:
         return summary
     keys = summary.keys
-    items: Iterable[Conversion] = conversions(text)
-    if reader is not None:
-        items = reader(items)
+    items: Iterable[Conversion] = conversions(text) if reader is None else reader(conversions(text))
     for key, width, precision, kind in items:
         if kind == "%" and width is None and precision is None and key is None:
             continue  # "%%": one character, from two of the template
