@@ -253,6 +253,19 @@ RENDER_SCOPE_ATTACKS = [
     _a("f10-percent-width-lying-str-subclass", "8-memory", "class S(str):\n    def __contains__(self, x):\n        return False\nlen(S('%099999999d') % 1)", "limit", "% format width above"),
     _a("f10-percent-mapping-script-strs", "8-memory", _F01_STR + "len(('%(b)s' * 60) % {'b': B()})", "limit", _RENDERING),
     _a("f10-percent-mapping-ok", "8-memory", "import collections\nclass M:\n    def __getitem__(self, k):\n        return k * 2\n['%(a)s-%(b)5d %%' % {'a': 'x', 'b': 3}, '%s %(a)s' % {'a': 1}, '%(a)s %(a)r' % collections.defaultdict(list), '%(ab)s|%(c)s' % M(), len(('%(a)s' * 1000) % {'a': 'x' * 5000}), (b'%(k)s' % {b'k': b'v'}).decode()]", "ok", value=["x-    3 %", "{'a': 1} 1", "[] []", "abab|cc", 5_000_000, "v"]),
+    # -- findings12 F03/F04/F05/F08/F09: % templates read by C's grammar, every width counted ------
+    _a("f12-printf-width-empty-precision", "8-memory", "len('%1000000000.s' % ('x',))", "limit", "% format width above"),
+    _a("f12-printf-width-empty-precision-bytes", "8-memory", "len(b'%1000000000.s' % (b'x',))", "limit", "% format width above"),
+    _a("f12-printf-star-empty-precision", "8-memory", "'%*.s' % (10**9, 'x')", "runtime", "'*' widths"),
+    _a("f12-printf-mapping-empty-precision", "8-memory", "len(('%(a)s' + '%(a)9999.s' * 100000) % {'a': 'x'})", "limit", _TOO),
+    _a("f12-printf-mapping-nested-paren-key", "8-memory", "len(('%s' + '%(a(b))9999s' * 100000) % {'a(b)': 'x'})", "limit", _TOO),
+    _a("f12-printf-mapping-nested-paren-key-wide", "8-memory", "len('%(a(b))1000000000s' % {'a(b)': 'x'})", "limit", "% format width above"),
+    _a("f12-printf-tuple-widths", "8-memory", "len(('%9999s' * 100000) % (('x',) * 100000))", "limit", _TOO),
+    _a("f12-printf-tuple-widths-bytes", "8-memory", "len((b'%9999s' * 100000) % ((b'x',) * 100000))", "limit", _TOO),
+    _a("f12-printf-tuple-numeric-precisions", "8-memory", "len(('%.9999d' * 100000) % ((1,) * 100000))", "limit", _TOO),
+    _a("f12-printf-constant-template-widths", "8-memory", "len('" + "%9999s" * 1666 + "' % (" + "'x', " * 1666 + "))", "limit", _TOO),
+    _a("f12-printf-mixed-keyless-script-mapping", "8-memory", "class M:\n    n = 0\n    def __getitem__(self, k):\n        M.n += 1\n        return 'x' if M.n == 1 else 'y' * 5_000_000\nlen(('%s' + '%(a)s' * 200) % M())", "runtime", "needs a plain dict"),
+    _a("f12-printf-ok", "8-memory", "class D(dict):\n    pass\nt = '%9999s' * 100\n['%5.s|' % 'abc', '%(a(b))3s' % {'a(b)': 'x'}, '%s %(a)s' % {'a': 1}, '%-4.d|' % 7, len(t % (('x',) * 100)), '%(a)s %(a)r' % D(a=1)]", "ok", value=["     |", "  x", "{'a': 1} 1", "7   |", 999_900, "1 1"]),
     _a("f9-render-scope-chainmap-ok", "8-memory", _F01 + _F9_CM + "n = 0\nfor i in range(3):\n    n += len(repr([A(), cm])) + len(str([cm, 1]))\nn", "ok", value=3 * (9_000_000 + 16 + 17)),
 ]  # fmt: skip
 """findings7 F01: one rendering's script dunder results are bounded together (both modes)."""

@@ -88,7 +88,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 from typing import Any, cast
 
 from RestrictedPython.transformer import (
@@ -110,6 +109,8 @@ from scriptgate.sandbox.guards.constants import (
     is_private_name,
 )
 from scriptgate.sandbox.guards.memory import NumericNames
+from scriptgate.sandbox.guards.printf_spec import summarize as summarize_printf
+from scriptgate.sandbox.guards.sizes import MAX_RENDER
 
 __all__ = ["MAX_AST_DEPTH", "TEMP_PREFIX", "ScriptPolicy"]
 
@@ -274,27 +275,25 @@ def _duplicable(node: ast.expr) -> bool:
     return True
 
 
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
-
-
 def _simple_printf(node: ast.expr) -> bool:
     """Whether ``node`` is a constant ``str`` template whose ``%`` specs have small fixed widths.
 
     Then ``template % scalar`` cannot grow past the template plus the scalar's text
-    (the run-time ``_check_printf`` of ``_mod_`` would find nothing to refuse).
+    and the widths, which together stay within :data:`.sizes.MAX_RENDER` (the run-time
+    ``_check_printf`` of ``_mod_`` would find nothing to refuse; both read the template
+    with :mod:`.guards.printf_spec`, C's grammar).
     """
     if not (isinstance(node, ast.Constant) and type(node.value) is str):
         return False
     text = node.value
     if len(text) > 10_000:
         return False
-    for match in _PRINTF_SPEC.finditer(text):
-        for part in match.groups():
-            if part == "*" or (
-                part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH)
-            ):
-                return False
-    return True
+    summary = summarize_printf(text)
+    return (
+        not summary.star
+        and summary.widest <= MAX_FORMAT_WIDTH
+        and summary.padding <= MAX_RENDER  # findings12 F04: 1,666 `%9999s` render 16 M
+    )
 
 
 class _FastSites(TickingVisitor):

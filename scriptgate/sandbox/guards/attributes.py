@@ -32,7 +32,6 @@ import collections
 import inspect
 import itertools
 import operator
-import re
 import string
 import sys
 import types
@@ -137,6 +136,8 @@ from scriptgate.sandbox.guards.memory import (
 )
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
 from scriptgate.sandbox.guards.printf import resolve_mapping
+from scriptgate.sandbox.guards.printf_spec import PrintfSummary
+from scriptgate.sandbox.guards.printf_spec import summarize as summarize_printf
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
 from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.script_classes import (
@@ -150,11 +151,13 @@ from scriptgate.sandbox.guards.script_classes import (
 from scriptgate.sandbox.guards.sizes import (
     CHECKED_METHOD_TYPES,
     FLAT_TYPES,
+    MAX_RENDER,
     check_render,
     checked_method,
     guarded_print,
     safe_ascii,
     safe_repr,
+    too_large_render,
 )
 from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY, TICK_EVERY, TICK_STEPS, ticked
 
@@ -565,23 +568,28 @@ def _refuse_attribute(obj: Any, name: str) -> NoReturn:
 
 # ----------------------------------------------------------------------------- formatting
 
-_PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?[a-zA-Z%]")
 _FORMATTER_PARSE = string.Formatter().parse
 _FIELD_SPLIT: Callable[[str], tuple[int | str, Iterator[tuple[bool, int | str]]]] = (
     _string.formatter_field_name_split
 )
 
 
-def _check_printf(template: str | bytes | bytearray) -> None:
+def _check_printf(template: str | bytes | bytearray) -> PrintfSummary:
+    """The template's conversions (:mod:`.printf_spec`, C's grammar), widths capped.
+
+    Refuses ``*`` widths, any width or precision above :data:`MAX_FORMAT_WIDTH`, and
+    conversions whose widths and numeric precisions together pass
+    :data:`.sizes.MAX_RENDER` (``'%9999s' * 100000``; findings12 F04).
+    """
     text = template if isinstance(template, str) else template.decode("latin-1")
-    if "%" not in text:
-        return
-    for match in _PRINTF.finditer(text):
-        for part in match.groups():
-            if part == "*":
-                raise ValueError("'*' widths in % formatting are not supported in the sandbox")
-            if part is not None and (len(part) > 5 or int(part) > MAX_FORMAT_WIDTH):
-                refuse_size(f"% format width above {MAX_FORMAT_WIDTH} refused")
+    summary = summarize_printf(text, ticked)  # deadline checks through a long template
+    if summary.star:
+        raise ValueError("'*' widths in % formatting are not supported in the sandbox")
+    if summary.widest > MAX_FORMAT_WIDTH:
+        refuse_size(f"% format width above {MAX_FORMAT_WIDTH} refused")
+    if summary.padding > MAX_RENDER:
+        too_large_render("% formatting with these widths", summary.padding)
+    return summary
 
 
 def safe_format(value: Any, spec: str = "") -> str:
@@ -828,14 +836,15 @@ def guarded_mod(a: Any, b: Any) -> Any:
     if isinstance(a, (str, bytes, bytearray)):  # bytearray too (findings10 F04)
         # checked on an exact copy: a subclass's `__contains__` could hide every `%`
         template = a if type(a) is str else exact_copy(a)
-        _check_printf(template)
+        summary = _check_printf(template)
         if type(b) in FLAT_TYPES:
             return a % b
         with RENDERING:
             if isinstance(b, (tuple, str, bytes, bytearray)) or not hasattr(type(b), "__getitem__"):
-                check_render(b, "% formatting of this value")
+                # the widths are counted above, the items here (findings12 F04)
+                check_render(b, "% formatting of this value", MAX_RENDER - summary.padding)
                 return a % b
-            return a % resolve_mapping(template, b)  # C's mapping form (findings10 F04)
+            return a % resolve_mapping(template, b, summary)  # C's mapping form (findings10 F04)
     check_division(a, b, "an int remainder")
     return a % b
 

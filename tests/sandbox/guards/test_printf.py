@@ -48,3 +48,26 @@ def test_resolve_mapping_keeps_the_mapping_for_keyless_conversions() -> None:
         assert resolve_mapping("%s", mapping) is mapping
         with pytest.raises(KeyError):
             resolve_mapping("%(missing)s", mapping)
+
+
+def test_resolve_mapping_refuses_a_script_mapping_with_keyless_conversions() -> None:
+    class Lookup:
+        def __getitem__(self, key: str) -> str:
+            return "x"
+
+    with RENDERING, pytest.raises(TypeError, match="needs a plain dict"):
+        resolve_mapping("%s" + "%(a)s" * 200, Lookup())
+
+
+def test_resolve_mapping_hands_an_exact_dict_to_c_with_keyless_conversions() -> None:
+    mapping = {"a": "x" * 10}
+    with RENDERING:
+        assert resolve_mapping("%s %(a)s", mapping) is mapping
+    with RENDERING, pytest.raises(ScriptStop, match="too large for the sandbox"):
+        resolve_mapping("%s" + "%(a)s" * 3000, {"a": "x" * 5000})
+
+
+def test_resolve_mapping_counts_widths_c_reads_with_nested_parentheses() -> None:
+    # findings12 F05: C's key is `a(b)`; its 9,999 padding counts per conversion
+    with RENDERING, pytest.raises(ScriptStop, match="too large for the sandbox"):
+        resolve_mapping("%(a(b))9999.s" * 1001, {"a(b)": "x"})
