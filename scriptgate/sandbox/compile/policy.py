@@ -275,6 +275,15 @@ def _duplicable(node: ast.expr) -> bool:
     return True
 
 
+def _every(tests: list[ast.expr]) -> ast.expr:
+    """``t1 & t2 & …`` as a balanced tree: every test evaluated, left to right, at a depth of
+    ``log2(len(tests))`` (a chain of a thousand made the compiler recurse past its limit)."""
+    if len(tests) == 1:
+        return tests[0]
+    middle = len(tests) // 2
+    return ast.BinOp(left=_every(tests[:middle]), op=ast.BitAnd(), right=_every(tests[middle:]))
+
+
 def _simple_printf(node: ast.expr) -> bool:
     """Whether ``node`` is a constant ``str`` template whose ``%`` specs have small fixed widths.
 
@@ -674,9 +683,7 @@ class ScriptPolicy(LinearTransformer):
             values = [value for _, value in binds]
             # `&`, not `and`: every element is evaluated (and its temporary bound) whatever
             # an earlier test says, since the guard's branch reads them all (findings11 F06)
-            test: ast.expr = tests[0] if tests else ast.Constant(False)
-            for more in tests[1:]:
-                test = ast.BinOp(left=test, op=ast.BitAnd(), right=more)
+            test: ast.expr = _every(tests) if tests else ast.Constant(False)
             fast = ast.BinOp(left=node.left, op=ast.Mod(), right=ast.Tuple(values, ast.Load()))
             slow = _call(
                 "_mod_", [copy.deepcopy(node.left), ast.Tuple(list(values), ast.Load())], node
