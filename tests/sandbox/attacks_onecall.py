@@ -302,6 +302,8 @@ QUADRATIC_INT_ATTACKS = [
     # -- findings11: the compiled fast paths evaluate every operand; range bounds; lying ints ------
     _a("f11-inline-divide-evaluates-the-divisor", "8-cpu", "from fractions import Fraction\nn = 3\n[str(Fraction(60) // (n + 2)), True % (n + 1), str(Fraction(7) % (n + 1))]", "ok", value=["12", 1, "3"]),
     _a("f11-inline-divide-no-stale-divisor", "8-cpu", "from fractions import Fraction\ncalls = []\ndef d(ds):\n    calls.append(1)\n    return ds.pop(0)\nds = [2, 3, 5]\nout = [str(v // d(ds)) for v in [10, Fraction(60), Fraction(60)]]\n[out, len(calls)]", "ok", value=[["5", "20", "12"], 3]),
+    _a("f13-printf-fast-path-tuple-of-long-strs", "8-memory", "x = 'y' * 9_000_000\n'%s%s%s' % (x, x, x)", "limit", "too large"),
+    _a("f13-printf-fast-path-one-long-str-ok", "8-memory", "x = 'y' * 1_000_000\nlen('<%s>' % x)", "ok", value=1_000_002),
     _a("f12-printf-long-literal-tuple", "8-cpu", "x = [1]\ns = '" + "%s" * 1200 + "' % (" + "x, " * 1199 + "len(x))\n[len(s), s[-4:]]", "ok", value=[3598, "[1]1"]),
     _a("f11-printf-tuple-evaluates-every-element", "8-cpu", "items = [1, 2]\nn = 0\ndef bump():\n    global n\n    n += 1\n    return n\n['%s has %d items' % (items, len(items)), '%s %d %d' % ({}, bump(), bump()), n]", "ok", value=["[1, 2] has 2 items", "{} 1 2", 2]),
     *[_a(f"f11-range-big-bounds-{name}", "8-cpu", source, "limit", "bounds beyond")

@@ -666,8 +666,11 @@ class ScriptPolicy(LinearTransformer):
         """``'tpl' % b`` (a checked constant template) → ``'tpl' % b`` when ``b`` is scalar.
 
         The template's widths were checked at compile time (:func:`_simple_printf`),
-        so a scalar operand, or a tuple literal of scalar operands, needs no guard
-        (the f-string fast path's rule); anything else goes to ``_mod_``.
+        so a scalar operand, or a tuple literal of numbers, needs no guard; anything else
+        goes to ``_mod_``. A str is fast alone (the result is the template plus one text
+        the script holds already) but not in a tuple: ``'%s%s%s' % (s, s, s)`` repeats a
+        9 M-character text into 27 M in one call (findings13 F01), so a tuple with a str in
+        it takes the guard, which renders the tuple within the render bound.
         """
         right = node.right
         if isinstance(right, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in right.elts):
@@ -676,7 +679,7 @@ class ScriptPolicy(LinearTransformer):
                 ast.Compare(
                     left=_call("_type_", [bind], node),
                     ops=[ast.In()],
-                    comparators=[_name("_pctfast_", node)],
+                    comparators=[_name("_pctnum_", node)],
                 )
                 for bind, _ in binds
             ]

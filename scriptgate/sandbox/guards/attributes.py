@@ -1602,6 +1602,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_imax_": 1 << 31,
     "_numfast_": frozenset({int, float}),
     "_pctfast_": frozenset({int, float, str, bool}),  # `'%d' % i` inline (compile policy)
+    "_pctnum_": frozenset({int, float, bool}),  # `'%d/%d' % (a, b)` inline: numbers only
     "_plain_": _PLAIN,
     "_fastrecv_": _FAST_RECEIVERS,
     "_checkv_": check_value,

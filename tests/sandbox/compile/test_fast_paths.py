@@ -183,8 +183,9 @@ def test_fast_paths_plain_operators_where_operands_prove_the_guard_useless() -> 
 
 def test_fast_paths_printf_template_with_wide_conversions_keeps_the_guard() -> None:
     # findings12 F04/F09: the template is read with C's grammar and its widths summed
-    # (a checked template gets the inline `_pctfast_` test; any other only the guard)
-    assert "_pctfast_" in compiled_names("def f(i):\n    return '%9999d|%5.d' % (i, i)")
+    # (a checked template gets the inline test — `_pctnum_` for a tuple, findings13 F01 —
+    # any other only the guard)
+    assert "_pctnum_" in compiled_names("def f(i):\n    return '%9999d|%5.d' % (i, i)")
     assert "_pctfast_" not in compiled_names("def f(i):\n    return '%1000000000.d' % i")
     wide = "%9999d" * 1001  # 10,008,999 padding characters: past the render bound
     assert "_pctfast_" not in compiled_names(f"def f(i):\n    return '{wide}' % i")
