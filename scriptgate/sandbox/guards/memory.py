@@ -82,6 +82,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, Protocol
 
 from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.direct_calls import MAX_ROUNDS, call_sites, direct_functions
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.known_length import known_length
 from scriptgate.sandbox.guards.lengths import (
@@ -582,6 +583,8 @@ _NESTED = (
 )
 _UNKNOWN: Any = None
 _RANGE_ITEM = ast.Constant(0)
+_ARGUMENT = ast.Constant(0)
+"""The binding of a parameter that every direct call passes a number (:meth:`NumericNames._solve_calls`)."""
 """The binding of a ``for`` target over ``range(...)``: an int no larger than the range's bounds."""
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BINDERS = (
@@ -593,6 +596,25 @@ _BINDERS = (
     ast.With,
     ast.AsyncWith,
 )
+
+
+def cast_name(call: ast.Call) -> str:
+    """The name a direct call calls (``call.func`` is an ``ast.Name``)."""
+    func = call.func
+    assert isinstance(func, ast.Name)
+    return func.id
+
+
+def _always_returns(body: list[ast.stmt]) -> bool:
+    """Whether a block never falls off its end: it ends in ``return``/``raise`` on every branch."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
 
 
 class NumericNames:
@@ -656,9 +678,95 @@ class NumericNames:
         self.scopes: dict[int, frozenset[str]] = {}
         self.ranges: dict[int, frozenset[str]] = {}
         """Per scope, the names bound only as items of ``range(...)`` loops."""
-        for node in walk(tree):
-            if isinstance(node, _SCOPES):
-                self.scopes[id(node)], self.ranges[id(node)] = self._solve(node)
+        self._calls: frozenset[str] = frozenset()
+        """Functions whose every call gives a number (see :meth:`_solve_calls`)."""
+        self._arguments: dict[int, frozenset[str]] = {}
+        """Per such function (its node's id), the parameters every call passes a number."""
+        self._scope_nodes = [node for node in walk(tree) if isinstance(node, _SCOPES)]
+        functions = {} if session else direct_functions(tree, walk)
+        if functions:
+            self._solve_calls(tree, functions)
+        else:
+            self._solve_scopes()
+
+    def _solve_scopes(self) -> None:
+        for node in self._scope_nodes:
+            self.scopes[id(node)], self.ranges[id(node)] = self._solve(node)
+
+    def _solve_calls(self, tree: ast.Module, functions: dict[str, ast.FunctionDef]) -> None:
+        """Carry numbers across the direct calls of ``functions`` (:mod:`.direct_calls`).
+
+        The same greatest fixpoint as the names of a scope, over the whole script: assume
+        every such function returns a number and every parameter receives one, solve the
+        scopes under that, then drop each function with a ``return`` (or an end it can fall
+        off) that is not a number and each parameter a call passes something else; again
+        until nothing changes. Sound by the same induction: a call's arguments are evaluated
+        before its parameters are bound and a ``return`` value before it is returned, so
+        every value ever bound to a kept parameter or returned by a kept function is a
+        number. Only direct calls reach these functions, so their calls are all in the tree.
+        """
+        sites = list(call_sites(tree, functions))
+        # a function no call reaches proves nothing of its parameters (vacuous, and useless)
+        shaped = {name: any(cast_name(call) == name for call, _ in sites) for name in functions}
+        for call, _ in sites:
+            name = cast_name(call)
+            arity = len(functions[name].args.args)
+            if (
+                call.keywords
+                or len(call.args) != arity
+                or any(isinstance(arg, ast.Starred) for arg in call.args)
+            ):
+                shaped[name] = False  # it raises TypeError, or binds what we do not follow
+        calls = set(functions)
+        arguments = {
+            name: {a.arg for a in node.args.args} - self._unsafe if shaped[name] else set()
+            for name, node in functions.items()
+        }
+        for _ in range(MAX_ROUNDS):
+            self._calls = frozenset(calls)
+            self._arguments = {
+                id(functions[name]): frozenset(params) for name, params in arguments.items()
+            }
+            self._solve_scopes()
+            changed = False
+            for name in sorted(calls):
+                node = functions[name]
+                facts = self.scopes[id(node)]
+                returns = [n for n in self._own_nodes(node) if isinstance(n, ast.Return)]
+                if not _always_returns(node.body) or not all(
+                    r.value is not None and self.is_numeric(r.value, facts) for r in returns
+                ):
+                    calls.discard(name)
+                    changed = True
+            for call, scopes in sites:
+                name = cast_name(call)
+                params = arguments[name]
+                if not params:
+                    continue
+                facts = self._facts_in(scopes)
+                for arg, param in zip(call.args, functions[name].args.args, strict=False):
+                    if param.arg in params and not self.is_numeric(arg, facts):
+                        params.discard(param.arg)
+                        changed = True
+            if not changed:
+                return
+        # not settled within the bound (each round drops a fact): prove nothing across calls
+        self._calls = frozenset()
+        self._arguments = {}
+        self._solve_scopes()
+
+    def _facts_in(self, scopes: tuple[ast.AST, ...]) -> frozenset[str]:
+        """The numeric names where a call is evaluated, given its scopes (outermost first)."""
+        numeric: frozenset[str] = frozenset()
+        ranges: frozenset[str] = frozenset()
+        for scope in scopes:
+            if id(scope) in self.scopes:
+                numeric, ranges = self.scopes[id(scope)], self.ranges[id(scope)]
+            elif isinstance(scope, _COMPREHENSIONS):
+                numeric, ranges = self.comprehension(scope, numeric, ranges)
+            else:  # a class body: proves nothing
+                numeric, ranges = frozenset(), frozenset()
+        return numeric
 
     def is_builtin(self, name: str) -> bool:
         """Whether ``name`` provably means the builtin: the script never binds it (not a session)."""
@@ -723,9 +831,10 @@ class NumericNames:
         outer: set[str] = set()
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             args = scope.args
+            passed = self._arguments.get(id(scope), frozenset())
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
                 if arg is not None:
-                    bind(arg.arg, _UNKNOWN)
+                    bind(arg.arg, _ARGUMENT if arg.arg in passed else _UNKNOWN)
             # defaults, decorators and annotations run in the enclosing scope, but the
             # policy sees them with this scope's facts: names they read prove nothing
             parts: list[Any] = [*args.defaults, *args.kw_defaults]
@@ -840,5 +949,5 @@ class NumericNames:
         if isinstance(node, ast.IfExp):
             return self.is_numeric(node.body, names) and self.is_numeric(node.orelse, names)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            return node.func.id in self._builtins
+            return node.func.id in self._builtins or node.func.id in self._calls
         return False
