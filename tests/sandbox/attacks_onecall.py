@@ -330,6 +330,17 @@ QUADRATIC_INT_ATTACKS = [
     _a("f12-lying-number-bit-length", "8-cpu", "class N(int):\n    def bit_length(self):\n        return 1\nN(2 ** 2000 + 1) ** 1_000_000", "runtime", "a subclass of a number cannot redefine bit_length"),
     _a("f12-lying-number-mixin-cache", "8-memory", "import functools\nclass M:\n    @functools.cache\n    def __lt__(self, o):\n        return True\nclass N(M, int):\n    pass", "runtime", "a subclass of a number cannot redefine __lt__"),
     _a("f11-number-subclass-ok", "8-cpu", "from enum import IntEnum, IntFlag\nclass C(IntEnum):\n    A = 1\n    B = 2\nclass P(IntFlag):\n    R = 4\n    W = 2\nclass M(float):\n    def __repr__(self):\n        return 'M'\n    def half(self):\n        return M(self / 2)\n[C.A < C.B, int(P.R | P.W), repr(M(3.0).half()), M(2) + 1]", "ok", value=[True, 6, "M", 3.0]),
+    # -- findings14 A04-A07: date formats bounded, a deque's + and += measured ------------------------
+    _a("f14-strftime-wide-directives", "8-memory", "import datetime\nlen(datetime.datetime(2020, 1, 1).strftime('%c' * 5_000_000))", "limit", "a date format of 10000000 characters"),
+    _a("f14-strftime-through-format", "8-memory", "import datetime\nlen(format(datetime.datetime(2020, 1, 1), '%c' * 5_000_000))", "limit", "a date format of"),
+    _a("f14-strftime-through-fstring-spec", "8-memory", "import datetime\nd = datetime.date(2020, 1, 1)\nspec = '%A' * 5_000_000\nlen(f'{d:{spec}}')", "limit", "a date format of"),
+    _a("f14-strftime-unbound", "8-memory", "import datetime\nlen(datetime.datetime.strftime(datetime.datetime(2020, 1, 1), '%c' * 5_000_000))", "limit", "a date format of"),
+    _a("f14-strftime-long-zone-name", "8-memory", "import datetime\ntz = datetime.timezone(datetime.timedelta(0), 'x' * 1_000_000)\nlen(datetime.datetime(2020, 1, 1, tzinfo=tz).strftime('%Z' * 400))", "limit", _TOO),
+    _a("f14-strptime-quadratic-format", "8-cpu", "import datetime\ndatetime.datetime.strptime('x', '%%' * 1_000_000)", "limit", "a date format of 2000000 characters"),
+    _a("f14-dates-ok", "8-memory", "import datetime\nd = datetime.datetime(2020, 1, 2, 3, 4)\n[d.strftime('%Y-%m-%d %H:%M'), f'{d:%d/%m}', format(d.date(), '%A'), datetime.datetime.strptime('2020-01-02', '%Y-%m-%d').day, datetime.datetime.strftime(d, '%Y'), len(d.strftime('%c' * 500))]", "ok", value=["2020-01-02 03:04", "02/01", "Thursday", 2, "2020", 12_000]),
+    _a("f14-deque-iadd-doubling", "8-memory", "import collections\nd = collections.deque([0] * 1_000_000)\nfor i in range(6):\n    d += d\nlen(d)", "limit", _TOO),
+    _a("f14-deque-add-doubling", "8-memory", "import collections\nd = collections.deque([0] * 1_000_000)\nfor i in range(6):\n    d = d + d\nlen(d)", "limit", _TOO),
+    _a("f14-deque-concat-ok", "8-memory", "import collections\nd = collections.deque([1, 2])\ne = d + d\nd += [3]\n[list(e), list(d)]", "ok", value=[[1, 2, 1, 2], [1, 2, 3]]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""

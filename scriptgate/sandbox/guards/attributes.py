@@ -76,6 +76,7 @@ from scriptgate.sandbox.guards.constants import (
 from scriptgate.sandbox.guards.constants import (
     HASHING_METHODS as _HASHING_METHODS,
 )
+from scriptgate.sandbox.guards.dates import check_date_format, is_date, strftime_of, strptime_of
 from scriptgate.sandbox.guards.edges import (
     PROPERTY_COPIERS,
     BytearrayWriter,
@@ -600,6 +601,8 @@ def safe_format(value: Any, spec: str = "") -> str:
         refuse_size(f"format width above {MAX_FORMAT_WIDTH} refused")
     if type(value) in FLAT_TYPES:
         return _builtins.format(value, spec)
+    if is_date(value):
+        spec = check_date_format(value, spec, "format()")  # a strftime format (findings14 A06)
     with RENDERING:  # nested scope starts join this rendering (findings9 F03)
         check_render(value, "format() of this value")  # sizeguard: no 300 MB renderings
         return _builtins.format(value, spec)
@@ -1069,7 +1072,9 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     if type(value) in _PLAIN:
         return value
     if name == "strptime" and type(value) is types.BuiltinFunctionType:
-        return _strptime_of(value)  # datetime.strptime, on the class or an instance
+        return strptime_of(value)  # datetime.strptime, on the class or an instance
+    if name == "strftime" and is_date(obj) and type(value) is types.BuiltinFunctionType:
+        return strftime_of(obj, value)  # a bounded format (findings14 A06)
     if isinstance(obj, type) and not _script_made(obj):
         if type(value) in _UNBOUND_KINDS:
             return _unbound(obj, name)  # str.lower, Counter.most_common (test_boundary_unbound_*)
@@ -1080,18 +1085,6 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         if call is not None:
             return _METHOD(call, value)  # deque.index(x), Counter.most_common()… (bounded)
     return check_value(value)
-
-
-def _strptime_of(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``datetime.strptime`` on exact ``str`` copies of its arguments: CPython's ``_strptime``
-    keeps each format in a process-wide cache, where a script's ``str`` subclass would keep
-    the run's class (and all it holds) after the run (the sixth attack's F05)."""
-
-    def strptime(date_string: Any, format: Any) -> Any:
-        return method(exact_copy(date_string), exact_copy(format))
-
-    strptime.__name__ = "strptime"
-    return strptime
 
 
 def _guarded_hasattr(obj: Any, name: str) -> bool:

@@ -49,7 +49,9 @@ SIZED_BASES: tuple[type, ...] = (
 _SIZED = frozenset({*SIZED_BASES, memoryview, range})
 """The builtin sized types :func:`base_len` reads (the containers, ``memoryview``, ``range``)."""
 _SLICEABLE = frozenset({str, bytes, bytearray, list, tuple})
-_SEQUENCE_BASES = _SLICEABLE
+_SEQUENCE_BASES = _SLICEABLE | {collections.deque}
+"""The types whose ``+`` concatenates in one C call (``deque + deque`` and ``d += d`` too:
+findings14 A07 doubled a deque to 64 M items past every check)."""
 _NUMBERS = frozenset({int, float, bool, complex})
 _type_mro = type.__dict__["__mro__"].__get__
 
@@ -111,7 +113,7 @@ def exact_items(value: Any) -> Any:
 
 
 def sequence_len(value: Any) -> int:
-    """The real length of a str/bytes/bytearray/list/tuple (or subclass), else 0.
+    """The real length of a str/bytes/bytearray/list/tuple/deque (or subclass), else 0.
 
     The growth guards' measure of a ``+``/``+=`` operand: an exact type pays one lookup,
     a number two, and a subclass is measured by its base (``class L(list)`` with any
