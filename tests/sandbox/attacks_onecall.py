@@ -341,6 +341,22 @@ QUADRATIC_INT_ATTACKS = [
     _a("f14-deque-iadd-doubling", "8-memory", "import collections\nd = collections.deque([0] * 1_000_000)\nfor i in range(6):\n    d += d\nlen(d)", "limit", _TOO),
     _a("f14-deque-add-doubling", "8-memory", "import collections\nd = collections.deque([0] * 1_000_000)\nfor i in range(6):\n    d = d + d\nlen(d)", "limit", _TOO),
     _a("f14-deque-concat-ok", "8-memory", "import collections\nd = collections.deque([1, 2])\ne = d + d\nd += [3]\n[list(e), list(d)]", "ok", value=[[1, 2, 1, 2], [1, 2, 3]]),
+    # -- findings14 A01-A03/A15: an allow-list of codecs, encodes sized; json's layout measured --------
+    _a("f14-encode-punycode-quadratic", "8-cpu", "s = ''.join([chr(0x100 + i) for i in range(8000)])\nlen(s.encode('punycode'))", "runtime", "not available in the sandbox: 'punycode'"),
+    _a("f14-encode-idna-quadratic", "8-cpu", "s = ''.join([chr(0x4e00 + i) for i in range(8000)])\nlen(s.encode('idna'))", "runtime", "not available in the sandbox: 'idna'"),
+    _a("f14-bytes-of-str-punycode", "8-cpu", "s = ''.join([chr(0x100 + i) for i in range(8000)])\nlen(bytes(s, 'punycode'))", "runtime", "'punycode'"),
+    _a("f14-bytearray-of-str-idna", "8-cpu", "len(bytearray('ab' * 4000, encoding='idna'))", "runtime", "'idna'"),
+    _a("f14-decode-idna", "8-cpu", "(b'xn--' * 1000).decode('idna')", "runtime", "'idna'"),
+    _a("f14-str-of-bytes-punycode", "8-cpu", "str(b'abc' * 1000, 'punycode')", "runtime", "'punycode'"),
+    _a("f14-unbound-encode-punycode", "8-cpu", "list(map(str.encode, ['\u0100' * 8000], ['punycode']))", "runtime", "'punycode'"),
+    _a("f14-encode-namereplace-growth", "8-memory", "s = chr(64505) * 10_000_000\nlen(s.encode('ascii', 'namereplace'))", "limit", "too large for the sandbox"),
+    _a("f14-bytes-namereplace-growth", "8-memory", "s = chr(64505) * 10_000_000\nlen(bytes(s, 'ascii', 'namereplace'))", "limit", "too large for the sandbox"),
+    _a("f14-encode-long-codec-name", "8-cpu", "'x'.encode('a' * 10_000_000)", "runtime", "unknown encoding"),
+    _a("f14-encode-unknown-handler", "8-cpu", "'x'.encode('utf-8', 'b' * 1000)", "runtime", "unknown error handler"),
+    _a("f14-codecs-ok", "8-memory", "s = 'h\\u00e9llo \\u2603 \\U0001f600'\n[len(s.encode()), s.encode('latin-1', 'replace').hex(), s.encode('ascii', 'xmlcharrefreplace').decode(), s.encode('UTF8').decode('utf_8') == s, bytes(s, 'utf-8') == s.encode(), bytearray('ab', 'ascii').hex(), str(b'abc', 'ascii'), str(b'\\xff', 'utf-8', 'replace'), b'\\xff'.decode('latin1'), '\\u65e5'.encode('shift_jis').decode('sjis'), str.encode('a', 'utf-8').hex(), len(('\\u00e9' * 100000).encode()), len(s.encode('utf-16'))]", "ok", value=[15, '68e96c6c6f203f203f', 'h&#233;llo &#9731; &#128512;', True, True, '6162', 'abc', '�', 'ÿ', '日', '61', 200000, 22]),
+    _a("f14-json-indent-str-subclass", "8-memory", "import json\nclass S(str):\n    pass\nlen(json.dumps([1] * 600, indent=S(' ' * 1_000_000)))", "limit", "indent string longer than 64"),
+    _a("f14-json-separator-str-subclass", "8-memory", "import json\nclass S(str):\n    pass\nlen(json.dumps([1] * 600, separators=(S(' ' * 10**6), ':')))", "limit", "separator longer than 64"),
+    _a("f14-json-layout-ok", "8-memory", "import json\nclass S(str):\n    def __len__(self):\n        return 0\n[json.dumps({'a': [1]}, indent=2), json.dumps([1], indent=S('\t')), json.dumps({'a': 1}, separators=(',', ':')), json.dumps([1, 2], indent=True)]", "ok", value=['{\n  "a": [\n    1\n  ]\n}', "[\n\t1\n]", '{"a":1}', "[\n 1,\n 2\n]"]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""

@@ -46,6 +46,7 @@ from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.int_work import MAX_FROM_BYTES, check_from_bytes
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
+from scriptgate.sandbox.guards.text_codecs import checked_decode, checked_encode
 
 __all__ = [
     "BOUNDED_NAMES",
@@ -66,8 +67,11 @@ JOIN_CHUNK = 64
 _WIDTH_NAMES = frozenset({"center", "ljust", "rjust", "zfill"})
 _SPLIT_NAMES = frozenset({"split", "rsplit", "splitlines"})
 BOUNDED_NAMES = frozenset(
-    {"to_bytes", "from_bytes", "expandtabs", "replace", "join", *_WIDTH_NAMES, *_SPLIT_NAMES}
-)
+    {
+        "to_bytes", "from_bytes", "expandtabs", "replace", "join", "encode", "decode",
+        *_WIDTH_NAMES, *_SPLIT_NAMES,
+    }
+)  # fmt: skip
 """Attribute names :func:`bounded_method` may wrap."""
 
 
@@ -319,7 +323,25 @@ def bounded_method(obj: Any, name: str) -> Callable[..., Any] | None:
         return checked_join(obj, base)
     if name in _SPLIT_NAMES:
         return _split(obj, base, name)
+    if name == "encode" and base is str:
+        return _encode(obj)
+    if name == "decode" and base is not str:
+        return _decode(obj)
     return None
+
+
+def _encode(text: str) -> Callable[..., bytes]:
+    def encode(encoding: Any = "utf-8", errors: Any = "strict") -> bytes:
+        return checked_encode(text, encoding, errors)
+
+    return encode
+
+
+def _decode(data: Any) -> Callable[..., str]:
+    def decode(encoding: Any = "utf-8", errors: Any = "strict") -> str:
+        return checked_decode(data, encoding, errors)
+
+    return decode
 
 
 def _in_script(frame: types.FrameType | None) -> bool:

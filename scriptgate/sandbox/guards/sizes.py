@@ -58,6 +58,7 @@ from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.render_scope import RENDERING, start_rendering
+from scriptgate.sandbox.guards.text_codecs import is_decoding_call, str_of_bytes
 
 __all__ = [
     "CHARGE_FROM",
@@ -588,6 +589,9 @@ class SafeStr(str, metaclass=_StrType):
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """``str(*args, **kwargs)`` after the render-size check of the object."""
         obj = args[0] if args else kwargs.get("object", "")
+        if is_decoding_call(args, kwargs) and isinstance(obj, (bytes, bytearray)):
+            text = str_of_bytes(*args, **kwargs)  # an allowed codec, sized (findings14 A01)
+            return text if cls is SafeStr else str.__new__(cls, text)
         if type(obj) in _FLAT:
             if cls is SafeStr:
                 return str(*args, **kwargs)

@@ -63,6 +63,7 @@ from scriptgate.sandbox.guards.int_work import guarded_divmod, guarded_round
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
+from scriptgate.sandbox.guards.text_codecs import encoded
 from scriptgate.sandbox.guards.ticking import (
     SUM_PIECE,
     TickedFilter,
@@ -414,6 +415,9 @@ def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -
             first = args[0]
             if type(first) is int and first > MAX_SEQUENCE:
                 refuse_size(f"{real.__name__}({first}) refused: larger than the sandbox allows")
+            if isinstance(first, str) and (len(args) > 1 or kwargs):
+                # bytes(s, encoding): an allowed codec, sized (findings14 A01/A02)
+                return real(encoded(first, *args[1:], **kwargs))
             if not isinstance(first, (int, str, bytes, bytearray)):
                 args = (charge_copy(first, "list"), *args[1:])
         return real(*args, **kwargs)

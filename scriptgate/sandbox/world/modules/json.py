@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.sizes import check_json
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -34,8 +35,7 @@ def _json_dumps(
     separators: tuple[str, str] | None = None,
     default: Callable[[Any], Any] | None = None,
 ) -> str:
-    if isinstance(indent, int) and indent > 64:
-        refuse_size("indent above 64 refused in the sandbox")
+    indent, separators = _plain_layout(indent, separators)
     with RENDERING:  # nested scope starts join this rendering (findings9 F03)
         default = check_json(  # sizeguard: the text's size is checked before rendering
             obj, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
@@ -48,6 +48,36 @@ def _json_dumps(
             separators=separators,
             default=default,
         )
+
+
+MAX_INDENT = 64
+"""Widest ``indent`` (spaces, or characters of an indent string)."""
+MAX_SEPARATOR = 64
+"""Longest ``separators`` item."""
+
+
+def _plain_layout(indent: Any, separators: Any) -> tuple[Any, Any]:
+    """``indent`` and ``separators`` as exact ints and strs, bounded (findings14 A03).
+
+    The size estimate reads their lengths, and json's encoder takes any ``str`` subclass
+    (so a subclass must be measured by its base type: its own ``__len__`` may lie), and
+    builds one piece per item with the indent in it before it joins them.
+    """
+    if isinstance(indent, int) and not isinstance(indent, bool):
+        indent = int.__index__(indent)
+        if indent > MAX_INDENT:
+            refuse_size(f"indent above {MAX_INDENT} refused in the sandbox")
+    elif isinstance(indent, str):
+        indent = exact_copy(indent)
+        if len(indent) > MAX_INDENT:
+            refuse_size(f"an indent string longer than {MAX_INDENT} characters is refused")
+    if separators is not None:
+        item, key = separators  # json unpacks it too (a TypeError or ValueError as there)
+        pair = (exact_copy(item), exact_copy(key))
+        if any(isinstance(sep, str) and len(sep) > MAX_SEPARATOR for sep in pair):
+            refuse_size(f"a separator longer than {MAX_SEPARATOR} characters is refused")
+        separators = pair
+    return indent, separators
 
 
 def _json_loads(text: str | bytes) -> Any:
