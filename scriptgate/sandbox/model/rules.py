@@ -121,6 +121,9 @@ def codemode_description(
         'dict: `eval(expr, {"x": x})`. Inside a function `exec` cannot change its local '
         "variables (read results from a dict). `await` is not allowed in the string (await "
         "what `eval` returns), and `compile()` is not available.\n"
+        "- Text encodings: the Unicode codecs (`utf-8`, `utf-16`, ...), `ascii`, `latin-1`, the "
+        "`cp`/`iso8859`/`mac` charmaps and the CJK and escape codecs (not `punycode` or `idna`); "
+        "date formats (`strftime`, `strptime`, `f'{d:%Y-%m-%d}'`) of at most 1000 characters.\n"
         f"- Built-ins: {', '.join(builtin_names)}.\n"
         f"- Importable modules: {', '.join(module_names)}.\n"
         "- Importing any other module raises `ModuleNotFoundError` (an `ImportError`): "
