@@ -13,7 +13,8 @@ Workloads (the same script text for every runner):
   takes ~10–30 µs, so this workload gets :data:`STARTUP_REPEAT` times the repetitions
   (for every runner alike): best of 7 single runs was at the scheduler's mercy;
 - ``loop``: Σ i·i for i < 200 000;
-- ``fib``: recursive ``fib(20)``;
+- ``fib``: recursive ``fib(20)`` (``fib-typed``: the same in ``if``/``return`` statements with
+  type hints);
 - ``glue``: build 10 000 dicts, filter, sort, join (names built with ``+``; ``glue-fstring``
   and ``glue-percent`` build them with an f-string and with ``%``);
 - ``tools``: 1 000 tool calls through the full pipeline (validation, both hooks),
@@ -48,10 +49,15 @@ WORKLOADS: dict[str, str] = {
         "', '.join([r['name'] for r in good[:100]])"
     ),
 }
+WORKLOADS["fib-typed"] = (
+    "def fib(n: int) -> int:\n    if n < 2:\n        return n\n"
+    "    return fib(n - 1) + fib(n - 2)\nfib(20)"
+)  # the same recursion in the statement form models write, with type hints
 for _form, _expr in {"glue-fstring": "f'item{i}'", "glue-percent": "'item%d' % i"}.items():
     WORKLOADS[_form] = WORKLOADS["glue"].replace("'item' + str(i)", _expr)
 TARGETS = {
-    "startup": 3.0, "loop": 2.0, "fib": 1.5, "glue": 1.5, "glue-fstring": 1.5, "glue-percent": 1.5,
+    "startup": 3.0, "loop": 2.0, "fib": 1.5, "fib-typed": 1.5, "glue": 1.5, "glue-fstring": 1.5,
+    "glue-percent": 1.5,
 }  # fmt: skip
 
 SYNC_CALLS = "for i in range(1000):\n    echo(i=i)"

@@ -261,6 +261,43 @@ def test_sandbox_run_sync_without_a_loop() -> None:
     assert result.value == 42
 
 
+def test_sandbox_run_sync_keeps_one_loop_and_leaves_nothing_running() -> None:
+    # the main thread's run_sync reuses one event loop (no new loop per call), and a task a
+    # tool left behind is cancelled when its call returns, as asyncio.run would
+    import asyncio
+
+    loops: list[Any] = []
+    seen: list[str] = []
+
+    async def background() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    async def spawn(tool_call_id: str, params: Any, signal: Any, on_update: Any) -> Any:
+        loops.append(asyncio.get_running_loop())
+        asyncio.get_running_loop().create_task(background())
+        return AgentToolResult(content=(TextContent("ok"),))
+
+    sandbox = Sandbox([_tool("spawn", spawn)])
+    assert sandbox.run_sync("spawn()").value == "ok"
+    assert seen == ["cancelled"]
+    assert sandbox.run_sync("spawn()").value == "ok"
+    assert seen == ["cancelled", "cancelled"]
+    assert loops[0] is loops[1]
+    assert not loops[0].is_running() and not loops[0].is_closed()
+
+
+def test_sandbox_run_sync_from_a_plain_thread_uses_its_own_loop() -> None:
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.update(v=Sandbox().run_sync("2 + 3").value))
+    thread.start()
+    thread.join()
+    assert box["v"] == 5
+
+
 @pytest.mark.anyio
 async def test_sandbox_run_sync_while_a_loop_is_running() -> None:
     sandbox = Sandbox(_tools())
