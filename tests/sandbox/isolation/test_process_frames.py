@@ -22,8 +22,8 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
-from scriptgate.sandbox.isolation import parent as process
 from scriptgate.sandbox.isolation import framing, worker_bridge, worker_channel, worker_jobs
+from scriptgate.sandbox.isolation import parent as process
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
