@@ -217,12 +217,12 @@ def _build_seccomp() -> tuple[bytes, str]:
             module.ALLOW, "prctl", module.Arg(0, module.MASKED_EQ, 0xFFFFFFFF, option)
         )
     # setsockopt: level and name are ints (32 bits compared); no option raising a buffer.
-    for name in _ALLOWED_SOCKOPTS.values():
+    for sockopt in _ALLOWED_SOCKOPTS.values():
         syscall_filter.add_rule(
             module.ALLOW,
             "setsockopt",
             module.Arg(1, module.MASKED_EQ, 0xFFFFFFFF, _SOL_SOCKET),
-            module.Arg(2, module.MASKED_EQ, 0xFFFFFFFF, name),
+            module.Arg(2, module.MASKED_EQ, 0xFFFFFFFF, sockopt),
         )
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone.
     syscall_filter.add_rule(module.ERRNO(errno.ENOSYS), "clone3")
