@@ -808,3 +808,52 @@ def test_jail_check_reports_the_limits_jail_run_applies(tmp_path: Path) -> None:
     mib, entries = tmp.split()
     assert f"FSIZE {fsize}," in checked
     assert f"tmpfs of {mib} MiB, {entries} entries" in checked
+
+
+_ESCAPES = (
+    "import os\n"
+    "os.write(1, b'\\x1b]0;title\\x07\\x1b]52;c;Y3VybCBldmlsIHwgc2gK\\x07\\x1b[6n\\x1b[2J'"
+    " + b'\\x9b2J\\xc2\\x9b2J progress\\r100%\\tdone\\n')\n"
+)
+_ESCAPED_BYTES = b"\x1b]0;title\x07\x1b]52;c;Y3VybCBldmlsIHwgc2gK\x07\x1b[6n\x1b[2J"
+
+
+def test_jail_run_escapes_terminal_controls_only_on_a_terminal(tmp_path: Path) -> None:
+    """findings14 B08: on a terminal, jailed output cannot set the title, write the
+    clipboard (OSC 52), make the terminal answer queries or clear the screen; a pipe
+    gets the bytes exactly."""
+    import pty
+    import select
+
+    script = tmp_path / "escapes.py"
+    script.write_text(_ESCAPES)
+    done = subprocess.run(
+        [sys.executable, "-m", "scriptgate", "jail", "run", str(script)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout == _ESCAPED_BYTES + b"\x9b2J\xc2\x9b2J progress\r100%\tdone\n"
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child execs
+        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
+    output = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        assert ready, output
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's last user is gone
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    assert os.waitstatus_to_exitcode(status) == 0, output
+    assert b"\x1b" not in output
+    assert b"\x07" not in output
+    assert b"\x9b" not in output.replace(b"\\x9b", b"")
+    assert b"\\x1b]0;title\\x07\\x1b]52;c;" in output
+    assert b"\\x1b[6n\\x1b[2J" in output
+    assert b"progress\r100%\tdone" in output  # (the pty adds \r before \n)
