@@ -50,7 +50,7 @@ class _ProtocolError(Exception):
 # A frame is refused before it is parsed when its JSON text is longer, or holds more
 # containers (the objects a decode makes: an empty list is two characters and a 56-byte
 # object), than an honest worker's frame of that kind can: a call's arguments are bounded
-# by what the engine lets a script pass (``MAX_RENDER`` characters), a result by the run's
+# by what the engine lets a script pass (``MAX_RENDER`` characters of repr), a result by the run's
 # ``max_result_bytes`` and ``max_output_chars``, an output event by ``max_output_chars``.
 # An escape takes up to 6 characters of JSON for one of the text (12 for a character
 # outside the BMP when a lone surrogate makes the worker escape the whole frame).
@@ -81,13 +81,12 @@ class FrameCaps:
         records = calls * _RECORD_CHARS
         result_chars = value_chars + out_chars + 12 * (MAX_MESSAGE + MAX_TYPE) + records + 65536
         return cls(
-            chars={
-                "call": 2 * _ARGUMENTS_CHARS + 65536,
-                "event": out_chars,
-                "result": result_chars,
-            },
+            # (a call's text is not capped below max_frame: the engine measures arguments
+            # as characters of repr, and escapes make JSON text up to 12 times longer)
+            chars={"call": max_frame, "event": out_chars, "result": result_chars},
             containers={
-                "call": _ARGUMENTS_CHARS // 2 + 64,
+                # each container of repr text is at least 3 characters ("[], ")
+                "call": _ARGUMENTS_CHARS // 3 + 64,
                 "result": (max_frame if value is None else value // 2)
                 + calls * _RECORD_CONTAINERS
                 + 1024,
@@ -96,12 +95,9 @@ class FrameCaps:
             output=out,
         )
 
-    def check(self, text: str) -> tuple[str, int]:
-        """Refuse ``text`` (one frame) over its kind's caps; its op and count of ``[`` and ``{``.
-
-        The count may include brackets inside strings (it is exact only when it had to
-        be: a frame over the containers cap by that count is counted again without its
-        strings).
+    def check(self, text: str) -> tuple[str, bool]:
+        """Refuse ``text`` (one frame) over its kind's caps; its op, and whether it may nest
+        more than :data:`MAX_VALUE_DEPTH` + 2 levels (a result's value sits 2 levels in).
         """
         match = _OP_PREFIX.match(text)
         op = match.group(1) if match is not None else ""
@@ -115,6 +111,7 @@ class FrameCaps:
             )
         brackets = text.count("[") + text.count("{")
         cap = self.containers.get(op, _SMALL_FRAME // 2)
+        bare: str | None = None
         if brackets > cap:
             bare = _STRING.sub("", text)
             brackets = bare.count("[") + bare.count("{")
@@ -123,7 +120,35 @@ class FrameCaps:
                     f"a {op or 'malformed'} message holds {brackets} JSON containers, "
                     f"more than the {cap} this run's limits allow"
                 )
-        return op, brackets
+        if brackets <= MAX_VALUE_DEPTH:
+            return op, False
+        if bare is None:
+            bare = _STRING.sub("", text)
+        return op, _nests_deeper(bare, MAX_VALUE_DEPTH + 2)
+
+
+_NOT_BRACKETS = bytes(b for b in range(128) if b not in b"[]{}")
+_EMPTY_CONTAINER = re.compile(rb"\[\]|\{\}")
+
+
+def _nests_deeper(bare: str, limit: int) -> bool:
+    """Whether JSON text without its strings (``bare``) nests more than ``limit`` levels.
+
+    C-speed passes: each removes every empty container (``[]``, ``{}``), so after ``k``
+    passes only containers holding more than ``k`` levels are left.
+    """
+    try:
+        structure = bare.encode("ascii").translate(None, _NOT_BRACKETS)
+    except UnicodeEncodeError:  # not JSON outside strings: the decoder refuses it
+        return True
+    for _ in range(limit):
+        if not structure:
+            return False
+        shorter = _EMPTY_CONTAINER.sub(b"", structure)  # (one pass: one level each)
+        if len(shorter) == len(structure):
+            return True  # unbalanced: the decoder refuses it
+        structure = shorter
+    return bool(structure)
 
 
 def _frame(message: dict[str, Any]) -> bytes:

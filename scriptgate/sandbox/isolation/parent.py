@@ -122,7 +122,6 @@ from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.isolation.framing import (
     _CALL_STATUSES,
     _HEADER,
-    MAX_VALUE_DEPTH,
     FrameCaps,
     _as_text,
     _failure,
@@ -342,7 +341,7 @@ class _Worker:
         self.session_lost = False
         # what one frame may hold (set by the runner; None: only ``max_frame``)
         self.caps: FrameCaps | None = None
-        self.result_brackets = 0  # ``[`` and ``{`` in the last result frame (FrameCaps.check)
+        self.result_deep = True  # the last result frame may nest past the engine's bound
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -414,9 +413,9 @@ class _Worker:
             raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
         caps = self.caps
         if caps is not None:  # hostile worker (B03): bounded before it is parsed
-            op, brackets = caps.check(text)
+            op, deep = caps.check(text)
             if op == "result":
-                self.result_brackets = brackets
+                self.result_deep = deep
         try:
             message, end = _RAW_DECODE(text)
         except (ValueError, RecursionError) as exc:
@@ -1688,7 +1687,7 @@ class ProcessRunner:
                     raise _ProtocolError("a result that is not a JSON object")
                 state.result = result
                 state.retire = message.get("retire") is True
-                state.deep = worker.result_brackets > MAX_VALUE_DEPTH
+                state.deep = worker.result_deep
             else:
                 raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
             return None
