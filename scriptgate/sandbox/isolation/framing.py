@@ -99,8 +99,12 @@ class FrameCaps:
         """Refuse ``text`` (one frame) over its kind's caps; its op, and whether it may nest
         more than :data:`MAX_VALUE_DEPTH` + 2 levels (a result's value sits 2 levels in).
         """
-        match = _OP_PREFIX.match(text)
-        op = match.group(1) if match is not None else ""
+        end = text.find('"', 7, 24) if text.startswith('{"op":"') else -1
+        if end > 0:  # the worker's own frames: compact JSON
+            op = text[7:end]
+        else:
+            match = _OP_PREFIX.match(text)
+            op = match.group(1) if match is not None else ""
         chars = self.chars.get(op, _SMALL_FRAME)
         if len(text) > chars:
             if op == "event" and self.output is not None:  # (the cumulative check's words)
