@@ -28,9 +28,12 @@ jail of :mod:`scriptgate.sandbox.isolation.jail`, whose report arrives with its 
   wall-clock deadline (``Limits.timeout`` plus ``kill_grace``; the engine
   inside the worker normally stops the script cleanly at the deadline, the
   kill is the backstop for C loops the engine cannot interrupt);
-- the parent never trusts what the worker says: frames are size-capped, every
-  message and the final result are checked field by field, the tool-call
-  quotas are enforced again on this side.
+- the parent never trusts what the worker says: frames are size-capped, and by
+  kind (a call, a result, an output event: ``framing.FrameCaps``, text and JSON
+  containers counted before parsing), every message and the final result are
+  checked field by field, the tool-call quotas are enforced again on this side
+  (records of calls the worker never sent included), a call past the deadline is
+  not run, a cancel after a call's reply changes nothing.
 
 A tool call's round trip is one frame each way and as few event-loop turns as
 possible (``benchmarks/isolation.py`` measures it against the bare transport):
