@@ -17,10 +17,17 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-__all__ = ["EscapingWriter", "escape_controls", "safe_repr"]
+__all__ = ["EscapingWriter", "escape_controls", "escape_output", "safe_repr"]
 
 _CONTROLS = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+# The same, but carriage returns pass (a program's progress line rewrites itself with
+# them): what ``scriptgate jail run`` relays to a terminal (findings14 B08).
+_OUTPUT_CONTROLS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
 
@@ -32,6 +39,12 @@ def _escape(match: re.Match[str]) -> str:
 def escape_controls(text: str) -> str:
     """``text`` with control characters other than ``\\n`` and ``\\t`` shown as escapes."""
     return _CONTROLS.sub(_escape, text)
+
+
+def escape_output(text: str) -> str:
+    """``text`` with control characters other than ``\\n``, ``\\t`` and ``\\r`` shown as
+    escapes: an escape sequence (``ESC``, a C1 ``CSI``) cannot reach the terminal whole."""
+    return _OUTPUT_CONTROLS.sub(_escape, text)
 
 
 class EscapingWriter:

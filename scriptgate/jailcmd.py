@@ -12,6 +12,7 @@ jail itself (this process is the host) nor touch the worker protocol.
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import selectors
@@ -25,6 +26,7 @@ from typing import Any, Literal, Protocol, TextIO
 
 import anyio
 
+from scriptgate._terminal import escape_output
 from scriptgate.sandbox.isolation.jail.bwrap import (
     bwrap_command,
     bwrap_path,
@@ -205,7 +207,30 @@ def _run(file: str, memory_mib: int, io: _HasStreams, launcher: str = "builtin")
     return 128 - code if code < 0 else code
 
 
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _sink(stream: TextIO) -> Callable[[bytes], None]:
+    """Write the jail's bytes to ``stream``: unchanged, or escaped when it is a terminal.
+
+    findings14 B08: jailed code never holds the caller's terminal, but its output reached
+    it raw: escape sequences set the title, wrote the clipboard (OSC 52), made the
+    terminal answer queries into the caller's stdin. On a terminal every control
+    character but newline, tab and carriage return is shown as an escape (``\\x1b``);
+    pipes and files get the bytes exactly (programs and tests read them).
+    """
+    if _isatty(stream):
+        decode = codecs.getincrementaldecoder("utf-8")("backslashreplace").decode
+
+        def write_escaped(data: bytes) -> None:
+            stream.write(escape_output(decode(data)))
+            stream.flush()
+
+        return write_escaped
     binary = getattr(stream, "buffer", None)
     if binary is not None:
 

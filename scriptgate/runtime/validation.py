@@ -141,14 +141,72 @@ def _compiled_for_tool(tool: AgentTool | Mapping[str, Any]) -> CompiledSchema:
     return compiled
 
 
+MAX_SHOWN_ISSUES = 100
+"""Issues a validation error lists; more are counted (``... and N more``)."""
+
+MAX_SHOWN_ARGUMENTS = 10_000
+"""Characters of pretty JSON of the received arguments a validation error shows at most."""
+
+
 def format_validation_error(tool_name: str, issues: Iterable[ValidationIssue], args: Any) -> str:
-    """pi's ``Validation failed for tool "<name>":`` text (§2.7), byte for byte."""
+    """pi's ``Validation failed for tool "<name>":`` text (§2.7), byte for byte.
+
+    sizeguard (findings14 B03): bounded whatever the arguments weigh. At most
+    :data:`MAX_SHOWN_ISSUES` issues are listed, and arguments whose pretty JSON would
+    pass :data:`MAX_SHOWN_ARGUMENTS` characters are described, not rendered (pi renders
+    them whole: megabytes of arguments made megabytes of error text, and seconds of work
+    on the host's event loop).
+    """
     lines = [f'Validation failed for tool "{tool_name}":']
-    lines.extend(f"  - {pointer_to_path(i.path)}: {i.message}" for i in issues)
+    more = 0
+    for issue in issues:
+        if len(lines) > MAX_SHOWN_ISSUES:
+            more += 1
+            continue
+        lines.append(f"  - {pointer_to_path(issue.path)}: {issue.message}")
+    if more:
+        lines.append(f"  ... and {more} more")
     lines.append("")
     lines.append("Received arguments:")
-    lines.append(json_stringify_pretty(args))
+    if _pretty_size_exceeds(args, MAX_SHOWN_ARGUMENTS):
+        lines.append(f"(not shown: more than {MAX_SHOWN_ARGUMENTS} characters of JSON)")
+    else:
+        lines.append(json_stringify_pretty(args))
     return "\n".join(lines)
+
+
+def _pretty_size_exceeds(value: Any, limit: int) -> bool:
+    """Whether the pretty JSON of ``value`` may pass ``limit`` characters (stops early).
+
+    An estimate that never counts short: each string its length plus quotes, each other
+    scalar at least one character, each item a newline and its indentation.
+    """
+    size = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            size += len(item) + 2
+        elif isinstance(item, Mapping):
+            size += 2 + 2 * depth
+            for key, child in item.items():
+                size += (len(key) if type(key) is str else 8) + 5 + 2 * depth
+                stack.append((child, depth + 1))
+                if size > limit or len(stack) > limit:
+                    return True
+        elif isinstance(item, list | tuple):
+            size += 2 + 2 * depth
+            for child in item:
+                size += 2 + 2 * depth
+                stack.append((child, depth + 1))
+                if size > limit or len(stack) > limit:
+                    return True
+        else:
+            size += 1
+        if size > limit:
+            return True
+    return False
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

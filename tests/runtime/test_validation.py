@@ -359,3 +359,15 @@ def test_validation_tool_decorator_schema_coerces_through_refs_and_unions() -> N
         "query": 2,
         "tags": None,
     }
+
+
+def test_validation_format_validation_error_is_bounded_whatever_the_arguments() -> None:
+    """findings14 B03: megabytes of arguments made megabytes of error text (and seconds of
+    pretty-printing on the event loop); the text is now bounded, small arguments unchanged."""
+    issues = [ValidationIssue(f"/a/{i}", "type", "must be integer") for i in range(5000)]
+    text = format_validation_error("t", issues, {"a": [[]] * 3_000_000})
+    assert len(text) < 12_000
+    assert "  ... and 4900 more" in text
+    assert text.endswith("(not shown: more than 10000 characters of JSON)")
+    small = format_validation_error("t", issues[:1], {"a": [1, "x"]})
+    assert small.endswith('Received arguments:\n{\n  "a": [\n    1,\n    "x"\n  ]\n}')

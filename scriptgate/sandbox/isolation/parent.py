@@ -28,9 +28,12 @@ jail of :mod:`scriptgate.sandbox.isolation.jail`, whose report arrives with its 
   wall-clock deadline (``Limits.timeout`` plus ``kill_grace``; the engine
   inside the worker normally stops the script cleanly at the deadline, the
   kill is the backstop for C loops the engine cannot interrupt);
-- the parent never trusts what the worker says: frames are size-capped, every
-  message and the final result are checked field by field, the tool-call
-  quotas are enforced again on this side.
+- the parent never trusts what the worker says: frames are size-capped, and by
+  kind (a call, a result, an output event: ``framing.FrameCaps``, text and JSON
+  containers counted before parsing), every message and the final result are
+  checked field by field, the tool-call quotas are enforced again on this side
+  (records of calls the worker never sent included), a call past the deadline is
+  not run, a cancel after a call's reply changes nothing.
 
 A tool call's round trip is one frame each way and as few event-loop turns as
 possible (``benchmarks/isolation.py`` measures it against the bare transport):
@@ -122,6 +125,7 @@ from scriptgate.sandbox.events import OnEvent, RunEvent
 from scriptgate.sandbox.isolation.framing import (
     _CALL_STATUSES,
     _HEADER,
+    FrameCaps,
     _as_text,
     _failure,
     _frame,
@@ -336,6 +340,11 @@ class _Worker:
         # messages, a call it started (_Stepped), or an exception to raise
         self.inbox: deque[Any] = deque()
         self.gone = False  # ``fill`` saw EOF or a read error
+        # the session's previous worker was discarded when this one was pinned (_acquire)
+        self.session_lost = False
+        # what one frame may hold (set by the runner; None: only ``max_frame``)
+        self.caps: FrameCaps | None = None
+        self.result_deep = True  # the last result frame may nest past the engine's bound
 
     # -- channel ------------------------------------------------------------------
     async def send(self, message: dict[str, Any]) -> None:
@@ -403,6 +412,14 @@ class _Worker:
         del self.buf[: _HEADER + size]
         try:
             text = payload.decode()
+        except ValueError as exc:
+            raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
+        caps = self.caps
+        if caps is not None:  # hostile worker (B03): bounded before it is parsed
+            op, deep = caps.check(text)
+            if op == "result":
+                self.result_deep = deep
+        try:
             message, end = _RAW_DECODE(text)
         except (ValueError, RecursionError) as exc:
             raise _ProtocolError(f"a message is not valid JSON ({exc})") from None
@@ -653,6 +670,9 @@ class _Run:
     output: list[str] = field(default_factory=list)
     """What the script printed, as streamed (``on_event`` runs): kept if the worker is killed."""
     on_event: OnEvent | None = None
+    tools: frozenset[str] = frozenset()  # the run's tool names
+    lines: int = 1  # the script's line count
+    deep: bool = True  # the result's frame may hold a value nested past the engine's bound
 
     def emit(self, event: RunEvent) -> None:
         """Hand ``event`` to the host's callback; a callback that fails is dropped."""
@@ -884,6 +904,7 @@ class ProcessRunner:
             limits.max_output_chars or 1_000_000
         )
         self._max_frame = max(16 << 20, 4 * budget)
+        self._caps = FrameCaps.of(limits, self._max_frame)
         self._job_limits = _limits_json(limits)
         self._warm_limits = _limits_json(warm_limits(limits))
         if launcher == "bwrap":
@@ -946,7 +967,9 @@ class ProcessRunner:
             raise _StartError(f"could not start a worker process: {exc}") from None
         finally:
             theirs.close()
-        return _Worker(popen.pid, ours, tmpdir, self._max_frame, popen=popen)
+        worker = _Worker(popen.pid, ours, tmpdir, self._max_frame, popen=popen)
+        worker.caps = self._caps
+        return worker
 
     def _start_zygote(self) -> _Zygote:
         tmpdir = tempfile.mkdtemp(prefix="scriptgate-zygote-")
@@ -1022,7 +1045,9 @@ class ProcessRunner:
                 sock.close()
             shutil.rmtree(tmpdir, ignore_errors=True)
             raise
-        return _Worker(pid, ours, tmpdir, self._max_frame, status=status)
+        worker = _Worker(pid, ours, tmpdir, self._max_frame, status=status)
+        worker.caps = self._caps
+        return worker
 
     def _fill(self, *, warm: bool = False) -> None:
         """Spawn workers until ``pool_size`` are idle (or starting, or warming up).
@@ -1115,6 +1140,7 @@ class ProcessRunner:
     async def _acquire(self, session_key: str | None) -> _Worker:
         stale: list[_Worker] = []
         worker: _Worker | None = None
+        lost = False  # the session's worker was discarded here (its globals are lost)
         if not self._started:
             self._started = True
             await anyio.to_thread.run_sync(self._fill)
@@ -1122,11 +1148,17 @@ class ProcessRunner:
             self._check_open()
             if session_key is not None and session_key in self._sessions:
                 pinned = self._sessions.pop(session_key)
-                self._sessions[session_key] = pinned  # most recently used last
                 if pinned.busy:
+                    self._sessions[session_key] = pinned
                     raise ConfigurationError(f"session {session_key!r} is already running a script")
-                pinned.busy = True
-                return pinned
+                # --- hostile worker (B05): a session's worker that sent anything after its
+                # last result (a late call) is never used again; that call is never run ---
+                if pinned.alive() and pinned.quiet():
+                    self._sessions[session_key] = pinned  # most recently used last
+                    pinned.busy = True
+                    return pinned
+                stale.append(pinned)
+                lost = True
             while self._idle:
                 candidate = self._idle.pop(0)
                 if candidate.alive() and (not candidate.ready or candidate.quiet()):
@@ -1140,6 +1172,7 @@ class ProcessRunner:
         if worker is None:
             worker = await anyio.to_thread.run_sync(self._spawn)
             worker.busy = True
+        worker.session_lost = lost
         if session_key is not None:
             with self._lock:
                 self._sessions[session_key] = worker
@@ -1400,6 +1433,8 @@ class ProcessRunner:
             "stream": on_event is not None,
         }
         state = _Run(on_event=on_event)
+        state.tools = frozenset(spec.name for spec in tools)
+        state.lines = source.count("\n") + 1
         try:
             await self._drive(worker, job, bridge, signal, state)
         except BaseException:
@@ -1407,7 +1442,17 @@ class ProcessRunner:
             with anyio.CancelScope(shield=True):
                 await self._discard(worker)
             raise
-        return await self._finish(worker, state, session_key, started)
+        result = await self._finish(worker, state, session_key, started)
+        if worker.session_lost:
+            worker.session_lost = False
+            error = result.error
+            if (
+                session_key is not None
+                and error is not None
+                and not error.message.endswith(_SESSION_LOST)
+            ):
+                result = _with_note(result, _SESSION_LOST)
+        return result
 
     async def _drive(
         self,
@@ -1419,6 +1464,10 @@ class ProcessRunner:
     ) -> None:
         send_lock = anyio.Lock()
         limits = self.limits
+        timeout = limits.timeout
+        deadline = math.inf if timeout is None else timeout + self.kill_grace
+        run_deadline = time.monotonic() + deadline
+        timeout_text = f"Script exceeded the time limit of {_seconds(timeout)} (the worker process was killed)."
         max_calls, quotas = limits.max_tool_calls, limits.max_tool_calls_per_tool
         # hostile worker (issue 13, F05): what the parent keeps of its output events is
         # capped by the run's own output limit; more is a protocol violation (killed)
@@ -1432,6 +1481,9 @@ class ProcessRunner:
             await send_frame(_frame(message))
 
         async def handle_call(call: _Call) -> None:
+            if call.status is not None:  # cancelled before it started: it never runs
+                state.ended(call)
+                return
             try:
                 with anyio.CancelScope() as scope:
                     call.scope = scope
@@ -1564,7 +1616,12 @@ class ProcessRunner:
             if not isinstance(call_id, str) or not isinstance(tool, str):
                 raise _ProtocolError("a tool call without a string id and tool name")
             if not isinstance(args, dict) or call_id in state.by_id:
-                raise _ProtocolError(f"a malformed or repeated tool call {call_id!r}")
+                raise _ProtocolError(f"a malformed or repeated tool call {call_id!r:.100}")
+            if state.stop is not None or time.monotonic() > run_deadline:
+                # hostile worker (B03): past the deadline (a flood of heavy frames kept
+                # the loop busy) or once stopped, nothing more runs
+                stop("limit", "TimeoutError", timeout_text)
+                return None
             if max_calls is not None and len(state.calls) >= max_calls:
                 stop(
                     "limit",
@@ -1615,17 +1672,25 @@ class ProcessRunner:
                     state.emit(RunEvent("output", text))
                 return None
             if op == "cancel":
-                target = state.by_id.get(str(message.get("id")))
-                if target is not None and target.scope is not None:
-                    target.scope.cancel()
-                elif target is not None:
-                    target.status = "cancelled"
+                cancel_id = message.get("id")
+                target = state.by_id.get(cancel_id) if type(cancel_id) is str else None
+                if target is None:
+                    raise _ProtocolError("a cancel for a call the worker never sent")
+                # --- hostile worker (B10): a call that got its reply ran; a cancel that
+                # crossed the reply (or came after it) changes nothing, its record stays
+                # as the parent ran it ---
+                if target.status is None:
+                    if target.scope is not None:
+                        target.scope.cancel()
+                    else:  # handed over, not started yet: it never runs
+                        target.status = "cancelled"
             elif op == "result":
                 result = message.get("result")
                 if not isinstance(result, dict):
                     raise _ProtocolError("a result that is not a JSON object")
                 state.result = result
                 state.retire = message.get("retire") is True
+                state.deep = worker.result_deep
             else:
                 raise _ProtocolError(f"an unknown message {str(op)[:40]!r}")
             return None
@@ -1732,8 +1797,6 @@ class ProcessRunner:
             if failure:
                 raise failure[0]
 
-        timeout = limits.timeout
-        deadline = math.inf if timeout is None else timeout + self.kill_grace
         worker.readable = readable
         worker.inbox.clear()
         try:
@@ -1756,12 +1819,7 @@ class ProcessRunner:
                             if failure:  # (it cancelled the call ``calls`` stopped)
                                 raise failure[0]
                     if clock.cancelled_caught:
-                        stop(
-                            "limit",
-                            "TimeoutError",
-                            f"Script exceeded the time limit of {_seconds(timeout)} "
-                            "(the worker process was killed).",
-                        )
+                        stop("limit", "TimeoutError", timeout_text)
                 except _ProtocolError as exc:
                     stop("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
                 except _WorkerGone:
@@ -1778,13 +1836,20 @@ class ProcessRunner:
         result: ScriptResult | None = None
         if state.result is not None and state.stop is None:
             try:
-                result = _result_from_json(state.result, state.by_id)
+                result = _result_from_json(
+                    state.result,
+                    state.by_id,
+                    tools=state.tools,
+                    limits=self.limits,
+                    lines=state.lines,
+                    wall_time=time.perf_counter() - started,
+                )
             except _ProtocolError as exc:
                 state.stop = ("sandbox", "ProtocolError", f"The worker process misbehaved: {exc}.")
         if result is not None:
             result = self._memory_error_to_limit(result)
             # --- hostile worker: the limits hold on what comes back, whatever the worker did
-            checked = _within_limits(result, self.limits)
+            checked = _within_limits(result, self.limits, deep=state.deep)
             if checked is not result:
                 state.retire = True  # an honest worker never sends that
                 result = checked
@@ -1799,8 +1864,6 @@ class ProcessRunner:
             # and the worker is never used again ---
             if not discard and not worker.quiet():
                 discard = True
-                if session_key is not None:
-                    result = _with_note(result, _SESSION_LOST)
             # --- end hostile worker ---
             if discard:
                 await self._discard(worker)

@@ -9,6 +9,7 @@ a real process speaking the worker protocol that lies, chatters or calls late.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -241,7 +242,169 @@ def test_jail_bounds_a_fork_bomb(tmp_path: Path) -> None:
     outside, inside = _both(tmp_path, source)
     assert "forked 100" in outside
     count = int(inside.split()[-1])
-    assert count < 16
+    assert count == 0  # findings14 B01: no new process at all once jailed
+
+
+_PROCESSES = """
+import ctypes, errno, json, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+out = {}
+def raw(name, number, *args):
+    ctypes.set_errno(0)
+    value = libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
+    if value == 0:
+        os._exit(0)  # a child made it (outside the jail only): it leaves at once
+    if value > 0:
+        os.waitpid(value, 0)
+    out[name] = "ok" if value >= 0 else errno.errorcode[ctypes.get_errno()]
+def attempt(name, action):
+    try:
+        action()
+        out[name] = "ok"
+    except OSError as exc:
+        out[name] = errno.errorcode[exc.errno]
+def fork():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+attempt("os.fork", fork)
+raw("fork", 57)
+if CHECK_ALL:  # (outside the jail these would run: a vfork child shares our stack)
+    attempt("posix_spawn", lambda: os.waitpid(os.posix_spawn("/nonexistent", ["x"], {}), 0))
+    raw("vfork", 58)
+SIGCHLD, CLONE_VM, CLONE_VFORK, CLONE_THREAD = 17, 0x100, 0x4000, 0x10000
+raw("clone-process", 56, SIGCHLD, 0, 0, 0, 0)
+if CHECK_ALL:
+    raw("clone-vm-vfork", 56, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0)
+    raw("clone-thread-no-vm", 56, CLONE_THREAD | SIGCHLD, 0, 0, 0, 0)
+seen = []
+thread = threading.Thread(target=lambda: seen.append(1))
+thread.start(); thread.join()
+out["thread"] = "ok" if seen else "no"
+print(json.dumps(out))
+"""
+
+
+def test_jail_refuses_creating_processes(tmp_path: Path) -> None:
+    """findings14 B01: RLIMIT_AS is per process: a jail that forks holds a multiple of it.
+
+    Once jailed, no new process at all (fork, vfork, clone without CLONE_THREAD, the
+    CLONE_VM|CLONE_VFORK of posix_spawn): threads only, so ``memory_bytes`` bounds the jail.
+    """
+    outside = json.loads(_plain_run(tmp_path, "CHECK_ALL = False\n" + _PROCESSES).stdout)
+    inside = _jail_run(tmp_path, "CHECK_ALL = True\n" + _PROCESSES)
+    assert inside.returncode == 0, inside.stderr
+    found = json.loads(inside.stdout)
+    assert outside == {"os.fork": "ok", "fork": "ok", "clone-process": "ok", "thread": "ok"}
+    assert found == {
+        "os.fork": "EPERM",
+        "posix_spawn": "EPERM",
+        "fork": "EPERM",
+        "vfork": "EPERM",
+        "clone-process": "EPERM",
+        "clone-vm-vfork": "EPERM",
+        "clone-thread-no-vm": "EPERM",
+        "thread": "ok",
+    }
+
+
+_SOCKET_BUFFERS = """
+import ctypes, errno, json, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+out = {}
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+def setsockopt(label, level, option):
+    value = ctypes.c_int(1 << 24)
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(54), ctypes.c_long(a.fileno()), ctypes.c_long(level),
+                          ctypes.c_long(option), ctypes.byref(value), ctypes.c_long(4))
+    out[label] = "ok" if result == 0 else errno.errorcode[ctypes.get_errno()]
+for name, option in (("SO_SNDBUF", 7), ("SO_RCVBUF", 8), ("SO_SNDBUFFORCE", 32),
+                     ("SO_RCVBUFFORCE", 33)):
+    setsockopt(name, 1, option)
+    setsockopt(name + "-high-bits", 1 | 1 << 32, option | 1 << 32)
+a.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+out["SO_PASSCRED"] = "ok"
+pairs, queued = [], 0
+while True:  # as many pairs as RLIMIT_NOFILE allows, each buffer full
+    try:
+        x, y = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    except OSError:
+        break
+    x.setblocking(False)
+    try:
+        while True:
+            queued += x.send(bytes(65000))
+    except OSError:
+        pass
+    pairs.append((x, y))
+out["queued_mib"] = queued >> 20
+print(json.dumps(out))
+"""
+
+
+def test_jail_refuses_raising_socket_buffers(tmp_path: Path) -> None:
+    """findings14 B11: socket buffers are kernel memory no rlimit charges.
+
+    No option that raises one (also with the high bits the kernel ignores set), so a jail
+    queues a few MiB at most (default buffers, RLIMIT_NOFILE sockets, one process).
+    """
+    inside = _jail_run(tmp_path, _SOCKET_BUFFERS)
+    assert inside.returncode == 0, inside.stderr
+    found = json.loads(inside.stdout)
+    outside = json.loads(_plain_run(tmp_path, _SOCKET_BUFFERS).stdout)
+    assert outside["SO_SNDBUF"] == "ok"
+    for name in ("SO_SNDBUF", "SO_RCVBUF", "SO_SNDBUFFORCE", "SO_RCVBUFFORCE"):
+        assert found[name] == "EPERM", found
+        assert found[name + "-high-bits"] == "EPERM", found
+    assert found["SO_PASSCRED"] == "ok"
+    assert found["queued_mib"] <= 32, found
+
+
+_PRCTL = """
+import ctypes, errno, json
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+out = {}
+def prctl(label, option, arg=0):
+    ctypes.set_errno(0)
+    value = libc.syscall(ctypes.c_long(157), ctypes.c_long(option), ctypes.c_long(arg),
+                         ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    out[label] = "ok" if value >= 0 else errno.errorcode[ctypes.get_errno()]
+name = ctypes.create_string_buffer(16)
+prctl("SET_DUMPABLE-1", 4, 1)
+prctl("SET_DUMPABLE-1-high-bits", (1 << 32) | 4, 1)
+prctl("SET_PDEATHSIG", 1, 9)
+prctl("SET_CHILD_SUBREAPER", 36, 1)
+prctl("SET_PTRACER", 0x59616D61, 0)
+prctl("SET_DUMPABLE-0", 4, 0)
+prctl("GET_DUMPABLE", 3)
+prctl("GET_NAME", 16, ctypes.addressof(name))
+print(json.dumps(out))
+"""
+
+
+def test_jail_prctl_allows_only_what_a_worker_needs(tmp_path: Path) -> None:
+    """findings14 B07: PR_SET_DUMPABLE 1 would undo the non-dumpable layer (a crash handed
+    to the host's core-dump helper); every option a worker does not use is refused."""
+    outside = json.loads(_plain_run(tmp_path, _PRCTL).stdout)
+    assert outside["SET_DUMPABLE-1"] == "ok"
+    assert outside["SET_PDEATHSIG"] == "ok"
+    inside = _jail_run(tmp_path, _PRCTL)
+    assert inside.returncode == 0, inside.stderr
+    assert json.loads(inside.stdout) == {
+        "SET_DUMPABLE-1": "EPERM",
+        "SET_DUMPABLE-1-high-bits": "EPERM",
+        "SET_PDEATHSIG": "EPERM",
+        "SET_CHILD_SUBREAPER": "EPERM",
+        "SET_PTRACER": "EPERM",
+        "SET_DUMPABLE-0": "ok",
+        "GET_DUMPABLE": "ok",
+        "GET_NAME": "ok",
+    }
 
 
 def test_jail_refuses_allocating_past_the_memory_limit(tmp_path: Path) -> None:
@@ -645,3 +808,52 @@ def test_jail_check_reports_the_limits_jail_run_applies(tmp_path: Path) -> None:
     mib, entries = tmp.split()
     assert f"FSIZE {fsize}," in checked
     assert f"tmpfs of {mib} MiB, {entries} entries" in checked
+
+
+_ESCAPES = (
+    "import os\n"
+    "os.write(1, b'\\x1b]0;title\\x07\\x1b]52;c;Y3VybCBldmlsIHwgc2gK\\x07\\x1b[6n\\x1b[2J'"
+    " + b'\\x9b2J\\xc2\\x9b2J progress\\r100%\\tdone\\n')\n"
+)
+_ESCAPED_BYTES = b"\x1b]0;title\x07\x1b]52;c;Y3VybCBldmlsIHwgc2gK\x07\x1b[6n\x1b[2J"
+
+
+def test_jail_run_escapes_terminal_controls_only_on_a_terminal(tmp_path: Path) -> None:
+    """findings14 B08: on a terminal, jailed output cannot set the title, write the
+    clipboard (OSC 52), make the terminal answer queries or clear the screen; a pipe
+    gets the bytes exactly."""
+    import pty
+    import select
+
+    script = tmp_path / "escapes.py"
+    script.write_text(_ESCAPES)
+    done = subprocess.run(
+        [sys.executable, "-m", "scriptgate", "jail", "run", str(script)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout == _ESCAPED_BYTES + b"\x9b2J\xc2\x9b2J progress\r100%\tdone\n"
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child execs
+        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
+    output = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        assert ready, output
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's last user is gone
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    assert os.waitstatus_to_exitcode(status) == 0, output
+    assert b"\x1b" not in output
+    assert b"\x07" not in output
+    assert b"\x9b" not in output.replace(b"\\x9b", b"")
+    assert b"\\x1b]0;title\\x07\\x1b]52;c;" in output
+    assert b"\\x1b[6n\\x1b[2J" in output
+    assert b"progress\r100%\tdone" in output  # (the pty adds \r before \n)

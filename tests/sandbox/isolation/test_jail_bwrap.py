@@ -96,6 +96,10 @@ ATTACKS: list[Any] = [
     base.test_jail_refuses_ptrace,
     base.test_jail_run_passes_output_and_the_exit_status_through,
     base.test_jail_tiocsti_filter_high_bits_refused_by_seccomp,
+    base.test_jail_refuses_creating_processes,
+    base.test_jail_refuses_raising_socket_buffers,
+    base.test_jail_prctl_allows_only_what_a_worker_needs,
+    base.test_jail_tmpdir_inode_growth_is_bounded,
 ]
 
 
@@ -292,3 +296,15 @@ def test_jail_bwrap_reads_usr_lib_only_where_the_runtime_is(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     assert "done" in done.stdout
     assert "readable" not in done.stdout, done.stdout
+
+
+def test_jail_bwrap_temp_dir_has_an_inode_cap_and_no_capability_is_left() -> None:
+    """findings14 B06: bwrap's ``--tmpfs`` has no inode option; the worker remounts it with
+    ``nr_inodes`` (CAP_SYS_ADMIN of bwrap's user namespace), then drops every capability
+    (checked with capget before seccomp; the report says so, else the layer is missing)."""
+    from scriptgate.jailcmd import probe
+
+    layer = next(layer for layer in probe("bwrap").layers if layer.name == "namespaces")
+    assert layer.active, layer.detail
+    assert "4096 entries" in layer.detail
+    assert "no capabilities" in layer.detail

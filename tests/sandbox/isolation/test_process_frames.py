@@ -22,8 +22,8 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.isolation import framing, worker_bridge, worker_channel, worker_jobs
 from scriptgate.sandbox.isolation import parent as process
-from scriptgate.sandbox.isolation import worker_bridge, worker_channel, worker_jobs
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
@@ -230,7 +230,8 @@ def test_process_result_with_an_unhashable_error_kind_is_a_protocol_error() -> N
 def test_process_result_call_records_are_rebuilt_field_by_field() -> None:
     records = (
         CallRecord("s/1", "t", {"a": [1, {"b": None}]}, "ok", 3, None),
-        CallRecord("s/2", "u", {}, "error", None, "bad"),
+        # (a call the worker never sent: the parent's words, not the worker's)
+        CallRecord("s/2", "u", {}, "error", None, framing.UNSENT_ERROR),
         CallRecord("s/3", "v", {"x": "é"}, "cancelled", 0, "cancelled"),
     )
     result = ScriptResult(ok=True, value={"v": 1}, output="out\n", calls=records, wall_time=0.5)

@@ -18,8 +18,8 @@ from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, BeforeToolCallResult, TextContent
 from scriptgate.sandbox.bridge import HostToolBridge, ToolReply, tool_specs
 from scriptgate.sandbox.engine import run_script
+from scriptgate.sandbox.isolation import framing, worker_jobs
 from scriptgate.sandbox.isolation import parent as process
-from scriptgate.sandbox.isolation import worker_jobs
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 from scriptgate.sandbox.result import CallRecord, Limits, ScriptResult
 
@@ -91,7 +91,7 @@ def test_process_parent_builds_a_named_record_from_its_own_call() -> None:
     result = process._result_from_json(data, {"s/1": call})
     assert result.calls == (
         CallRecord("s/1", "t", {"a": [1]}, "ok", 2, None),
-        CallRecord("s/2", "u", {}, "error", None, "e"),
+        CallRecord("s/2", "u", {}, "error", None, framing.UNSENT_ERROR),
     )
 
 

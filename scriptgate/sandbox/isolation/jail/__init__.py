@@ -30,9 +30,11 @@ code) then sets ``rlimits`` (``NPROC``, ``AS``, ``DATA``, ``NOFILE``,
 ``CORE`` 0, ``FSIZE``), ``no_new_privs``, a Landlock domain (file rules:
 read-only runtime, writable temp dir; ABI >= 4 TCP bind/connect denied; ABI
 >= 6 signals and abstract Unix sockets scoped to the domain) and a seccomp
-filter (``pyseccomp`` over libseccomp: no ``execve``, ``ptrace``, mounts,
-namespaces, ``bpf``, io_uring, keyrings, sockets other than ``AF_UNIX``...),
-and marks itself non-dumpable.
+filter (``pyseccomp`` over libseccomp: no ``execve``, no new process (``clone``
+for threads only: ``RLIMIT_AS`` then bounds the whole jail), no ``ptrace``, mounts,
+namespaces, ``bpf``, io_uring, keyrings, sockets other than ``AF_UNIX``, socket-buffer
+options, ``prctl`` beyond what a worker uses...), and marks itself non-dumpable (for good:
+``PR_SET_DUMPABLE`` 1 is refused).
 
 Every step is tried on its own; what failed is in the :class:`JailReport`
 (``scriptgate jail check`` prints it; ``require_jail=True`` refuses to run

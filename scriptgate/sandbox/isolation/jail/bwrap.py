@@ -1,9 +1,10 @@
 """bubblewrap as the jail's launcher: ``bwrap`` builds the namespaces, the worker the rest.
 
 Owns the ``bwrap`` command line (:func:`bwrap_command`: ``--unshare-all``, a new session,
-``--die-with-parent``, no capabilities, an empty environment, read-only binds of the Python
-runtime, a minimal ``/dev``, a size-capped ``tmpfs`` temp dir, no ``/proc``) and, inside,
-:func:`restrict_under_bwrap`, which applies this package's own rlimits, ``no_new_privs``,
+``--die-with-parent``, only ``CAP_SYS_ADMIN`` in its own user namespace, an empty environment,
+read-only binds of the Python runtime, ``/dev/null``, ``/dev/zero`` and ``/dev/urandom``, a size-capped ``tmpfs`` temp dir, no
+``/proc``) and, inside, :func:`restrict_under_bwrap`, which first remounts the temp dir with an
+inode cap and drops every capability, then applies this package's own rlimits, ``no_new_privs``,
 Landlock and seccomp layers as a forked worker does. The seccomp program is built by the
 launching side (:func:`seccomp_for_bwrap`; inside there is no ``ldconfig`` for ``pyseccomp``
 to find libseccomp with) and handed in as hex. As root, :func:`launch_as` starts ``bwrap``
@@ -14,6 +15,7 @@ traverse). It must not import the engine, the tools or the CLI.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import stat
@@ -21,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scriptgate.sandbox.isolation.jail.kernel import NOBODY
+from scriptgate.sandbox.isolation.jail.kernel import NOBODY, _fail, _libc
 from scriptgate.sandbox.isolation.jail.launch import preload, restrict
 from scriptgate.sandbox.isolation.jail.mounts import _DEVICES, runtime_paths
 from scriptgate.sandbox.isolation.jail.report import JailReport, JailSettings, Layer, _Prepared
@@ -38,7 +40,57 @@ __all__ = [
     "uid_problem",
 ]
 
-_FLAGS = "--unshare-all --new-session --die-with-parent --cap-drop ALL --clearenv"
+# CAP_SYS_ADMIN in bubblewrap's own user namespace only, and only until the worker has
+# remounted its temp dir with an inode cap (bwrap's --tmpfs has --size but no nr_inodes;
+# findings14 B06): :func:`_cap_temp_dir` then drops every capability, before any layer of
+# its own and long before untrusted code.
+_FLAGS = (
+    "--unshare-all --new-session --die-with-parent --cap-drop ALL --cap-add CAP_SYS_ADMIN "
+    "--clearenv"
+)
+_MS_NOSUID, _MS_NODEV, _MS_REMOUNT = 2, 4, 32
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _drop_capabilities() -> bool:
+    """Clear every capability set (the ambient set goes with the permitted one)."""
+    libc = _libc()
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        return False
+    check = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), check) != 0:
+        return False
+    return all(not (item.effective or item.permitted or item.inheritable) for item in check)
+
+
+def _cap_temp_dir(tmpdir: str, size: int, inodes: int) -> str:
+    """Remount bubblewrap's temp-dir tmpfs with an inode cap, then drop every capability.
+
+    ``""`` when both worked, else what is missing (the caller reports it).
+    """
+    options = f"size={size},nr_inodes={inodes},mode=0700".encode()
+    flags = _MS_REMOUNT | _MS_NOSUID | _MS_NODEV
+    problem = ""
+    libc = _libc()
+    if libc.mount(b"none", os.fsencode(tmpdir), None, ctypes.c_ulong(flags), options) != 0:
+        problem = f"no inode cap on the temp dir (remount: {_fail('mount')})"
+    if not _drop_capabilities():
+        problem = (problem + "; " if problem else "") + "capabilities not dropped"
+    return problem
 
 
 def bwrap_path() -> str | None:
@@ -181,7 +233,13 @@ def bwrap_command(
     for target, link in _interpreter_links():  # venv/bin/python -> ..., /lib64/ld-linux...
         if link not in bound:
             command += ["--symlink", target, link]
-    command += ["--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", tmpdir, "--chdir", tmpdir]
+    # The jail's three devices, bound one by one: ``--dev`` also mounts a devpts, for which
+    # unprivileged bwrap nests a second user namespace, and in that one the worker could not
+    # remount its temp dir with an inode cap (findings14 B06).
+    for device, _writable in _DEVICES:
+        if os.path.exists(device):
+            command += ["--dev-bind", device, device]
+    command += ["--size", str(tmp_bytes), "--tmpfs", tmpdir, "--chdir", tmpdir]
     return [*command, "--", *inner], bound
 
 
@@ -211,15 +269,17 @@ def restrict_under_bwrap(
     prepared.tmpdir = os.path.realpath(settings.tmpdir)
     prepared.read_only = runtime_paths() + _interpreter_paths()
     prepared.devices = [(path, writable) for path, writable in _DEVICES if os.path.exists(path)]
+    problem = _cap_temp_dir(prepared.tmpdir, settings.tmp_bytes, settings.tmp_inodes)
     sealed = not os.path.exists("/proc/self")
-    prepared.namespaces = sealed
+    prepared.namespaces = sealed and not problem
     prepared.layers["namespaces"] = Layer(
         "namespaces",
-        sealed,
+        prepared.namespaces,
         "bubblewrap: user, mount, pid, net, ipc, uts, cgroup; read-only runtime, tmpfs temp "
-        "dir, minimal /dev, no /proc; no capabilities"
-        if sealed
-        else "bubblewrap left /proc visible",
+        f"dir ({settings.tmp_bytes >> 20} MiB, {settings.tmp_inodes} entries), /dev null/zero/urandom, "
+        "no /proc; no capabilities"
+        if prepared.namespaces
+        else problem or "bubblewrap left /proc visible",
     )
     if host_uid == 0:
         prepared.layers["uid"] = Layer(

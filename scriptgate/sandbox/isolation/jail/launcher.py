@@ -89,7 +89,13 @@ def bwrap_main(mode: str, argv: Sequence[str]) -> NoReturn:
     os.environ.clear()
     os.chdir(tmpdir)
     # check-bwrap reports the limits run-bwrap applies (bubblewrap sized the tmpfs: 64 MiB)
-    settings = JailSettings(tmpdir=tmpdir, memory_bytes=memory or None, fsize=RUN_FSIZE)
+    settings = JailSettings(
+        tmpdir=tmpdir,
+        memory_bytes=memory or None,
+        fsize=RUN_FSIZE,
+        tmp_bytes=RUN_TMP_BYTES,
+        tmp_inodes=RUN_TMP_INODES,
+    )
     report = restrict_under_bwrap(settings, seccomp, int(argv[6]))
     if mode == "check-bwrap":
         os.write(1, json.dumps(report.to_json()).encode())

@@ -51,12 +51,12 @@ _ALLOWED_SYSCALLS: tuple[str, ...] = (
     # sockets (``socket`` itself: AF_UNIX only, below)
     "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom",
     "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname",
-    "getpeername", "setsockopt", "getsockopt",
+    "getpeername", "getsockopt",
     # threads and processes (``clone`` itself: without namespace flags, below)
     "exit", "exit_group", "wait4", "waitid", "getpid", "getppid", "gettid", "getuid",
     "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups", "getpgid",
     "getpgrp", "getsid", "set_tid_address", "set_robust_list", "rseq", "futex",
-    "sched_yield", "sched_getaffinity", "arch_prctl", "prctl",
+    "sched_yield", "sched_getaffinity", "arch_prctl",
     # signals (the PID namespace and Landlock scope where they reach)
     "kill", "tgkill", "tkill", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
     "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend", "sigaltstack", "restart_syscall",
@@ -119,7 +119,44 @@ _DENIED_SYSCALLS: tuple[str, ...] = (
     "uselib",
     "vhangup",
     "landlock_create_ruleset",
+    # findings14 B01: no new processes once jailed (RLIMIT_AS is per process: every fork
+    # was another memory_bytes); ``clone`` is allowed for threads only (below)
+    "fork",
+    "vfork",
 )
+# clone's flags as a thread has them (pthread_create: CLONE_VM | CLONE_THREAD | ...). A
+# process (fork: SIGCHLD only; posix_spawn: CLONE_VM | CLONE_VFORK) lacks CLONE_THREAD.
+_CLONE_VM = 0x00000100
+_CLONE_THREAD = 0x00010000
+# prctl (findings14 B07): the options a jailed worker was traced using (strace -f over
+# process-mode runs of both launchers, and ``jail run``): only PR_SET_DUMPABLE 0, the
+# jail's last step, and the harmless thread-name and read-only queries. Every other option
+# (PR_SET_DUMPABLE 1, which would let a crash hand the worker's memory to the host's
+# core-dump helper; PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_PTRACER, PR_SET_MM,
+# PR_SET_VMA, seccomp stacking...) fails with EPERM.
+_PR_GET_DUMPABLE = 3
+_PR_SET_DUMPABLE = 4
+_PR_SET_NAME = 15
+_PR_GET_NAME = 16
+_ALLOWED_PRCTLS = (_PR_GET_DUMPABLE, _PR_SET_NAME, _PR_GET_NAME)
+# setsockopt (findings14 B11): socket buffers are kernel memory no rlimit charges, so no
+# option that raises one (SO_SNDBUF 7, SO_RCVBUF 8, SO_SNDBUFFORCE 32, SO_RCVBUFFORCE 33)
+# and no option of another level (every socket is AF_UNIX: only SOL_SOCKET has options).
+# With the default buffers and RLIMIT_NOFILE the jail's queued bytes stay a few MiB.
+_SOL_SOCKET = 1
+_ALLOWED_SOCKOPTS = {
+    "SO_REUSEADDR": 2,
+    "SO_KEEPALIVE": 9,
+    "SO_LINGER": 13,
+    "SO_PASSCRED": 16,
+    "SO_RCVLOWAT": 18,
+    "SO_SNDLOWAT": 19,
+    "SO_RCVTIMEO_OLD": 20,
+    "SO_SNDTIMEO_OLD": 21,
+    "SO_RCVTIMEO_NEW": 66,
+    "SO_SNDTIMEO_NEW": 67,
+}
+_DENIED_SOCKOPTS = (7, 8, 32, 33)
 _AF_UNIX = 1
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
@@ -162,10 +199,31 @@ def _build_seccomp() -> tuple[bytes, str]:
             allowed += 1
         except (OSError, ValueError, RuntimeError):
             continue  # not a syscall on this architecture (aarch64 has no open, stat...)
-    # clone: threads and forks, never a new namespace.
+    # clone: threads only (CLONE_THREAD and CLONE_VM set), never a new namespace; a new
+    # process (fork, vfork, posix_spawn) is refused, so RLIMIT_AS bounds the whole jail.
+    thread = _CLONE_THREAD | _CLONE_VM
     syscall_filter.add_rule(
-        module.ALLOW, "clone", module.Arg(0, module.MASKED_EQ, _NAMESPACE_FLAGS, 0)
+        module.ALLOW, "clone", module.Arg(0, module.MASKED_EQ, _NAMESPACE_FLAGS | thread, thread)
     )
+    # prctl: the option is an int (the kernel reads 32 bits); PR_SET_DUMPABLE only to 0.
+    syscall_filter.add_rule(
+        module.ALLOW,
+        "prctl",
+        module.Arg(0, module.MASKED_EQ, 0xFFFFFFFF, _PR_SET_DUMPABLE),
+        module.Arg(1, module.EQ, 0),
+    )
+    for option in _ALLOWED_PRCTLS:
+        syscall_filter.add_rule(
+            module.ALLOW, "prctl", module.Arg(0, module.MASKED_EQ, 0xFFFFFFFF, option)
+        )
+    # setsockopt: level and name are ints (32 bits compared); no option raising a buffer.
+    for sockopt in _ALLOWED_SOCKOPTS.values():
+        syscall_filter.add_rule(
+            module.ALLOW,
+            "setsockopt",
+            module.Arg(1, module.MASKED_EQ, 0xFFFFFFFF, _SOL_SOCKET),
+            module.Arg(2, module.MASKED_EQ, 0xFFFFFFFF, sockopt),
+        )
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone.
     syscall_filter.add_rule(module.ERRNO(errno.ENOSYS), "clone3")
     syscall_filter.add_rule(module.ALLOW, "socket", module.Arg(0, module.EQ, _AF_UNIX))
@@ -192,9 +250,11 @@ def _build_seccomp() -> tuple[bytes, str]:
         raise OSError(errno.EINVAL, "libseccomp exported no BPF program")
     detail = (
         f"libseccomp via pyseccomp ({len(program) // 8} BPF instructions): allow-list of "
-        f"{allowed + 3} syscalls, every other one EPERM (execve, ptrace, mount, namespaces, "
-        f"bpf, io_uring, keyrings...); sockets AF_UNIX only; {len(_ALLOWED_IOCTLS)} ioctl "
-        "requests"
+        f"{allowed + 5} syscalls, every other one EPERM (execve, fork, ptrace, mount, "
+        "namespaces, bpf, io_uring, keyrings...); clone for threads only (no new process: "
+        "memory is bounded per jail, not per fork); sockets AF_UNIX only, no socket-buffer "
+        f"options; prctl {len(_ALLOWED_PRCTLS) + 1} options (PR_SET_DUMPABLE 0 only); "
+        f"{len(_ALLOWED_IOCTLS)} ioctl requests"
     )
     return program, detail
 
@@ -222,3 +282,4 @@ def _seccomp(prepared: _Prepared) -> str:
 
 assert not set(_ALLOWED_SYSCALLS) & set(_DENIED_SYSCALLS), "a denied syscall is on the allow-list"
 assert not set(_ALLOWED_IOCTLS.values()) & set(_DENIED_IOCTLS), "a denied ioctl is allowed"
+assert not set(_ALLOWED_SOCKOPTS.values()) & set(_DENIED_SOCKOPTS), "a buffer option is allowed"
