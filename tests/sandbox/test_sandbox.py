@@ -287,7 +287,8 @@ def test_sandbox_run_sync_keeps_one_loop_and_leaves_nothing_running() -> None:
     assert sandbox.run_sync("spawn()").value == "ok"
     assert seen == ["cancelled", "cancelled"]
     assert loops[0] is loops[1]
-    assert not loops[0].is_running() and not loops[0].is_closed()
+    assert not loops[0].is_running()
+    assert not loops[0].is_closed()
 
 
 def test_sandbox_run_sync_from_a_plain_thread_uses_its_own_loop() -> None:
