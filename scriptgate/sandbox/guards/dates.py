@@ -14,6 +14,7 @@ Part of ``guards/``: imports :mod:`.errors`, :mod:`.lengths` and :mod:`.sizes` o
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,8 @@ _WIDEST = 24
 characters of format, so 12 per format character."""
 
 _DATES = (datetime.date, datetime.time)
+_WIDTHS = re.compile(r"%[-_0^#]*(\d{1,9})")
+"""A directive's field width (``%10Y``, ``%_5d``): glibc's ``strftime`` pads to it."""
 
 
 def is_date(value: Any) -> bool:
@@ -49,6 +52,8 @@ def check_date_format(value: Any, fmt: Any, what: str = "strftime()") -> Any:
             f"(at most {MAX_DATE_FORMAT}): format the parts separately and join them"
         )
     size = len(fmt) * (_WIDEST // 2)
+    # glibc pads a field to a width written in the directive (`%1500Y`): each counts whole
+    size += sum(int(width) for width in _WIDTHS.findall(fmt))
     zones = fmt.count("%Z")
     if zones and isinstance(value, (datetime.datetime, datetime.time)):
         name = value.tzname()  # the zone is the host's (timezone, ZoneInfo): no script code

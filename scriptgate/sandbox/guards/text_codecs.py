@@ -36,6 +36,7 @@ from scriptgate.sandbox.guards.ticking import TICK_STEPS, run_charge
 __all__ = [
     "ERROR_HANDLERS",
     "MAX_CODEC_BYTES",
+    "MAX_SLOW_UNITS",
     "check_codec",
     "checked_decode",
     "checked_encode",
@@ -168,10 +169,35 @@ def _charge(size: int, what: str) -> None:
     charge_bytes(size)
 
 
+_MULTIBYTE = re.compile(
+    r"big5(hkscs)?|cp9(32|49|50)|euc_[a-z0-9_]+|gb(2312|k|18030)|hz|iso2022_[a-z0-9_]+|johab"
+    r"|shift_jis(_2004|x0213)?"
+)
+"""The CJK codecs: they call a non-inline error handler back through Python, once a character."""
+_INLINE_HANDLERS = frozenset({"strict", "ignore", "replace"})
+MAX_SLOW_UNITS = 500_000
+"""Most characters (bytes) one encode or decode takes where each one may cost a Python
+callback: a CJK codec with another handler, or ``utf-7`` (0.4–1.1 µs a unit: 10 M of them
+were 4–11 s in one call, findings14 C01)."""
+
+
+def _check_slow(codec: str, handler: str, length: int, what: str) -> None:
+    slow = codec == "utf_7" or (
+        handler not in _INLINE_HANDLERS and _MULTIBYTE.fullmatch(codec) is not None
+    )
+    if slow and length > MAX_SLOW_UNITS:
+        refuse_size(
+            f"{what} with {codec!r} and errors={handler!r} of {length} units is too slow for the "
+            f"sandbox (at most {MAX_SLOW_UNITS} at a time): split the text, or use 'utf-8'"
+        )
+
+
 def checked_encode(text: str, encoding: Any = "utf-8", errors: Any = "strict") -> bytes:
     """``str.encode`` of ``text`` (a ``str`` or subclass, by the base method) with the checks."""
     codec, handler = check_codec(encoding, errors, "encode")
-    if str.__len__(text) > CHECK_FROM:
+    length = str.__len__(text)
+    if length > CHECK_FROM:
+        _check_slow(codec, handler, length, "str.encode")
         _charge(_encoded_size(text, codec, handler), "str.encode")
     return str.encode(text, codec, handler)
 
@@ -182,6 +208,7 @@ def checked_decode(data: Any, encoding: Any = "utf-8", errors: Any = "strict") -
     kind: Any = bytearray if isinstance(data, bytearray) else bytes
     length = kind.__len__(data)
     if length > CHECK_FROM:
+        _check_slow(codec, handler, length, "bytes.decode")
         # at most one character a byte (4 with backslashreplace), 4 bytes each in memory
         per = 16 if handler == "backslashreplace" else 4
         _charge(per * length + 64, "bytes.decode")
