@@ -1117,6 +1117,11 @@ class ScriptPolicy(LinearTransformer):
             key if done or key is None else self._hash_guard(key, key, bind)
             for key, done in zip(new.keys, plain, strict=True)
         ]
+        # `{**d}` copies d in one C call: charged first (findings14 C03)
+        new.values = [
+            _call("_dstar_", [value], value) if key is None else value
+            for key, value in zip(new.keys, new.values, strict=True)
+        ]
         return new
 
     def visit_DictComp(self, node: ast.DictComp) -> Any:

@@ -125,6 +125,7 @@ from scriptgate.sandbox.guards.memory import (
     METER_NAME,
     REAL_OF_STAND_IN,
     GrowthFeed,
+    charge_bytes,
     charge_copy,
     charge_sequence,
     check_field,
@@ -902,6 +903,13 @@ def _checked_elements(value: Any) -> None:
     _elements_ok(list(dict.keys(value) if isinstance(value, dict) else value))
 
 
+def _charge_table(value: Any) -> None:
+    if type(value) in SIZED_VIEWS:
+        charge_bytes(base_len(value) * 32)  # d.keys() | x: a new set of the view's items
+    else:
+        charge_copy(value)
+
+
 def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``a op b`` for ``&``, ``|``, ``^``, ``-`` (and ``&=``…), bounded when sets are involved.
 
@@ -922,6 +930,10 @@ def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
         if not (left or right) and (typing_form(a) or typing_form(b)):
             # `List[int] | x` is typing's cached Union[...]: the same keys as a subscript
             check_opaque_key(a if typing_form(a) else b, (a, b))
+        if left:
+            _charge_table(a)  # the result's table, before C builds it (findings14 C03)
+        if right:
+            _charge_table(b)
         if left and right:
             _checked_elements(a if base_len(a) <= base_len(b) else b)
         elif left or right:
@@ -968,9 +980,29 @@ def _translate(s: Any) -> Callable[..., Any]:
         longest = max((base_len(v) for v in values if isinstance(v, str)), default=1)
         if base_len(s) * longest > MAX_SEQUENCE:
             _too_big("str.translate")
+        charge_sequence(s, base_len(s) * longest)  # the new text (findings14 C05)
         return s.translate(table)
 
     return translate
+
+
+_COPYING_BYTES_METHODS = frozenset(
+    {
+        "upper", "lower", "swapcase", "title", "capitalize", "strip", "lstrip", "rstrip",
+        "translate", "removeprefix", "removesuffix", "hex",
+    }
+)  # fmt: skip
+"""bytes/bytearray methods whose result is about as long as the receiver (``hex``: three times)."""
+
+
+def _charge_bytes_method(data: bytes | bytearray, name: str) -> None:
+    if name == "hex":
+        length = 3 * base_len(data)  # with a separator, two digits and one separator a byte
+        if length > MAX_SEQUENCE:
+            _too_big(f"{type(data).__name__}.hex")
+        charge_sequence("", length)
+    else:
+        charge_copy(data)
 
 
 _STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
@@ -1053,6 +1085,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
         charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
+    elif name in _COPYING_BYTES_METHODS and isinstance(obj, (bytes, bytearray)):
+        _charge_bytes_method(obj, name)  # b.upper(), b.hex(':') (findings14 C05)
     if name in _HASHING_METHODS:
         into = _hashing_target(obj, name)
         if into is not None:
@@ -1576,6 +1610,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_add_": guarded_add,
     "_iadd_": guarded_iadd,
     "_star_": guarded_star,
+    "_dstar_": charge_copy,  # `{**d}`: the copy charged first (findings14 C03)
     "_pow_": guarded_pow,
     "_matmul_": guarded_matmul,
     "_lshift_": guarded_lshift,

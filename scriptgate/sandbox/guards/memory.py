@@ -454,7 +454,14 @@ def guarded_add(a: Any, b: Any) -> Any:
     """
     if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b)
+    elif isinstance(a, _TABLES) and isinstance(b, _TABLES):
+        charge_copy(a)  # Counter + Counter: a new table of both (findings14 C03)
+        charge_copy(b)
     return a + b
+
+
+_TABLES = (dict, set, frozenset)
+"""Containers whose ``+`` (``Counter``) builds a new table of both operands."""
 
 
 _EXTENDS_IN_PLACE = (list, collections.deque)

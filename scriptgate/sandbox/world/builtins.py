@@ -418,7 +418,9 @@ def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -
             if isinstance(first, str) and (len(args) > 1 or kwargs):
                 # bytes(s, encoding): an allowed codec, sized (findings14 A01/A02)
                 return real(encoded(first, *args[1:], **kwargs))
-            if not isinstance(first, (int, str, bytes, bytearray)):
+            if isinstance(first, (bytes, bytearray)):
+                charge_copy(first)  # bytes(bytearray) copies (findings14 C05)
+            elif not isinstance(first, (int, str)):
                 args = (charge_copy(first, "list"), *args[1:])
         return real(*args, **kwargs)
 

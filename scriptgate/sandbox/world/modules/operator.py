@@ -107,6 +107,11 @@ def build(run: RunWorld) -> dict[str, Any]:
             "lshift": guards.guarded_lshift,
             "mod": guards.guarded_mod,
             "floordiv": guarded_floordiv,  # big int divisions checked (guards.int_work)
+            # the compiled `&`/`|`/`^`/`-` guards: hashing bounded, tables charged (findings14 C03)
+            "and_": guards.guarded_set_operator(operator.and_),
+            "or_": guards.guarded_set_operator(operator.or_),
+            "xor": guards.guarded_set_operator(operator.xor),
+            "sub": guards.guarded_set_operator(operator.sub),
             "getitem": guards._guarded_getitem,
             "itemgetter": _itemgetter,
             "attrgetter": _attrgetter,
