@@ -67,6 +67,29 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+_FULL_COLLECTIONS_BETWEEN_FREEZES = 4
+"""How many of the interpreter's own full collections may walk what the tests made since the
+last freeze before the next test boundary collects and freezes again."""
+_full_collections_at_freeze = [0]
+
+
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Between two tests (the last one's fixtures torn down), now and then: collect, then freeze
+    what survived.
+
+    The tests' own long-lived objects (module fixtures, caches, hypothesis's state) grow the
+    heap a full collection walks again: with only collection's objects frozen a worker still
+    spent 18-24 s in 80-140 full collections. A collection just before the freeze leaves no
+    garbage to freeze; a test's own objects are all made after the last freeze, so every
+    ``gc.collect()`` a test calls still collects its runs' garbage (and runs their finalizers).
+    """
+    full = gc.get_stats()[2]["collections"]
+    if full - _full_collections_at_freeze[0] >= _FULL_COLLECTIONS_BETWEEN_FREEZES:
+        gc.collect()
+        gc.freeze()
+        _full_collections_at_freeze[0] = gc.get_stats()[2]["collections"]
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every ``@pytest.mark.anyio`` test runs once on asyncio and once on trio."""
