@@ -143,6 +143,10 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("onecall-translate-dict-subclass-getitem", "8-memory", "class D(dict):\n    def __getitem__(self, k):\n        return BIG\nBIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate(D({97: 'y'})))", "ok", value=100_000),
     _a("onecall-translate-list-table", "8-memory", "BIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate([BIG] * 128))", "limit", "str.translate"),
     _a("onecall-translate-object-table", "8-memory", "class T:\n    def __getitem__(self, k):\n        return 'z' * 1_000_000\n('a' * 100_000).translate(T())", "runtime", "str.maketrans"),
+    # -- findings14 A08: the parser's own overflow gets a reason the model can act on ---------------
+    _a("f14-parse-too-complex-has-a-reason", "8-cpu", "x = 1\ny = " + "-" * 7000 + "x", "rejected", "too complex to parse: an expression is nested or chained too deeply"),
+    _a("f14-parse-too-complex-not-chain", "8-cpu", "x = 1\n" + "not " * 7000 + "x", "rejected", "nested or chained too deeply"),
+    _a("f14-parse-deep-but-fine-ok", "8-cpu", "x = 1\ny = " + "-" * 50 + "x\ny", "ok", value=1),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
 
