@@ -146,6 +146,10 @@ ONE_CALL_ATTACKS: list[Any] = [
     # -- findings14 A08: the parser's own overflow gets a reason the model can act on ---------------
     _a("f14-parse-too-complex-has-a-reason", "8-cpu", "x = 1\ny = " + "-" * 7000 + "x", "rejected", "too complex to parse: an expression is nested or chained too deeply"),
     _a("f14-parse-too-complex-not-chain", "8-cpu", "x = 1\n" + "not " * 7000 + "x", "rejected", "nested or chained too deeply"),
+    # -- findings14 A17: a deep or self-sharing tuple dict key in the last value is bounded ---------
+    _a("f14-last-value-deep-tuple-key", "8-render", "t = ()\nfor i in range(5000):\n    t = (t,)\n{t: 1}", "ok", value={"<tuple key too large>": 1}),
+    _a("f14-last-value-wide-tuple-key", "8-render", "{tuple(range(5000)): 1}", "ok", value={"<tuple key too large>": 1}),
+    _a("f14-last-value-tuple-keys-ok", "8-render", "t = ()\nfor i in range(3):\n    t = (t, 1)\n{t: 1, (1, ('a', None)): 2, (1.5, True): 3}", "ok", value={"((((), 1), 1), 1)": 1, "(1, ('a', None))": 2, "(1.5, True)": 3}),
     _a("f14-parse-deep-but-fine-ok", "8-cpu", "x = 1\ny = " + "-" * 50 + "x\ny", "ok", value=1),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
