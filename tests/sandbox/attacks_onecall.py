@@ -206,15 +206,13 @@ ONE_CALL_MEMORY_ATTACKS = [
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
 IN_PROCESS_ONLY = frozenset(
     {
-        "f7-deque-one-call",
-        "f7-deque-one-call-keyword",
         "f7-statistics-materialize",
         "f9-unbound-counter-update",
     }
 )
 """Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
-CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
-``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error
+``statistics`` re-raises the MemoryError with a message, so the worker's result is a ``runtime`` error
+(CPython's ``deque()`` reporting it as a ``SystemError`` is mapped back: findings14 A12)
 (``Counter.update``'s Python loop may meet the MemoryError outside the budget's reach too)."""
 
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
