@@ -1345,8 +1345,22 @@ async def run_script(
         )
     try:
         return _finish(run, ok, payload, wall())
+    except MemoryError:
+        pass  # left below, so the MemoryError's frames (and the script's values) go first
     finally:
         run.release()
+    # The address space is full of the script's own values (a worker's RLIMIT_AS:
+    # `x.extend(s)` left `x` holding what it had read when the allocation failed), so even
+    # the report failed: released with the run's namespace, it is the bare MemoryError
+    # that process isolation reports as the memory limit (test_engine_memory_system_error).
+    payload = None
+    return ScriptResult(
+        ok=False,
+        output="".join(run.output),
+        error=ScriptError("runtime", "MemoryError", ""),
+        calls=tuple(call.record() for call in run.calls),
+        wall_time=wall(),
+    )
 
 
 _CLOSE_ROUNDS = 8

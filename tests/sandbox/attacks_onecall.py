@@ -156,6 +156,8 @@ ONE_CALL_ATTACKS: list[Any] = [
 
 _MEMORY = "memory limit"
 _F9_PAIRS = "zip(range(3 * 10**7), range(3 * 10**7))"
+_CJK = "s = '\\u4e00' * 3_000_000\n"
+"""6 MB of text whose 3 M characters would be 240 MB of new one-character objects."""
 ONE_CALL_MEMORY_ATTACKS = [
     # -- list/tuple used as values: one C call copied an iterator past the budget (issue 13) ------
     _a("onecall-list-as-value-range", "8-memory", "f = list\nx = f(range(10**8))\nlen(x)", "limit", _MEMORY),
@@ -201,6 +203,19 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f10-counter-range", "8-memory", "import collections\nlen(collections.Counter(range(3 * 10**7)))", "limit", _MEMORY),
     _a("f10-dict-zip-ranges", "8-memory", "len(dict(zip(range(3 * 10**7), range(3 * 10**7))))", "limit", _MEMORY),
     _a("f10-known-length-tables-ok", "8-memory", "d = {i: 0 for i in range(10)}\n[len(set(range(10**6))), len(dict.fromkeys(range(5000))), len(dict(zip(range(10**5), range(10**5)))), len(frozenset(enumerate('ab' * 5000))), len(set(d.keys())), len(set(iter([1, 2] * 5000)))]", "ok", value=[10**6, 5000, 10**5, 10_000, 10, 2]),
+    # -- findings14 A10: a str's characters above U+00FF are new objects when it is copied by item ---
+    *[_a(f"f14-str-chars-copied-{name}", "8-memory", _CJK + code, "limit", _MEMORY)
+      for name, code in (("list", "x = list(s)\nlen(x)"), ("tuple", "x = tuple(s)\nlen(x)"),
+                         ("sorted", "x = sorted(s)\nlen(x)"), ("star", "x = [*s]\nlen(x)"),
+                         ("deque", "import collections\nx = collections.deque(s)\nlen(x)"),
+                         ("extend", "x = []\nx.extend(s)\nlen(x)"), ("iadd", "x = []\nx += s\nlen(x)"),
+                         ("slice-assign", "x = [1]\nx[1:] = s\nlen(x)"),
+                         ("nsmallest", "import heapq\nx = heapq.nsmallest(3_000_000, s)\nlen(x)"),
+                         ("sample", "import random\nx = random.sample(s, 10)\nlen(x)"),
+                         ("product", "import itertools\nx = itertools.product(s)\n1"),
+                         ("mixed-text", "s = ('a\u2019' * 1_500_000) + 'x'\nx = list(s)\nlen(x)"))],
+    _a("f14-sample-k-before-copy", "8-memory", _CJK + "import random\nrandom.sample(s, k=len(s))", "limit", "random.sample of 3000000"),
+    _a("f14-str-chars-copied-ok", "8-memory", "import random, heapq\nlatin = 'é' * 3_000_000\ncjk = '\u4e00\u4e8c' * 50_000\n[len(list(latin)), len([*latin]), len(tuple(cjk)), sorted(cjk)[-1], len(random.sample(cjk, 5)), heapq.nsmallest(2, cjk)]", "ok", value=[3_000_000, 3_000_000, 100_000, "\u4e8c", 5, ["\u4e00", "\u4e00"]]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
