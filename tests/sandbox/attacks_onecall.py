@@ -216,6 +216,11 @@ ONE_CALL_MEMORY_ATTACKS = [
                          ("mixed-text", "s = ('a\u2019' * 1_500_000) + 'x'\nx = list(s)\nlen(x)"))],
     _a("f14-sample-k-before-copy", "8-memory", _CJK + "import random\nrandom.sample(s, k=len(s))", "limit", "random.sample of 3000000"),
     _a("f14-str-chars-copied-ok", "8-memory", "import random, heapq\nlatin = 'é' * 3_000_000\ncjk = '\u4e00\u4e8c' * 50_000\n[len(list(latin)), len([*latin]), len(tuple(cjk)), sorted(cjk)[-1], len(random.sample(cjk, 5)), heapq.nsmallest(2, cjk)]", "ok", value=[3_000_000, 3_000_000, 100_000, "\u4e8c", 5, ["\u4e00", "\u4e00"]]),
+    # -- findings14 A14: str.split()/splitlines() count every Unicode separator, pieces priced wide ---
+    _a("f14-split-unicode-spaces", "8-memory", "s = '\\u4e00\\u3000' * 2_000_000\nx = s.split()\nlen(x)", "limit", _MEMORY),
+    _a("f14-rsplit-unicode-spaces", "8-memory", "s = '\\u4e00\\u2003' * 2_000_000\nx = s.rsplit()\nlen(x)", "limit", _MEMORY),
+    _a("f14-splitlines-unicode-separators", "8-memory", "s = '\\u4e00\\u2028' * 2_000_000\nx = s.splitlines()\nlen(x)", "limit", _MEMORY),
+    _a("f14-split-unicode-ok", "8-memory", "s = '\\u4e00\\u3000' * 100_000\nt = '\\u4e00\\u4e8c' * 2_000_000\n[len(s.split()), '\\u4e00\\u3000\\xa0\\u4e8c'.split(), 'a\\u2028b\\u2029c'.splitlines(), len(t.split()), len(s.splitlines())]", "ok", value=[100_000, ["\u4e00", "\u4e8c"], ["a", "b", "c"], 1, 1]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
