@@ -143,6 +143,10 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("onecall-translate-dict-subclass-getitem", "8-memory", "class D(dict):\n    def __getitem__(self, k):\n        return BIG\nBIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate(D({97: 'y'})))", "ok", value=100_000),
     _a("onecall-translate-list-table", "8-memory", "BIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate([BIG] * 128))", "limit", "str.translate"),
     _a("onecall-translate-object-table", "8-memory", "class T:\n    def __getitem__(self, k):\n        return 'z' * 1_000_000\n('a' * 100_000).translate(T())", "runtime", "str.maketrans"),
+    # -- findings14 A13: textwrap.indent counts every line boundary str.splitlines knows ---------
+    *[_a(f"f14-textwrap-indent-{name}", "8-memory", f"import textwrap\nlen(textwrap.indent({text!r} * 3000, ' ' * 100_000))", "limit", "textwrap.indent result too large")
+      for name, text in (("cr", "a\r"), ("vt", "a\x0b"), ("ff", "a\x0c"), ("fs", "a\x1c"), ("nel", "a\x85"), ("ls", "a\u2028"), ("ps", "a\u2029"))],
+    _a("f14-textwrap-indent-ok", "8-memory", "import textwrap\n[textwrap.indent('a\\r\\nb\\rc\\n\\nd', '> '), textwrap.indent('x\\u2028y', '  '), len(textwrap.indent('a\\n' * 1000, ' ' * 900))]", "ok", value=["> a\r\n> b\r> c\n\n> d", "  x\u2028  y", 902_000]),
     # -- findings14 A08: the parser's own overflow gets a reason the model can act on ---------------
     _a("f14-parse-too-complex-has-a-reason", "8-cpu", "x = 1\ny = " + "-" * 7000 + "x", "rejected", "too complex to parse: an expression is nested or chained too deeply"),
     _a("f14-parse-too-complex-not-chain", "8-cpu", "x = 1\n" + "not " * 7000 + "x", "rejected", "nested or chained too deeply"),
@@ -221,6 +225,11 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f14-rsplit-unicode-spaces", "8-memory", "s = '\\u4e00\\u2003' * 2_000_000\nx = s.rsplit()\nlen(x)", "limit", _MEMORY),
     _a("f14-splitlines-unicode-separators", "8-memory", "s = '\\u4e00\\u2028' * 2_000_000\nx = s.splitlines()\nlen(x)", "limit", _MEMORY),
     _a("f14-split-unicode-ok", "8-memory", "s = '\\u4e00\\u3000' * 100_000\nt = '\\u4e00\\u4e8c' * 2_000_000\n[len(s.split()), '\\u4e00\\u3000\\xa0\\u4e8c'.split(), 'a\\u2028b\\u2029c'.splitlines(), len(t.split()), len(s.splitlines())]", "ok", value=[100_000, ["\u4e00", "\u4e8c"], ["a", "b", "c"], 1, 1]),
+    # -- findings14 A09: string.capwords is charged as two splits of its text and the join --------
+    _a("f14-capwords-wide-words", "8-memory", "import string\nlen(string.capwords('\\u01c6 ' * 2_000_000))", "limit", _MEMORY),
+    _a("f14-capwords-ascii-words", "8-memory", "import string\nlen(string.capwords('a ' * 3_000_000))", "limit", _MEMORY),
+    _a("f14-capwords-str-subclass", "8-memory", "import string\nclass S(str):\n    def split(self, sep=None):\n        return ['x']\nlen(string.capwords(S('a ' * 3_000_000)))", "limit", _MEMORY),
+    _a("f14-capwords-ok", "8-memory", "import string\nclass S(str):\n    pass\n[string.capwords('hello   world\\tfoo'), string.capwords('a-b c-d', '-'), len(string.capwords('ab ' * 100_000)), string.capwords(S('x y')), string.capwords('\\u01c6a \\u4e00b')]", "ok", value=["Hello World Foo", "A-B c-D", 299_999, "X Y", "\u01c5a \u4e00b"]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""

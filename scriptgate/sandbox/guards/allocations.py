@@ -55,6 +55,7 @@ __all__ = [
     "checked_join",
     "install_compile_hook",
     "repeat_count",
+    "split_bytes",
 ]
 
 MAX_FORWARD_REFERENCE = 1_000
@@ -226,36 +227,46 @@ WIDE_PIECE_BYTES = 88
 object of a character above U+00FF (80 bytes); its characters are charged 4 bytes each."""
 
 
+def split_bytes(obj: Any, base: Any, name: str, sep: Any = None) -> int:
+    """About the bytes ``obj.split(sep)`` (``name``: ``split``, ``rsplit`` or ``splitlines``,
+    ``base`` the base type of ``obj``) allocates: its pieces and their characters.
+
+    The pieces are counted at C speed through the base type's own ``count`` (the separator,
+    or every character the method splits at); a wrong-typed ``sep`` raises ``TypeError``.
+    """
+    text = base is str
+    length: int = base.__len__(obj)
+    wide = text and not str.isascii(obj)
+    marks: tuple[str, ...]
+    pieces: int
+    if name == "splitlines":
+        marks = _LINE_BREAKS if text else ("\n", "\r")
+        if wide:
+            marks += _WIDE_LINE_BREAKS
+        pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+    elif sep is None:
+        marks = _WHITESPACE if text else _WHITESPACE[:6]
+        if wide:  # a count of a character wider than the text's is free
+            marks += _WIDE_WHITESPACE
+        pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
+    else:
+        pieces = base.count(obj, sep)
+    if wide:
+        return (pieces + 1) * WIDE_PIECE_BYTES + 4 * length
+    return (pieces + 1) * PIECE_BYTES + length
+
+
 def _split(obj: Any, base: Any, name: str) -> Callable[..., Any]:
     method = getattr(base, name).__get__(obj)
-    text = base is str
 
     def split(*args: Any, **kwargs: Any) -> Any:
-        marks: tuple[str, ...]
-        length = base.__len__(obj)
-        if length > CHECK_FROM:
-            wide = text and not str.isascii(obj)
+        if base.__len__(obj) > CHECK_FROM:
+            sep = None if name == "splitlines" else (args[0] if args else kwargs.get("sep"))
             try:
-                if name == "splitlines":
-                    marks = _LINE_BREAKS if text else ("\n", "\r")
-                    if wide:
-                        marks += _WIDE_LINE_BREAKS
-                    pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
-                else:
-                    sep = args[0] if args else kwargs.get("sep")
-                    if sep is None:
-                        marks = _WHITESPACE if text else _WHITESPACE[:6]
-                        if wide:  # a count of a character wider than the text's is free
-                            marks += _WIDE_WHITESPACE
-                        pieces = sum(base.count(obj, m if text else m.encode()) for m in marks)
-                    else:
-                        pieces = base.count(obj, sep)
+                size = split_bytes(obj, base, name, sep)
             except TypeError:
                 return method(*args, **kwargs)  # the real error
-            if wide:
-                _memory.charge_bytes((pieces + 1) * WIDE_PIECE_BYTES + 4 * length)
-            else:
-                _memory.charge_bytes((pieces + 1) * PIECE_BYTES + length)
+            _memory.charge_bytes(size)
         return method(*args, **kwargs)
 
     split.__name__ = name
