@@ -401,7 +401,14 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f10-re-findall-empty-matches", "8-cpu", "import re\nlen(re.findall('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f10-re-sub-empty-matches", "8-cpu", "import re\nlen(re.sub('', '', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f10-re-split-empty-matches", "8-cpu", "import re\nlen(re.split('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    # -- findings14 A16: slow bounded calls on large inputs check the budget first -------------------
+    _a("f14-loop-of-large-str-methods", "8-cpu", "s = '\\u4e00' * 10_000_000\nfor i in range(200):\n    t = s.upper()", "limit", _TIMED_OUT),
+    _a("f14-loop-of-stored-large-method", "8-cpu", "s = '\\u4e00' * 10_000_000\nu = s.upper\nfor i in range(200):\n    t = u()", "limit", _TIMED_OUT),
+    _a("f14-loop-of-html-unescape", "8-cpu", "import html\ns = '&amp;' * 2_000_000\nfor i in range(20):\n    html.unescape(s)", "limit", _TIMED_OUT),
+    _a("f14-loop-of-re-compile", "8-cpu", "import re\nfor i in range(20):\n    re.compile('X%d' % i + '[ab]' * 24_990)", "limit", _TIMED_OUT),
+    _a("f14-loop-of-large-calls-ok", "8-cpu", "import html, json\ns = 'ab' * 40_000\nn = 0\nfor i in range(50):\n    n += len(s.upper()) + len(html.unescape('&lt;')) + len(json.dumps([i]))\nn", "ok", value=50 * 80_001 + sum(len(str([i])) for i in range(50))),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline
-(the wall-time bound is proven in ``guards/test_host_loops.py``)."""
+(the wall-time bound is proven in ``guards/test_host_loops.py``; findings14 A16's in
+``guards/test_large_calls.py``)."""
