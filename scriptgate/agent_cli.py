@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -252,7 +251,7 @@ async def cmd_agent(args: argparse.Namespace, io: Any) -> int:
             "usage": to_wire(trace.usage),
             "messages": to_wire(messages),
         }
-        io.stdout.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+        io.stdout.write(cli.dump_json(document) + "\n")
     else:
         _print_trace(trace, final, io.stdout)
     return cli.EXIT_SCRIPT_FAILED if failed else cli.EXIT_OK

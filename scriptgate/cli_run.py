@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,6 +33,7 @@ from scriptgate.cli_support import (
     _read_script,
     _short,
     _terminal_approver,
+    dump_json,
 )
 from scriptgate.runtime.abort import AbortController
 from scriptgate.runtime.audit import AuditLog
@@ -44,12 +44,7 @@ __all__ = ["cmd_run"]
 
 
 def _dump(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except ValueError:  # an int too long for str(), NaN in a strict dump...
-        from scriptgate.runtime.strict_json import bounded
-
-        return json.dumps(bounded(value, max_chars=1 << 62)[0], ensure_ascii=False, indent=2)
+    return dump_json(value)
 
 
 def _print_result(result: ScriptResult, out: TextIO, *, streamed: bool = False) -> None:

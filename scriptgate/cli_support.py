@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -285,3 +286,20 @@ def _call_preview(name: str, arguments: Any, *, width: int = 60) -> str:
     if len(inner) > width:
         inner = inner[: width - 3] + "..."
     return f"{name}({inner})"
+
+
+def dump_json(value: Any) -> str:
+    """``value`` as strict JSON (indented): never a bare ``NaN``/``Infinity`` token.
+
+    Plain data goes through :func:`json.dumps` with ``allow_nan=False`` (``default=str`` for
+    the odd host object); what a strict dump refuses — a NaN or an infinity, an int too long
+    for ``str()``, a cycle — falls back to :func:`scriptgate.runtime.strict_json.bounded`, the
+    rendering the audit log uses (``{"type": "float", "value": "NaN"}``).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str, allow_nan=False)
+    except ValueError:
+        from scriptgate.runtime.strict_json import bounded
+
+        data = bounded(value, max_chars=1 << 62)[0]
+        return json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)

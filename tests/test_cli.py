@@ -468,6 +468,53 @@ def test_cli_run_in_a_worker_process(workdir: Path, capsys: pytest.CaptureFixtur
     assert (intent["tool"], outcome["status"]) == ("read", "ok")  # hooks ran in the parent
 
 
+ANY_TOOLS = '''
+from typing import Any
+from scriptgate.runtime.tool import tool
+
+
+@tool
+def echo(value: Any) -> str:
+    """Take anything."""
+    return "ok"
+'''
+
+
+def _no_constants(name: str) -> None:
+    raise AssertionError(f"not strict JSON: a bare {name}")
+
+
+@pytest.mark.parametrize("isolation", ["in_process", "process"])
+def test_cli_run_json_is_strict_json_for_nan_and_infinity(
+    workdir: Path, capsys: pytest.CaptureFixture[str], isolation: str
+) -> None:
+    """findings14 A11: the --json document never holds a bare NaN/Infinity (jq refuses those)."""
+    (workdir / "anytools.py").write_text(ANY_TOOLS, encoding="utf-8")
+    script = _script(
+        workdir, "x = float('nan')\necho(value=x)\n[x, float('inf'), {'a': -float('inf')}]\n"
+    )
+    argv = ["run", script, "--json", "--no-files", "--tools", "anytools:echo"]
+    assert main([*argv, "--isolation", isolation]) == EXIT_OK
+    result = json.loads(capsys.readouterr().out, parse_constant=_no_constants)
+    nan = {"type": "float", "value": "NaN"}
+    assert result["value"] == [
+        nan,
+        {"type": "float", "value": "Infinity"},
+        {"a": {"type": "float", "value": "-Infinity"}},
+    ]
+    assert result["calls"][0]["arguments"] == {"value": nan}
+
+
+def test_cli_run_json_plain_floats_ok(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = _script(workdir, "[1.5, 2, 'x']\n")
+    assert main(["run", script, "--json", "--no-files"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out, parse_constant=_no_constants)["value"] == [
+        1.5,
+        2,
+        "x",
+    ]
+
+
 # --------------------------------------------------------------------------- entry point
 
 

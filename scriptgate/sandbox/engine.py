@@ -224,6 +224,27 @@ def _error_line(exc: BaseException) -> int | None:
     return line
 
 
+_LOST_ERROR_TEXTS = ("without setting an exception", "without exception set")
+"""CPython's ``SystemError`` texts for a C call that failed and set no exception — what some C
+paths (``deque(iterable)``, sequence concatenation) give when an allocation fails."""
+
+
+def _lost_memory_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a C call's lost ``MemoryError`` under an address-space limit.
+
+    Only where ``RLIMIT_AS`` is set (a process-isolation worker): there an allocation failure
+    is the limit the run was given, whatever exception C reported for it.
+    """
+    if type(exc) is not SystemError or not any(t in str(exc) for t in _LOST_ERROR_TEXTS):
+        return False
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return False
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
+
+
 def _message(exc: BaseException) -> str:
     try:
         text = exception_text(exc, MAX_MESSAGE)  # sizeguard: no huge rendering in the host
@@ -1324,8 +1345,22 @@ async def run_script(
         )
     try:
         return _finish(run, ok, payload, wall())
+    except MemoryError:
+        pass  # left below, so the MemoryError's frames (and the script's values) go first
     finally:
         run.release()
+    # The address space is full of the script's own values (a worker's RLIMIT_AS:
+    # `x.extend(s)` left `x` holding what it had read when the allocation failed), so even
+    # the report failed: released with the run's namespace, it is the bare MemoryError
+    # that process isolation reports as the memory limit (test_engine_memory_system_error).
+    payload = None
+    return ScriptResult(
+        ok=False,
+        output="".join(run.output),
+        error=ScriptError("runtime", "MemoryError", ""),
+        calls=tuple(call.record() for call in run.calls),
+        wall_time=wall(),
+    )
 
 
 _CLOSE_ROUNDS = 8
@@ -1418,6 +1453,17 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
     if not ok:
         exc: BaseException = payload
         kind = "tool" if isinstance(exc, ToolError) else "runtime"
+        if _lost_memory_error(exc):
+            # a C call whose allocation failed under the address-space limit without setting
+            # MemoryError: reported as the bare MemoryError it was, which process isolation
+            # turns into the memory limit (test_engine_memory_system_error)
+            return ScriptResult(
+                ok=False,
+                output=output,
+                error=ScriptError("runtime", "MemoryError", "", _error_line(exc)),
+                calls=calls,
+                wall_time=wall_time,
+            )
         return ScriptResult(
             ok=False,
             output=output,

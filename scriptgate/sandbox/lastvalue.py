@@ -49,7 +49,11 @@ _DATACLASS_FIELDS = "__dataclass_fields__"
 def render_last_value(value: Any) -> tuple[Any, str | None]:
     """``value`` as JSON data, and a note when something had to be replaced by a placeholder."""
     replaced = _Notes()
-    out = _render(value, replaced, 0)
+    try:
+        out = _render(value, replaced, 0)
+    except RecursionError:  # the walk is depth-bounded; a host already deep in its stack
+        replaced.append("too deeply nested values")
+        out = "<nested too deeply>"
     note = None
     if replaced:
         kinds = ", ".join(dict.fromkeys(replaced))
@@ -61,10 +65,27 @@ def render_last_value(value: Any) -> tuple[Any, str | None]:
     return out, note
 
 
-def _plain_scalar_tuple(value: Any) -> bool:
-    return type(value) is tuple and all(
-        type(v) in _JSON_SCALARS or _plain_scalar_tuple(v) for v in value
-    )
+_KEY_MAX_DEPTH = 32
+_KEY_MAX_ITEMS = 1_000
+"""A tuple key is shown as its ``repr`` only within these bounds (depth, scalars and tuples
+visited, shared ones counted each time): ``repr`` recurses once per level and copies every
+path, so a 5,000-deep or a self-sharing ``t = (t, t)`` key must never reach it."""
+
+
+def _tuple_key_fits(value: Any) -> bool | None:
+    """Whether ``value`` is a tuple of plain scalars and tuples of them (``None``: too big)."""
+    stack = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > _KEY_MAX_ITEMS or depth > _KEY_MAX_DEPTH:
+            return None
+        if type(item) is tuple:
+            stack.extend((v, depth + 1) for v in tuple.__iter__(item))
+        elif type(item) not in _JSON_SCALARS:
+            return False
+    return True
 
 
 def _key(key: Any, replaced: _Notes) -> str:
@@ -77,8 +98,18 @@ def _key(key: Any, replaced: _Notes) -> str:
         return "true" if key else "false"
     if kind is int or kind is float:
         return repr(key)
-    if _plain_scalar_tuple(key) or kind in _ISO:
-        return str(key.isoformat()) if kind in _ISO else repr(key)
+    if kind in _ISO:
+        return str(key.isoformat())
+    if kind is tuple:
+        fits = _tuple_key_fits(key)
+        if fits:
+            return repr(key)
+        if fits is None:
+            replaced.append(
+                f"a tuple key nested over {_KEY_MAX_DEPTH} levels or of over "
+                f"{_KEY_MAX_ITEMS:,} items"
+            )
+            return "<tuple key too large>"
     replaced.append(kind.__name__)
     return f"<{kind.__name__} object>"
 

@@ -143,11 +143,25 @@ ONE_CALL_ATTACKS: list[Any] = [
     _a("onecall-translate-dict-subclass-getitem", "8-memory", "class D(dict):\n    def __getitem__(self, k):\n        return BIG\nBIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate(D({97: 'y'})))", "ok", value=100_000),
     _a("onecall-translate-list-table", "8-memory", "BIG = 'x' * 1_000_000\nlen(('a' * 100_000).translate([BIG] * 128))", "limit", "str.translate"),
     _a("onecall-translate-object-table", "8-memory", "class T:\n    def __getitem__(self, k):\n        return 'z' * 1_000_000\n('a' * 100_000).translate(T())", "runtime", "str.maketrans"),
+    # -- findings14 A13: textwrap.indent counts every line boundary str.splitlines knows ---------
+    *[_a(f"f14-textwrap-indent-{name}", "8-memory", f"import textwrap\nlen(textwrap.indent({text!r} * 3000, ' ' * 100_000))", "limit", "textwrap.indent result too large")
+      for name, text in (("cr", "a\r"), ("vt", "a\x0b"), ("ff", "a\x0c"), ("fs", "a\x1c"), ("nel", "a\x85"), ("ls", "a\u2028"), ("ps", "a\u2029"))],
+    _a("f14-textwrap-indent-ok", "8-memory", "import textwrap\n[textwrap.indent('a\\r\\nb\\rc\\n\\nd', '> '), textwrap.indent('x\\u2028y', '  '), len(textwrap.indent('a\\n' * 1000, ' ' * 900))]", "ok", value=["> a\r\n> b\r> c\n\n> d", "  x\u2028  y", 902_000]),
+    # -- findings14 A08: the parser's own overflow gets a reason the model can act on ---------------
+    _a("f14-parse-too-complex-has-a-reason", "8-cpu", "x = 1\ny = " + "-" * 7000 + "x", "rejected", "too complex to parse: an expression is nested or chained too deeply"),
+    _a("f14-parse-too-complex-not-chain", "8-cpu", "x = 1\n" + "not " * 7000 + "x", "rejected", "nested or chained too deeply"),
+    # -- findings14 A17: a deep or self-sharing tuple dict key in the last value is bounded ---------
+    _a("f14-last-value-deep-tuple-key", "8-render", "t = ()\nfor i in range(5000):\n    t = (t,)\n{t: 1}", "ok", value={"<tuple key too large>": 1}),
+    _a("f14-last-value-wide-tuple-key", "8-render", "{tuple(range(5000)): 1}", "ok", value={"<tuple key too large>": 1}),
+    _a("f14-last-value-tuple-keys-ok", "8-render", "t = ()\nfor i in range(3):\n    t = (t, 1)\n{t: 1, (1, ('a', None)): 2, (1.5, True): 3}", "ok", value={"((((), 1), 1), 1)": 1, "(1, ('a', None))": 2, "(1.5, True)": 3}),
+    _a("f14-parse-deep-but-fine-ok", "8-cpu", "x = 1\ny = " + "-" * 50 + "x\ny", "ok", value=1),
 ]  # fmt: skip
 """Attacks that run in both isolation modes (registered in test_attack_suite.py)."""
 
 _MEMORY = "memory limit"
 _F9_PAIRS = "zip(range(3 * 10**7), range(3 * 10**7))"
+_CJK = "s = '\\u4e00' * 3_000_000\n"
+"""6 MB of text whose 3 M characters would be 240 MB of new one-character objects."""
 ONE_CALL_MEMORY_ATTACKS = [
     # -- list/tuple used as values: one C call copied an iterator past the budget (issue 13) ------
     _a("onecall-list-as-value-range", "8-memory", "f = list\nx = f(range(10**8))\nlen(x)", "limit", _MEMORY),
@@ -208,20 +222,41 @@ ONE_CALL_MEMORY_ATTACKS = [
     _a("f10-counter-range", "8-memory", "import collections\nlen(collections.Counter(range(3 * 10**7)))", "limit", _MEMORY),
     _a("f10-dict-zip-ranges", "8-memory", "len(dict(zip(range(3 * 10**7), range(3 * 10**7))))", "limit", _MEMORY),
     _a("f10-known-length-tables-ok", "8-memory", "d = {i: 0 for i in range(10)}\n[len(set(range(10**6))), len(dict.fromkeys(range(5000))), len(dict(zip(range(10**5), range(10**5)))), len(frozenset(enumerate('ab' * 5000))), len(set(d.keys())), len(set(iter([1, 2] * 5000)))]", "ok", value=[10**6, 5000, 10**5, 10_000, 10, 2]),
+    # -- findings14 A10: a str's characters above U+00FF are new objects when it is copied by item ---
+    *[_a(f"f14-str-chars-copied-{name}", "8-memory", _CJK + code, "limit", _MEMORY)
+      for name, code in (("list", "x = list(s)\nlen(x)"), ("tuple", "x = tuple(s)\nlen(x)"),
+                         ("sorted", "x = sorted(s)\nlen(x)"), ("star", "x = [*s]\nlen(x)"),
+                         ("deque", "import collections\nx = collections.deque(s)\nlen(x)"),
+                         ("extend", "x = []\nx.extend(s)\nlen(x)"), ("iadd", "x = []\nx += s\nlen(x)"),
+                         ("slice-assign", "x = [1]\nx[1:] = s\nlen(x)"),
+                         ("nsmallest", "import heapq\nx = heapq.nsmallest(3_000_000, s)\nlen(x)"),
+                         ("sample", "import random\nx = random.sample(s, 10)\nlen(x)"),
+                         ("product", "import itertools\nx = itertools.product(s)\n1"),
+                         ("mixed-text", "s = ('a\u2019' * 1_500_000) + 'x'\nx = list(s)\nlen(x)"))],
+    _a("f14-sample-k-before-copy", "8-memory", _CJK + "import random\nrandom.sample(s, k=len(s))", "limit", "random.sample of 3000000"),
+    _a("f14-str-chars-copied-ok", "8-memory", "import random, heapq\nlatin = 'é' * 3_000_000\ncjk = '\u4e00\u4e8c' * 50_000\n[len(list(latin)), len([*latin]), len(tuple(cjk)), sorted(cjk)[-1], len(random.sample(cjk, 5)), heapq.nsmallest(2, cjk)]", "ok", value=[3_000_000, 3_000_000, 100_000, "\u4e8c", 5, ["\u4e00", "\u4e00"]]),
+    # -- findings14 A14: str.split()/splitlines() count every Unicode separator, pieces priced wide ---
+    _a("f14-split-unicode-spaces", "8-memory", "s = '\\u4e00\\u3000' * 2_000_000\nx = s.split()\nlen(x)", "limit", _MEMORY),
+    _a("f14-rsplit-unicode-spaces", "8-memory", "s = '\\u4e00\\u2003' * 2_000_000\nx = s.rsplit()\nlen(x)", "limit", _MEMORY),
+    _a("f14-splitlines-unicode-separators", "8-memory", "s = '\\u4e00\\u2028' * 2_000_000\nx = s.splitlines()\nlen(x)", "limit", _MEMORY),
+    _a("f14-split-unicode-ok", "8-memory", "s = '\\u4e00\\u3000' * 100_000\nt = '\\u4e00\\u4e8c' * 2_000_000\n[len(s.split()), '\\u4e00\\u3000\\xa0\\u4e8c'.split(), 'a\\u2028b\\u2029c'.splitlines(), len(t.split()), len(s.splitlines())]", "ok", value=[100_000, ["\u4e00", "\u4e8c"], ["a", "b", "c"], 1, 1]),
+    # -- findings14 A09: string.capwords is charged as two splits of its text and the join --------
+    _a("f14-capwords-wide-words", "8-memory", "import string\nlen(string.capwords('\\u01c6 ' * 2_000_000))", "limit", _MEMORY),
+    _a("f14-capwords-ascii-words", "8-memory", "import string\nlen(string.capwords('a ' * 3_000_000))", "limit", _MEMORY),
+    _a("f14-capwords-str-subclass", "8-memory", "import string\nclass S(str):\n    def split(self, sep=None):\n        return ['x']\nlen(string.capwords(S('a ' * 3_000_000)))", "limit", _MEMORY),
+    _a("f14-capwords-ok", "8-memory", "import string\nclass S(str):\n    pass\n[string.capwords('hello   world\\tfoo'), string.capwords('a-b c-d', '-'), len(string.capwords('ab ' * 100_000)), string.capwords(S('x y')), string.capwords('\\u01c6a \\u4e00b')]", "ok", value=["Hello World Foo", "A-B c-D", 299_999, "X Y", "\u01c5a \u4e00b"]),
     _a("onecall-list-as-value-ok", "8-memory", "f = list\ng = tuple\n[f(range(3)), g(map(abs, [-1, 2])), len(f(range(10**6))), len(next(map(list, [range(10**5)])))]", "ok", value=[[0, 1, 2], [1, 2], 10**6, 10**5]),
 ]  # fmt: skip
 """One-call copies that only the memory budget ends (run under ``attacks_extra.MEMORY_LIMITS``)."""
 IN_PROCESS_ONLY = frozenset(
     {
-        "f7-deque-one-call",
-        "f7-deque-one-call-keyword",
         "f7-statistics-materialize",
         "f9-unbound-counter-update",
     }
 )
 """Memory attacks on the in-process meter only: in a worker ``RLIMIT_AS`` ends them, but
-CPython's ``deque()`` reports the MemoryError of a generator feed as a ``SystemError`` and
-``statistics`` re-raises it with a message, so the worker's result is a ``runtime`` error
+``statistics`` re-raises the MemoryError with a message, so the worker's result is a ``runtime`` error
+(CPython's ``deque()`` reporting it as a ``SystemError`` is mapped back: findings14 A12)
 (``Counter.update``'s Python loop may meet the MemoryError outside the budget's reach too)."""
 
 _F01 = "s = 'x' * 9_000_000\nclass A:\n    def __repr__(self):\n        return s\n"
@@ -402,7 +437,14 @@ HOST_LOOP_DEADLINE_ATTACKS = [
     _a("f10-re-findall-empty-matches", "8-cpu", "import re\nlen(re.findall('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f10-re-sub-empty-matches", "8-cpu", "import re\nlen(re.sub('', '', 'a' * 10_000_000))", "limit", _TIMED_OUT),
     _a("f10-re-split-empty-matches", "8-cpu", "import re\nlen(re.split('', 'a' * 10_000_000))", "limit", _TIMED_OUT),
+    # -- findings14 A16: slow bounded calls on large inputs check the budget first -------------------
+    _a("f14-loop-of-large-str-methods", "8-cpu", "s = '\\u4e00' * 10_000_000\nfor i in range(200):\n    t = s.upper()", "limit", _TIMED_OUT),
+    _a("f14-loop-of-stored-large-method", "8-cpu", "s = '\\u4e00' * 10_000_000\nu = s.upper\nfor i in range(200):\n    t = u()", "limit", _TIMED_OUT),
+    _a("f14-loop-of-html-unescape", "8-cpu", "import html\ns = '&amp;' * 2_000_000\nfor i in range(20):\n    html.unescape(s)", "limit", _TIMED_OUT),
+    _a("f14-loop-of-re-compile", "8-cpu", "import re\nfor i in range(20):\n    re.compile('X%d' % i + '[ab]' * 24_990)", "limit", _TIMED_OUT),
+    _a("f14-loop-of-large-calls-ok", "8-cpu", "import html, json\ns = 'ab' * 40_000\nn = 0\nfor i in range(50):\n    n += len(s.upper()) + len(html.unescape('&lt;')) + len(json.dumps([i]))\nn", "ok", value=50 * 80_001 + sum(len(str([i])) for i in range(50))),
     _a("f7-pprint-python-loop", "8-cpu", "import pprint\nx = [[1] * 1000] * 2000\nfor i in range(100):\n    pprint.pformat(x)", "limit", _TIMED_OUT),
 ]  # fmt: skip
 """findings7 F03/F04/F06: a host loop of few steps and slow items ends at the short deadline
-(the wall-time bound is proven in ``guards/test_host_loops.py``)."""
+(the wall-time bound is proven in ``guards/test_host_loops.py``; findings14 A16's in
+``guards/test_large_calls.py``)."""

@@ -175,3 +175,21 @@ async def test_limits_straight_line_code_past_the_deadline_is_a_timeout() -> Non
     assert result.error.message == "Script timed out after 0.2 s"
     fast = await run("1 + 1", timeout=5.0)
     assert fast.ok
+
+
+def test_engine_memory_system_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """findings14 A12: a C call's lost MemoryError (a ``SystemError`` "returned NULL without
+    setting an exception") is the memory limit only under an address-space limit (a worker:
+    the attack suite's f7-deque-one-call in process mode; scripts cannot name SystemError)."""
+    import resource
+
+    from scriptgate.sandbox import engine
+
+    lost = SystemError("<class 'collections.deque'> returned NULL without setting an exception")
+    assert not engine._lost_memory_error(SystemError("something else"))
+    unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: unlimited)
+    assert not engine._lost_memory_error(lost)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (1 << 30, resource.RLIM_INFINITY))
+    assert engine._lost_memory_error(lost)
+    assert engine._lost_memory_error(SystemError("error return without exception set"))

@@ -291,6 +291,18 @@ def _line_of(message: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _parse_reason(exc: BaseException) -> str:
+    """A reason the model can act on; the parser's own errors often carry no message."""
+    text = str(exc).strip()
+    if isinstance(exc, (RecursionError, MemoryError)) or not text:
+        # The parser ran out of stack or memory: an expression nests or chains too deeply.
+        return (
+            "an expression is nested or chained too deeply "
+            f"(keep nesting under {MAX_AST_DEPTH} levels; split long expressions into statements)"
+        )
+    return text
+
+
 def _compile_uncached(
     source: str, session: bool = False, clock: CompileClock | None = None
 ) -> CompiledScript | CompileFailure:
@@ -303,7 +315,10 @@ def _compile_uncached(
         return CompileFailure("syntax", type(exc).__name__, str(exc.msg), exc.lineno)
     except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
         return CompileFailure(
-            "rejected", type(exc).__name__, f"the script is too complex to parse: {exc}", None
+            "rejected",
+            type(exc).__name__,
+            f"the script is too complex to parse: {_parse_reason(exc)}",
+            None,
         )
     check()
     if _depth(tree) > MAX_AST_DEPTH:

@@ -161,7 +161,15 @@ from scriptgate.sandbox.guards.sizes import (
     safe_repr,
     too_large_render,
 )
-from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY, TICK_EVERY, TICK_STEPS, ticked
+from scriptgate.sandbox.guards.ticking import (
+    BOUNDED_LAZY,
+    LARGE_INPUT,
+    TICK_EVERY,
+    TICK_STEPS,
+    budget_first,
+    check_budget,
+    ticked,
+)
 
 __all__ = [
     "ITEM_WRITABLE_MARK",
@@ -244,6 +252,14 @@ _FAST_RECEIVERS = frozenset(
 """Exact types whose public attributes never need :func:`check_value` (``str`` has wrappers)."""
 _SLOW_NAMES = FAST_RECEIVER_SLOW_NAMES
 _SLICE_COPIES = frozenset({str, list, tuple, bytes, bytearray})
+_LARGE_RECEIVERS: dict[type, Callable[[Any], int]] = {
+    str: str.__len__,
+    bytes: bytes.__len__,
+    bytearray: bytearray.__len__,
+    collections.deque: collections.deque.__len__,
+}
+"""Receivers whose every method reads through the guard and whose methods' work grows with
+their length: from :data:`LARGE_INPUT` items a read checks the budget (findings14 A16)."""
 _COPYING_STR_METHODS = frozenset(
     {
         "upper", "lower", "casefold", "swapcase", "title", "capitalize", "strip", "lstrip",
@@ -1045,6 +1061,13 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         raise AttributeError(
             f'"{name}" is a restricted name, that is forbidden to access in RestrictedPython.'
         )
+    sizer = _LARGE_RECEIVERS.get(kind)
+    large = sizer is not None and sizer(obj) >= LARGE_INPUT
+    if large:
+        # s.upper() of 10 M characters in a loop of 200: each call is tens of ms that the
+        # tick chunk (256) does not see; the read and every call of the method check the
+        # budget first (findings14 A16)
+        check_budget()
     if kind in _FAST_RECEIVERS:
         if name not in _SLOW_NAMES:
             # exact builtin data types: every public attribute passes check_value
@@ -1085,6 +1108,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         return guarded_extend(obj, name)  # x.extend(x) doubling (memguard)
     if name == "copy" or (name in _COPYING_STR_METHODS and kind is str):
         charge_copy(obj)  # memguard: y.append(x.copy()), s.upper() of large values
+        if not large and base_len(obj, 0) >= LARGE_INPUT:
+            check_budget()  # big.copy() in a loop (findings14 A16)
     elif name in _COPYING_BYTES_METHODS and isinstance(obj, (bytes, bytearray)):
         _charge_bytes_method(obj, name)  # b.upper(), b.hex(':') (findings14 C05)
     if name in _HASHING_METHODS:
@@ -1118,6 +1143,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         call = _checked_call(obj, name, value)
         if call is not None:
             return _METHOD(call, value)  # deque.index(x), Counter.most_common()… (bounded)
+    if large and callable(value):
+        return _METHOD(budget_first, check_value(value))  # u = s.upper; u() in a loop
     return check_value(value)
 
 

@@ -34,7 +34,7 @@ from scriptgate.sandbox.guards.constants import TICK_CHUNK as _TICK_CHUNK
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
-from scriptgate.sandbox.guards.ticking import ticked, ticks_itself
+from scriptgate.sandbox.guards.ticking import LARGE_INPUT, check_budget, ticked, ticks_itself
 
 _chain_from_iterable = itertools.chain.from_iterable
 
@@ -408,6 +408,8 @@ _NO_ARG: Any = object()
 
 def _compared_call(method: Any, item: Any = _NO_ARG, /, *rest: Any, **kwargs: Any) -> Any:
     # lst.index(x), lst.count(x), lst.remove(x), t.index(x), dq.count(x): x against each item
+    if base_len(method.__self__, 0) >= LARGE_INPUT:
+        check_budget()  # a loop of scans of a long list (findings14 A16)
     if item is not _NO_ARG:
         # scalars too: a long string or big int is compared with every item, a memcmp each
         dagguard.contains_ok(item, method.__self__)
@@ -488,6 +490,8 @@ def _sort_call(method: Any, *args: Any, **kwargs: Any) -> Any:
     # lst.sort(key=…, reverse=…)
     if args or not kwargs.keys() <= _SORT_KEYWORDS:
         return method(*args, **kwargs)  # list.sort's own TypeError, before any comparison
+    if list.__len__(method.__self__) >= LARGE_INPUT:
+        check_budget()  # a loop of sorts of a long list (findings14 A16)
     checked_sort(method.__self__, method, kwargs)
     return None
 

@@ -259,6 +259,30 @@ def charge_sequence(like: Any, length: int) -> None:
     charge_bytes(length * _itemsize(like))
 
 
+CHAR_OBJECT_BYTES = 80
+"""A new one-character ``str`` of a character above U+00FF (76 or 80 bytes; pymalloc: 80)."""
+_ITEM_COPIES = frozenset({"list", "tuple"})
+"""Copies that keep every item (a set or dict keeps one object per distinct character)."""
+
+
+def char_objects_bytes(value: Any) -> int:
+    """Bytes of the new one-character objects C makes when it copies ``value`` item by item.
+
+    ``list(s)``, ``[*s]``, ``x.extend(s)``… of a ``str`` make one object per character:
+    ASCII and Latin-1 characters are cached singletons (only the pointer is new), every
+    other one is a new :data:`CHAR_OBJECT_BYTES`-byte object (findings14 A10: 10 M CJK
+    characters charged as pointers made 900 MB). Counted at C speed with ``str``'s own
+    encoder (a subclass's methods never run); 0 for anything else and for short texts.
+    """
+    if not isinstance(value, str) or str.isascii(value):
+        return 0
+    length = str.__len__(value)
+    if length <= CHECK_FROM:
+        return 0
+    kept = len(str.encode(value, "latin-1", "ignore"))  # the Latin-1 characters
+    return (length - kept) * CHAR_OBJECT_BYTES
+
+
 _COPY_ITEM_BYTES: dict[type, int] = {
     list: 8,
     tuple: 8,
@@ -311,7 +335,10 @@ def charge_copy(value: Any, into: str | None = None, length: int | None = None) 
             into_size = _COPY_INTO_BYTES.get(into)
             if into_size is not None:
                 size = into_size if kind in _COPY_ITEM_BYTES else into_size + (into_size >> 2)
-        charge_bytes((count if length is None else length) * size)
+        extra = char_objects_bytes(value) if into in _ITEM_COPIES else 0
+        if extra and length is not None:
+            extra = extra * length // count
+        charge_bytes((count if length is None else length) * size + extra)
     return value
 
 
@@ -433,7 +460,7 @@ def _itemsize(value: Any) -> int:
     return 8
 
 
-def _check_concat(a: Any, b: Any) -> None:
+def _check_concat(a: Any, b: Any, in_place: bool = False) -> None:
     # One operand is a large sequence: the result's length is the sum (if the
     # other is not a sequence, the operation itself raises its TypeError). A
     # subclass (``class L(list)``) is measured by its base type, whatever its
@@ -443,7 +470,8 @@ def _check_concat(a: Any, b: Any) -> None:
     total = length_a + length_b
     if total > MAX_SEQUENCE:
         _too_big("a concatenated sequence")
-    charge_bytes(total * _itemsize(a if length_a else b))
+    extra = char_objects_bytes(b) if in_place and isinstance(a, _EXTENDS_IN_PLACE) else 0
+    charge_bytes(total * _itemsize(a if length_a else b) + extra)
 
 
 def guarded_add(a: Any, b: Any) -> Any:
@@ -479,7 +507,7 @@ def guarded_iadd(a: Any, b: Any) -> Any:
     if isinstance(a, _EXTENDS_IN_PLACE) and not _reads_storage(b):
         b = guarded_star(b, f"{type(a).__name__} += of this iterable")
     if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
-        _check_concat(a, b)
+        _check_concat(a, b, in_place=True)  # x += s: each character a new object
     a += b
     return a
 
@@ -502,7 +530,7 @@ def guarded_star(value: Any, what: str = "an unpacked sequence") -> Any:
     if length > CHECK_FROM:
         if length > MAX_SEQUENCE:
             _too_big(what)
-        charge_bytes(length * 8)
+        charge_bytes(length * 8 + char_objects_bytes(value))
     return value
 
 
@@ -551,7 +579,10 @@ def guarded_extend(target: Any, name: str = "extend") -> Any:
         if current + added > CHECK_FROM:
             if current + added > MAX_SEQUENCE:
                 _too_big(f"{type(target).__name__}.{name}")
-            charge_bytes(added * (1 if isinstance(target, bytearray) else 8))
+            if isinstance(target, bytearray):
+                charge_bytes(added)
+            else:
+                charge_bytes(added * 8 + char_objects_bytes(items))
         method(items)
 
     return extend

@@ -16,7 +16,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.comparisons import SCALARS, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.memory import charge_bytes, growth_checked, guarded_add
+from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked, guarded_add
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -123,7 +123,9 @@ def build(run: RunWorld) -> dict[str, Any]:
             if repeat > 64:
                 refuse_size("itertools.product repeat above 64 refused in the sandbox")
             _width_ok("product", len(iterables) * repeat)
-        pools = [tuple(growth_checked(charge(it), "tuple")) for it in iterables]  # F09
+        pools = [
+            tuple(growth_checked(charge(charge_copy(it, "tuple")), "tuple")) for it in iterables
+        ]  # F09, A10
         return ticking(itertools.product(*pools, repeat=repeat))
 
     def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Iterator[Any]:
@@ -135,7 +137,9 @@ def build(run: RunWorld) -> dict[str, Any]:
     def sized(name: str, real: Any) -> Any:
         def wrapper(iterable: Any, r: Any = None) -> Iterator[Any]:
             _width_ok(name, r)
-            pool = tuple(growth_checked(charge(iterable), "tuple"))  # F09
+            pool = tuple(
+                growth_checked(charge(charge_copy(iterable, "tuple")), "tuple")
+            )  # F09, A10
             if r is None:
                 _width_ok(name, len(pool))  # permutations(x): tuples as long as x
                 return ticking(real(pool))  # (combinations(x): the real TypeError)

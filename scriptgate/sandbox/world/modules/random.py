@@ -12,7 +12,7 @@ from typing import Any
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
-from scriptgate.sandbox.guards.memory import charge_bytes, growth_checked
+from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -35,6 +35,7 @@ def _sized(population: Any) -> Any:
     """``population`` as ``sample`` reads it: a range as it is, anything else copied (charged)."""
     if type(population) is range:
         return population
+    charge_copy(population, "list")  # a str's characters are new objects (findings14 A10)
     return list(growth_checked(population, "list"))  # an iterator's growth read (F09)
 
 
@@ -101,6 +102,11 @@ class Random:
             total = sum(counts)
             if total > MAX_SEQUENCE:
                 refuse_size("random.sample counts too large for the sandbox")
+        if type(k) is int and (k > MAX_DRAWS or base_len(population, 0) > MAX_SEQUENCE):
+            refuse_size(  # before the population is copied (findings14 A10)
+                f"random.sample of {k} from {base_len(population, 0)} items refused: at most "
+                f"{MAX_DRAWS} in one call (sample fewer, or pick indices with random.randrange)"
+            )
         pool = _sized(population)
         n = len(pool)
         if type(k) is int and (k > MAX_DRAWS or n > MAX_SEQUENCE):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from scriptgate.sandbox.guards.allocations import split_bytes
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import exact_copy
+from scriptgate.sandbox.guards.memory import CHECK_FROM, charge_bytes
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MAX_TEXT", "MEMBERS", "NAME", "build"]
@@ -83,9 +85,29 @@ def _dedent(text: str) -> str:
 def _indent(text: str, prefix: str, predicate: Any = None) -> str:
     text = _checked(text, 1, {})
     prefix = exact_copy(prefix)
-    if not isinstance(prefix, str) or len(prefix) * (text.count("\n") + 1) > MAX_TEXT:
-        refuse_size("textwrap.indent result too large for the sandbox")
+    if not isinstance(prefix, str):
+        raise TypeError("textwrap.indent takes a str prefix")
+    # textwrap.indent splits with str.splitlines(True): every line boundary it knows
+    # counts, not only '\n' (findings14 A13: 'a\r' * 3000 under a 100 K prefix made 300 M)
+    lines = split_bytes(text, str, "splitlines") if len(text) > CHECK_FROM else 0
+    if len(prefix) * (_line_count(text) + 1) > MAX_TEXT:
+        refuse_size(
+            "textwrap.indent result too large for the sandbox: the prefix times the lines "
+            f"is over {MAX_TEXT} characters (indent fewer lines, or use a shorter prefix)"
+        )
+    charge_bytes(2 * lines)  # the lines and their prefixed copies
     return textwrap.indent(text, prefix, predicate)
+
+
+_LINE_BOUNDARIES = (
+    "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029",
+)  # fmt: skip
+"""Every character ``str.splitlines`` breaks a line at (``'\r\n'`` is one boundary)."""
+
+
+def _line_count(text: str) -> int:
+    """The lines ``text.splitlines()`` makes, less one, counted at C speed (no pieces made)."""
+    return sum(map(text.count, _LINE_BOUNDARIES)) - text.count("\r\n")
 
 
 def build(run: RunWorld) -> dict[str, Any]:
