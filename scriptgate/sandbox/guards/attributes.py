@@ -1011,14 +1011,22 @@ _COPYING_BYTES_METHODS = frozenset(
 """bytes/bytearray methods whose result is about as long as the receiver (``hex``: three times)."""
 
 
-def _charge_bytes_method(data: bytes | bytearray, name: str) -> None:
-    if name == "hex":
-        length = 3 * base_len(data)  # with a separator, two digits and one separator a byte
+def _bytes_hex(data: bytes | bytearray) -> Callable[..., str]:
+    """``data.hex(sep, bytes_per_sep)``: the text's length checked and charged before C makes it."""
+    base: Any = bytearray if isinstance(data, bytearray) else bytes
+
+    def hex(*args: Any, **kwargs: Any) -> str:
+        count = base_len(data)
+        length = 2 * count
+        if args or kwargs:  # a separator: at most one a byte
+            length += max(count - 1, 0)
         if length > MAX_SEQUENCE:
-            _too_big(f"{type(data).__name__}.hex")
+            _too_big(f"{base.__name__}.hex")
         charge_sequence("", length)
-    else:
-        charge_copy(data)
+        text: str = base.hex(data, *args, **kwargs)
+        return text
+
+    return hex
 
 
 _STR_METHODS: dict[str, Callable[[Any], Callable[..., Any]]] = {
@@ -1111,7 +1119,9 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         if not large and base_len(obj, 0) >= LARGE_INPUT:
             check_budget()  # big.copy() in a loop (findings14 A16)
     elif name in _COPYING_BYTES_METHODS and isinstance(obj, (bytes, bytearray)):
-        _charge_bytes_method(obj, name)  # b.upper(), b.hex(':') (findings14 C05)
+        if name == "hex":
+            return _bytes_hex(obj)  # b.hex(':'): three characters a byte (findings14 C05)
+        charge_copy(obj)  # b.upper(), b.translate(t) (findings14 C05)
     if name in _HASHING_METHODS:
         into = _hashing_target(obj, name)
         if into is not None:

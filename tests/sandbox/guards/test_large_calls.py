@@ -115,7 +115,7 @@ _FINDINGS = {
     "upper": _CJK + "for i in range(200):\n    t = s.upper()",
     "stored-upper": _CJK + "u = s.upper\nfor i in range(200):\n    t = u()",
     "encode": _CJK + "for i in range(200):\n    t = s.encode('utf-8')",
-    "bytes-hex": "b = b'x' * 10_000_000\nfor i in range(200):\n    t = b.hex()",
+    "bytes-hex": "b = b'x' * 4_000_000\nfor i in range(200):\n    t = b.hex()",
     "html-unescape": "import html\ns = '&amp;' * 2_000_000\nfor i in range(20):\n    html.unescape(s)",
     "re-compile": "import re\nfor i in range(20):\n    re.compile('X%d' % i + '[ab]' * 24_990)",
     "base64-b85decode": "import base64\ne = b'0' * 5_000_000\nfor i in range(10):\n"
