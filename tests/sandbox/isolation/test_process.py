@@ -299,18 +299,20 @@ async def test_process_real_interpreter_crash_is_contained(shared: ProcessRunner
 @pytest.mark.anyio
 async def test_process_deadline_kills_a_script_stuck_in_c() -> None:
     # Straight-line code runs no budget check between its C operations: six hundred
-    # case conversions of a 10 MB string (milliseconds each) run on past the deadline,
-    # and only the parent's SIGKILL ends them. (In-process such a run is reported as a
-    # timeout when it ends.) Catastrophic regexes, hash floods, comparisons of
-    # shared-reference DAGs, huge modular powers and big-int divisions used to be the
-    # example: the sandbox now stops or refuses those itself.
+    # reversals of a 10 M-item list (milliseconds each; a list's methods are read inline,
+    # past the large-input check) run on past the deadline, and only the parent's SIGKILL
+    # ends them. (In-process such a run is reported as a timeout when it ends.)
+    # Catastrophic regexes, hash floods, comparisons of shared-reference DAGs, huge modular
+    # powers, big-int divisions and case conversions of a 10 MB string (findings14 A16:
+    # a large input checks the budget first) used to be the example: the sandbox now stops
+    # or refuses those itself.
     limits = Limits(timeout=1.0, memory_bytes=512 << 20)
     async with ProcessRunner(limits, pool_size=1) as runner:
         await runner.start()
         [pid] = runner.worker_pids()
         result = await _run(
             runner,
-            "s = 'a' * 10_000_000\n" + "t = s.upper()\n" * 600,
+            "x = [0] * 10_000_000\n" + "x.reverse()\n" * 600,
         )
         assert result.error is not None
         assert result.error.kind == "limit"
