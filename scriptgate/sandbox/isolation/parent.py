@@ -1931,7 +1931,11 @@ class ProcessRunner:
         # Only a bare MemoryError is the address-space limit. The guards' own size
         # refusals ("... would be too large for the sandbox") are already limits
         # (LimitExceeded) from the worker's engine, exactly as in-process.
-        if error is None or error.type != "MemoryError" or error.message.strip():
+        # (a MemoryError raised by host Python code under the limit, `OrderedDict.update`'s
+        # loop, may come back rendered with its own name as its text: bare too)
+        if error is None or error.type != "MemoryError":
+            return result
+        if error.message.strip() not in ("", "MemoryError"):
             return result
         limit = self.limits.memory_bytes
         text = f" of {limit} bytes" if limit else ""

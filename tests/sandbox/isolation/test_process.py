@@ -600,3 +600,33 @@ async def test_process_unencodable_call_arguments() -> None:
         assert "not JSON data" in result.value
         assert result.calls == ()
         assert (await sandbox.run("'next'")).value == "next"
+
+
+@pytest.mark.parametrize("text", ["", "MemoryError"])
+def test_process_memory_error_rendered_with_its_name_is_the_limit(text: str) -> None:
+    # a MemoryError met in host Python code under the address-space limit (OrderedDict's
+    # update loop) can come back with its own name as its text: still the memory limit
+    from scriptgate.sandbox.result import ScriptError, ScriptResult
+
+    runner = ProcessRunner(Limits(memory_bytes=256 << 20), pool_size=1)
+    failed = ScriptResult(
+        ok=False,
+        value=None,
+        output="",
+        error=ScriptError("runtime", "MemoryError", text, 3),
+        calls=(),
+        wall_time=0.1,
+    )
+    error = runner._memory_error_to_limit(failed).error
+    assert error is not None
+    assert error.kind == "limit"
+    assert "memory limit" in error.message
+    other = ScriptResult(
+        ok=False,
+        value=None,
+        output="",
+        error=ScriptError("runtime", "MemoryError", "mine", 3),
+        calls=(),
+        wall_time=0.1,
+    )
+    assert runner._memory_error_to_limit(other).error == other.error
