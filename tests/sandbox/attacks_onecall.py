@@ -412,6 +412,12 @@ QUADRATIC_INT_ATTACKS = [
     _a("f14-json-indent-str-subclass", "8-memory", "import json\nclass S(str):\n    pass\nlen(json.dumps([1] * 600, indent=S(' ' * 1_000_000)))", "limit", "indent string longer than 64"),
     _a("f14-json-separator-str-subclass", "8-memory", "import json\nclass S(str):\n    pass\nlen(json.dumps([1] * 600, separators=(S(' ' * 10**6), ':')))", "limit", "separator longer than 64"),
     _a("f14-json-layout-ok", "8-memory", "import json\nclass S(str):\n    def __len__(self):\n        return 0\n[json.dumps({'a': [1]}, indent=2), json.dumps([1], indent=S('\t')), json.dumps({'a': 1}, separators=(',', ':')), json.dumps([1, 2], indent=True)]", "ok", value=['{\n  "a": [\n    1\n  ]\n}', "[\n\t1\n]", '{"a":1}', "[\n 1,\n 2\n]"]),
+    # -- findings14 D06: a nested class tuple is 2**40 class checks in one C call ---------------------
+    _a("f14-isinstance-nested-class-tuple", "8-cpu", "t = int\nfor i in range(40):\n    t = (t, t)\nisinstance(1, t)", "limit", "a class tuple of more than 1000"),
+    _a("f14-issubclass-nested-class-tuple", "8-cpu", "t = int\nfor i in range(40):\n    t = (t, t)\nissubclass(int, t)", "limit", "a class tuple of more than 1000"),
+    _a("f14-isinstance-tuple-subclass-nested", "8-cpu", "class T(tuple):\n    def __iter__(self):\n        return iter(())\nt = int\nfor i in range(40):\n    t = T((t, t))\nisinstance(1, t)", "limit", "a class tuple of more than 1000"),
+    _a("f14-suppress-nested-tuple-message", "8-cpu", "import contextlib\nt = KeyError\nfor i in range(40):\n    t = (t, t)\nwith contextlib.suppress(t):\n    pass", "runtime", "not tuple"),
+    _a("f14-isinstance-ok", "8-cpu", "[isinstance(1, (int, float)), isinstance('a', str), issubclass(bool, (str, (int,))), isinstance(1, type), isinstance(int, type), isinstance(2, ((((int,),),),))]", "ok", value=[True, True, True, False, True, True]),
     _a("f7-quadratic-int-ok", "8-cpu", "import math\nfrom fractions import Fraction\n[int.from_bytes(b'\\x01\\x00', 'big'), int.from_bytes([1, 0], 'little'), math.gcd(12, 18, 3 ** 1000), math.lcm(4, 6), str(Fraction(6, 4))]", "ok", value=[256, 1, 3, 12, "3/2"]),
 ]  # fmt: skip
 """findings7 F12: gcd-reducing calls and ``int.from_bytes`` bounded before the C call (both modes)."""

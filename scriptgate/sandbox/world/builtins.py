@@ -114,9 +114,52 @@ SAFE_BUILTIN_NAMES: tuple[str, ...] = (
 
 _PASS_THROUGH = (
     "abs", "bin", "bool", "callable", "chr", "complex", "float", "hex",
-    "int", "isinstance", "issubclass", "len", "next", "oct", "ord",
+    "int", "len", "next", "oct", "ord",
     "Ellipsis", "NotImplemented",
 )  # fmt: skip
+
+MAX_CLASS_INFO = 1_000
+"""Most classes (nested tuples counted as expanded) an ``isinstance``/``issubclass`` tuple holds."""
+
+
+def _check_class_info(info: Any, what: str) -> None:
+    """Refuse a class tuple whose nested tuples expand past :data:`MAX_CLASS_INFO` entries.
+
+    C walks a nested tuple recursively, every shared sub-tuple again: ``t = (t, t)`` forty
+    times made ``isinstance(1, t)`` 2**40 class checks in one call (findings14 D06). The
+    walk here reads the tuples' own storage (a subclass's ``__iter__`` is not asked).
+    """
+    if not isinstance(info, tuple):
+        return
+    stack = [info]
+    seen = 0
+    while stack:
+        for entry in tuple.__iter__(stack.pop()):
+            seen += 1
+            if seen > MAX_CLASS_INFO:
+                refuse_size(
+                    f"{what}(): a class tuple of more than {MAX_CLASS_INFO} classes (nested "
+                    "tuples counted in full) is refused in the sandbox: list the classes in one "
+                    "flat tuple"
+                )
+            if isinstance(entry, tuple):
+                stack.append(entry)
+
+
+def _isinstance(obj: Any, class_or_tuple: Any, /) -> bool:
+    if type(class_or_tuple) is not type:
+        _check_class_info(class_or_tuple, "isinstance")
+    return _b.isinstance(obj, class_or_tuple)
+
+
+def _issubclass(cls: Any, class_or_tuple: Any, /) -> bool:
+    if type(class_or_tuple) is not type:
+        _check_class_info(class_or_tuple, "issubclass")
+    return _b.issubclass(cls, class_or_tuple)
+
+
+_isinstance.__name__ = _isinstance.__qualname__ = "isinstance"
+_issubclass.__name__ = _issubclass.__qualname__ = "issubclass"
 
 
 def make_builtins(
@@ -625,6 +668,8 @@ _SETATTR = _make_setattr(guarded_write)
 
 def _static() -> dict[str, Any]:
     table: dict[str, Any] = {name: getattr(_b, name) for name in _PASS_THROUGH}
+    table["isinstance"] = _isinstance  # nested class tuples bounded (findings14 D06)
+    table["issubclass"] = _issubclass
     table.update(_HASHING_TYPES)
     table["slice"] = _slice
     table.update(_SIZED_BYTES)
