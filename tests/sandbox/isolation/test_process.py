@@ -227,7 +227,7 @@ async def test_process_aclose_leaves_no_process_and_refuses_new_runs() -> None:
     assert [p for p in pids if _alive(p)] == []
     [result] = outcome
     assert result.error is not None
-    assert result.error.kind == "sandbox"
+    assert result.error.kind == "sandbox", result.error
     assert "closed" in result.error.message
     with pytest.raises(ConfigurationError):
         await _run(runner, "1")
