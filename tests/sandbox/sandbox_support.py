@@ -171,3 +171,43 @@ class EchoTool:
         """Executions past ``before`` beyond the ``recorded`` counts (after a ``gc``)."""
         gc.collect()
         return self.executed[before + sum(recorded) :]
+
+
+WORKER_FRAMES = r"""
+import json, os, socket, sys, time
+sock = socket.socket(fileno=0)
+def send(m):
+    d = json.dumps(m).encode(); sock.sendall(len(d).to_bytes(4, "big") + d)
+def send_raw(d):
+    sock.sendall(len(d).to_bytes(4, "big") + d)
+buf = b""
+def recv():
+    global buf
+    while True:
+        if len(buf) >= 4:
+            n = int.from_bytes(buf[:4], "big")
+            if len(buf) >= 4 + n:
+                m = json.loads(buf[4:4+n]); buf = buf[4+n:]; return m
+        c = sock.recv(65536)
+        if not c: sys.exit(0)
+        buf += c
+"""
+"""The worker's side of the frame protocol in raw Python, for hostile-worker tests: ``send``,
+``send_raw`` (a frame of given bytes) and ``recv`` over the inherited channel (fd 0)."""
+
+
+def ends_at_the_deadline(source: str, within: float) -> None:
+    """``source`` run under a 0.3 s deadline must end with the timeout, within ``within`` s."""
+    import time
+
+    sandbox = Sandbox(limits=Limits(timeout=0.3, max_steps=None, memory_bytes=None))
+    try:
+        start = time.monotonic()
+        result = sandbox.run_sync(source)
+        elapsed = time.monotonic() - start
+    finally:
+        sandbox.close()
+    assert result.error is not None, "ran to the end"
+    assert result.error.kind == "limit"
+    assert "timed out" in result.error.message
+    assert elapsed < within, f"{elapsed:.1f} s under a 0.3 s deadline"

@@ -74,7 +74,7 @@ def _quiet_statement(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
-def _is_generator(node: ast.FunctionDef, walk: Callable[[ast.AST], Iterable[ast.AST]]) -> bool:
+def _is_generator(node: ast.FunctionDef) -> bool:
     stack: list[ast.AST] = list(node.body)
     while stack:
         sub = stack.pop()
@@ -143,7 +143,7 @@ def direct_functions(
     found = {
         name: node
         for name, node in candidates.items()
-        if bindings.get(name) == 1 and name not in escaped and not _is_generator(node, walk)
+        if bindings.get(name) == 1 and name not in escaped and not _is_generator(node)
     }
     if len(found) > MAX_FUNCTIONS:
         return {}

@@ -676,6 +676,30 @@ async def test_jail_parent_kills_a_worker_that_sends_something_unexpected(tmp_pa
     assert counted.texts == ["first"]
 
 
+def _jail_run_on_a_pty(script: Path) -> tuple[bytes, int]:
+    """``scriptgate jail run script`` with a terminal as its output: (what it wrote, wait status)."""
+    import pty
+    import select
+
+    pid, master = pty.fork()
+    if pid == 0:  # pragma: no cover - the child execs
+        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
+    output = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        assert ready, output
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's last user is gone
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    os.close(master)
+    return output, status
+
+
 @pytest.mark.anyio
 async def test_jail_parent_refuses_late_calls_and_never_reuses_that_worker(tmp_path: Path) -> None:
     results, counted = await _hostile("late", tmp_path, runs=2)
@@ -691,8 +715,6 @@ async def test_jail_parent_refuses_late_calls_and_never_reuses_that_worker(tmp_p
 
 def test_jail_run_tiocsti_escape_refused_in_a_real_terminal(tmp_path: Path) -> None:
     """TIOCSTI (with and without bits above 32) from `jail run` in a pty injects nothing."""
-    import pty
-    import select
 
     script = tmp_path / "inject.py"
     script.write_text(
@@ -710,22 +732,7 @@ def test_jail_run_tiocsti_escape_refused_in_a_real_terminal(tmp_path: Path) -> N
             """
         )
     )
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child execs
-        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
-    output = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        assert ready, output
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the terminal's last user is gone
-            break
-        if not chunk:
-            break
-        output += chunk
-    _, status = os.waitpid(pid, 0)
-    os.close(master)
+    output, status = _jail_run_on_a_pty(script)
     text = output.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert "TTY False False False" in text
@@ -822,8 +829,6 @@ def test_jail_run_escapes_terminal_controls_only_on_a_terminal(tmp_path: Path) -
     """findings14 B08: on a terminal, jailed output cannot set the title, write the
     clipboard (OSC 52), make the terminal answer queries or clear the screen; a pipe
     gets the bytes exactly."""
-    import pty
-    import select
 
     script = tmp_path / "escapes.py"
     script.write_text(_ESCAPES)
@@ -834,22 +839,7 @@ def test_jail_run_escapes_terminal_controls_only_on_a_terminal(tmp_path: Path) -
         check=False,
     )
     assert done.stdout == _ESCAPED_BYTES + b"\x9b2J\xc2\x9b2J progress\r100%\tdone\n"
-    pid, master = pty.fork()
-    if pid == 0:  # pragma: no cover - the child execs
-        os.execv(sys.executable, [sys.executable, "-m", "scriptgate", "jail", "run", str(script)])
-    output = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        assert ready, output
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the terminal's last user is gone
-            break
-        if not chunk:
-            break
-        output += chunk
-    _, status = os.waitpid(pid, 0)
-    os.close(master)
+    output, status = _jail_run_on_a_pty(script)
     assert os.waitstatus_to_exitcode(status) == 0, output
     assert b"\x1b" not in output
     assert b"\x07" not in output

@@ -13,28 +13,16 @@ import sys
 from typing import Any
 
 import pytest
+from sandbox_support import WORKER_FRAMES
 
 from scriptgate import Limits, Sandbox
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="posix worker harness")
 
-FLOODER = r"""
-import json, socket, sys, time
-sock = socket.socket(fileno=0)
-def send(m):
-    d = json.dumps(m).encode(); sock.sendall(len(d).to_bytes(4, "big") + d)
-buf = b""
-def recv():
-    global buf
-    while True:
-        if len(buf) >= 4:
-            n = int.from_bytes(buf[:4], "big")
-            if len(buf) >= 4 + n:
-                m = json.loads(buf[4:4+n]); buf = buf[4+n:]; return m
-        c = sock.recv(65536)
-        if not c: sys.exit(0)
-        buf += c
+FLOODER = (
+    WORKER_FRAMES
+    + r"""
 send({"op": "ready", "jail": None})
 variant = sys.argv[1]
 while True:
@@ -53,6 +41,7 @@ while True:
         sys.exit(0)  # killed / the parent hung up
     time.sleep(3600)
 """
+)
 
 
 class _Flooder(ProcessRunner):

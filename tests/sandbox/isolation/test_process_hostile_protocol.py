@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 import pytest
+from sandbox_support import WORKER_FRAMES
 
 from scriptgate import Limits, Sandbox, tool
 from scriptgate.sandbox.isolation import framing
@@ -23,30 +24,16 @@ from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="posix worker harness")
 
-PRELUDE = r"""
-import json, os, socket, sys, time
-sock = socket.socket(fileno=0)
-def send(m):
-    d = json.dumps(m).encode(); sock.sendall(len(d).to_bytes(4, "big") + d)
-def send_raw(d):
-    sock.sendall(len(d).to_bytes(4, "big") + d)
-buf = b""
-def recv():
-    global buf
-    while True:
-        if len(buf) >= 4:
-            n = int.from_bytes(buf[:4], "big")
-            if len(buf) >= 4 + n:
-                m = json.loads(buf[4:4+n]); buf = buf[4+n:]; return m
-        c = sock.recv(65536)
-        if not c: sys.exit(0)
-        buf += c
+PRELUDE = (
+    WORKER_FRAMES
+    + r"""
 def result(value=None, calls=(), ok=True, error=None, output="", wall_time=0.0):
     send({"op": "result", "result": {"ok": ok, "value": value, "output": output,
           "error": error, "calls": list(calls), "wall_time": wall_time},
           "cpu": 0.0, "retire": False})
 send({"op": "ready", "jail": None})
 """
+)
 
 EXECUTED: list[Any] = []
 

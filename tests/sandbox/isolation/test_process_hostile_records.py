@@ -7,28 +7,16 @@ import sys
 from typing import Any
 
 import pytest
+from sandbox_support import WORKER_FRAMES
 
 from scriptgate import Limits, Sandbox, tool
 from scriptgate.sandbox.isolation.parent import ProcessRunner
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="posix worker harness")
 
-HOSTILE = r"""
-import json, os, socket, sys
-sock = socket.socket(fileno=0)
-def send(m):
-    d = json.dumps(m).encode(); sock.sendall(len(d).to_bytes(4, "big") + d)
-buf = b""
-def recv():
-    global buf
-    while True:
-        if len(buf) >= 4:
-            n = int.from_bytes(buf[:4], "big")
-            if len(buf) >= 4 + n:
-                m = json.loads(buf[4:4+n]); buf = buf[4+n:]; return m
-        c = sock.recv(65536)
-        if not c: sys.exit(0)
-        buf += c
+HOSTILE = (
+    WORKER_FRAMES
+    + r"""
 send({"op": "ready", "jail": None})
 variant = sys.argv[1]
 while True:
@@ -52,6 +40,7 @@ while True:
     send({"op": "result", "result": {"ok": True, "value": value, "output": output,
           "error": None, "calls": calls, "wall_time": 0.0}, "cpu": 0.0, "retire": False})
 """
+)
 
 
 EXECUTED: list[int] = []
