@@ -408,7 +408,7 @@ EXTRA_ATTACKS += [
 # Five levels of 1,000 references to one list (tiny memory) stand for 10**15 items, and two-item
 # displays are enough (50 levels of `(t, t)` stand for 2**50): comparing two such values, or
 # hashing such a tuple, is one C call that never returns. The policy measures every operand that
-# is not provably scalar first (dagguard, through _cmpok_/_inok_/_hkey_/_cval_): a size limit.
+# is not provably scalar first (dagguard, through _cmpok_/_in_/_hkey_/_cval_): a size limit.
 _PAIR = "t = 0\nfor i in range(50):\n    t = (t, t)\n"
 _FPAIR = "F = frozenset({1})\nG = frozenset({1})\nfor i in range(60):\n    F, G = frozenset({(F, G)}), frozenset({(G, F)})\n"
 _SHARED = "shared references"

@@ -49,8 +49,8 @@ On top of that it
   _scalar_) | (type(_t2_ := b) in _scalar_) or _cmpok_(_t1_, _t2_) else None``
   (each operand evaluated once, left first; a chain is the ``and`` of its links,
   which short-circuits and returns a falsy link's own value exactly as Python
-  does), ``x in y`` → ``… (type(x) in _scalar_) & (type(y) in _haystack_) or
-  _inok_(x, y)`` (a scalar item is bounded in a dict, set or string; in a list a
+  does), ``x in y`` → ``(x in y) if (type(x) in _scalar_) & (type(y) in _haystack_)
+  else _in_(x, y)`` (a scalar item is bounded in a dict, set or string; in a list a
   long string or big int costs its size per item, so only short literals skip the
   check there), a key ``k`` →
   ``k if type(k) in _scalar_ else _hkey_(k)``. The dagguard checks return or end
@@ -798,37 +798,39 @@ class ScriptPolicy(LinearTransformer):
         ``(_type_(l := a) in _scalar_) | (_type_(r := b) in _scalar_) or _cmpok_(l, r)``
         evaluates ``a`` then ``b`` once (``|`` does not short-circuit); when ``b``
         is a name or a constant it is read again instead and ``or`` suffices.
-        ``in``/``not in`` test the left operand and call ``_inok_(item, container)``.
         The ``else None`` branch never runs: the dagguard checks return ``True``
-        or end the script.
+        or end the script. ``in``/``not in`` are ``(l in r) if (_type_(l := a) in
+        _scalar_) & (_type_(r := b) in _haystack_) else _in_(l, r)`` (``not _in_``):
+        the guard searches and returns the answer itself.
         """
         reads_again = right_bind is right
-        membership = isinstance(op, (ast.In, ast.NotIn))
         first = self._scalar_test(left_bind, node)
-        check = _call("_inok_" if membership else "_cmpok_", [left, right], node)
-        second: ast.expr
-        if membership:
-            # a scalar item needs no check when the container hashes it or scans text:
-            # in a list, a long string or big int is compared with every item
+        compare = ast.Compare(left=left, ops=[op], comparators=[right])
+        if isinstance(op, (ast.In, ast.NotIn)):
+            # a scalar item needs no check when the container hashes it or scans text: in a
+            # list or an iterator a long string is compared with every item, so anything
+            # else is searched by `_in_` (dagguard.contains), which returns the answer
             second = ast.Compare(
                 left=_call("_type_", [right_bind], node),
                 ops=[ast.In()],
                 comparators=[_name("_haystack_", node)],
             )
-        else:
-            second = self._scalar_test(right_bind, node)
-        if reads_again:
-            if membership:
-                both = ast.BoolOp(op=ast.And(), values=[first, second])
-                test: ast.expr = ast.BoolOp(op=ast.Or(), values=[both, check])
-            else:
-                test = ast.BoolOp(op=ast.Or(), values=[first, second, check])
-        else:
-            either = ast.BinOp(
-                left=first, op=ast.BitAnd() if membership else ast.BitOr(), right=second
+            both: ast.expr = (
+                ast.BoolOp(op=ast.And(), values=[first, second])
+                if reads_again
+                else ast.BinOp(left=first, op=ast.BitAnd(), right=second)
             )
+            searched: ast.expr = _call("_in_", [left, right], node)
+            if isinstance(op, ast.NotIn):
+                searched = ast.UnaryOp(op=ast.Not(), operand=searched)
+            return self._ifexp(both, compare, searched, node)
+        check = _call("_cmpok_", [left, right], node)
+        second = self._scalar_test(right_bind, node)
+        if reads_again:
+            test: ast.expr = ast.BoolOp(op=ast.Or(), values=[first, second, check])
+        else:
+            either = ast.BinOp(left=first, op=ast.BitOr(), right=second)
             test = ast.BoolOp(op=ast.Or(), values=[either, check])
-        compare = ast.Compare(left=left, ops=[op], comparators=[right])
         return self._ifexp(test, compare, ast.Constant(None), node)
 
     def _inline_compare(self, node: ast.Compare, need: list[bool]) -> ast.expr:

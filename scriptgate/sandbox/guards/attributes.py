@@ -1680,7 +1680,7 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_xor_": guarded_set_operator(operator.xor),
     "_sub_": guarded_set_operator(operator.sub),
     "_cmpok_": dagguard.compare_ok,
-    "_inok_": dagguard.contains_ok,
+    "_in_": dagguard.contains,
     "_hkey_": dagguard.hash_ok,
     "_skey_": _subscript_key,
     "_cval_": dagguard.operand_ok,

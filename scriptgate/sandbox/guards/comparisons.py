@@ -62,7 +62,6 @@ Row(list)``).
 from __future__ import annotations
 
 import collections
-import functools
 import itertools
 import operator
 import sys
@@ -84,6 +83,7 @@ __all__ = [
     "SCALARS",
     "SMALL",
     "compare_ok",
+    "contains",
     "contains_ok",
     "hash_ok",
     "items_ok",
@@ -91,6 +91,8 @@ __all__ = [
     "log2_ceiling",
     "measure",
     "operand_ok",
+    "scalar_size",
+    "scalars_ok",
 ]
 
 CAP: Final = 5_000_000
@@ -180,9 +182,7 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
     for kind in kinds - _FIXED_SIZE:
         bucket: Iterable[Any] = values
         if len(kinds) > 1:
-            bucket = _compress(
-                values, map(functools.partial(operator.is_, kind), map(type, values))
-            )
+            bucket = [value for value in values if type(value) is kind]
         if kind is str or kind is bytes:
             if max(map(len, bucket), default=0) > _HEAVY:
                 return False
@@ -191,6 +191,29 @@ def _light(items: Iterable[Any], kinds: set[type[Any]] | None = None) -> bool:
                 return False
         elif max(map(_sizeof, bucket), default=0) > _HEAVY:
             return False
+    return True
+
+
+def scalars_ok(items: list[Any]) -> bool:
+    """``True`` when comparing each of ``items`` (exact scalars) once is bounded; refuses otherwise.
+
+    For items a hash table compares at most once each, with an equal-hash partner (the
+    contents of short tuples a set operation or a feed hashes). Small scalars pass after
+    one C scan. A large one (over 256 bytes) weighs a unit per 64 bytes each time it
+    occurs; the total is charged to the running script, and refused (a size limit) when
+    it is beyond :data:`CAP` and :data:`RATIO` times the weight of the distinct items — a
+    long string shared by many tuples (findings14 D04).
+    """
+    if _light(items):
+        return True
+    heavy = list(_compress(items, map(_HEAVY.__lt__, map(_sizeof, items))))
+    work = len(items) + (sum(map(_sizeof, heavy)) >> _UNIT_SHIFT)
+    if work > CAP:
+        unique = dict(zip(map(id, heavy), heavy, strict=True))
+        distinct = len(items) + (sum(map(_sizeof, unique.values())) >> _UNIT_SHIFT)
+        if work > RATIO * distinct:
+            refuse_size(_COMPARE_MESSAGE)
+    _charge(work)
     return True
 
 
@@ -206,6 +229,39 @@ def light_scalars(items: list[Any] | tuple[Any, ...]) -> bool:
 
 
 _FIXED_SIZE: Final = frozenset({float, bool, type(None), complex, range, type(Ellipsis)})
+_WEIGHED_BASES: Final = (str, bytes, bytearray, int)
+"""Base types whose comparison C code runs in the value's size, subclasses and ``bytearray``
+included: a ``class S(str)`` or a ``bytearray`` of a megabyte is a memcmp of a megabyte
+(findings14 D02/D03), however its type is spelled."""
+
+
+def scalar_size(value: Any) -> int | None:
+    """The bytes a comparison or hash of ``value`` reads when it is a scalar by its base type.
+
+    ``None`` for anything else. Read through the base type's own ``__sizeof__`` (the real
+    type, never ``__class__``), so a script subclass's ``__sizeof__`` or ``__len__`` never
+    runs: it is the stored size, whatever the subclass says.
+    """
+    kind = type(value)
+    if kind in SCALARS:
+        return _sizeof(value)
+    for base in _WEIGHED_BASES:
+        if issubclass(kind, base):
+            size: Any = base.__sizeof__
+            return int(size(value))
+    return None
+
+
+def _weighed(items: list[Any]) -> list[Any]:
+    """The items of ``items`` (none an exact scalar) that compare by size: subclasses, bytearrays."""
+    return [item for item in items if issubclass(type(item), _WEIGHED_BASES)]
+
+
+def _sizes(items: list[Any]) -> list[int]:
+    """:func:`scalar_size` of each item of ``items`` (each one a scalar by its base type)."""
+    return [size for size in map(scalar_size, items) if size is not None]
+
+
 _NUMBERS: Final = frozenset({int, bool, float})
 _JUST_TUPLES: Final = frozenset({tuple})
 
@@ -334,6 +390,18 @@ def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
             if len(plain) == size:
                 continue
             inner = list(_compress(items, map(_not, scalar)))
+            if not _RECURSIVE_EXACT.issuperset(map(type, inner)):
+                weighed = _weighed(inner)
+                if weighed:
+                    # `class S(str)`, bytearray: compared by C in their size, as a str is
+                    sizes = dict(zip(map(id, weighed), _sizes(weighed), strict=True))
+                    heavy_sizes = [size for size in sizes.values() if size > _HEAVY]
+                    if heavy_sizes:
+                        every = [sizes[key] for key in map(id, weighed) if sizes[key] > _HEAVY]
+                        total += paths * (sum(every) >> _UNIT_SHIFT)
+                        distinct += sum(heavy_sizes) >> _UNIT_SHIFT
+                        if total > CAP and total > RATIO * distinct:
+                            return None
             if hashing:
                 inner = [item for item in inner if isinstance(item, tuple)]
             elif not _RECURSIVE_EXACT.issuperset(map(type, inner)):
@@ -483,10 +551,10 @@ def contains_ok(item: Any, container: Any) -> bool:
     if not isinstance(container, (list, tuple, collections.deque)):
         return True
     if not _recursive(item, False):
-        if type(item) not in SCALARS:
+        size = scalar_size(item)
+        if size is None:
             return True  # a script object compares through its own (ticking) code
-        # a scalar needle: each comparison costs at most its own size
-        size = _sizeof(item)
+        # a scalar needle (by its base type): each comparison costs at most its own size
         work = _base_len(container) * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
         if size <= _HEAVY or work <= CAP:
             _charge(work)
@@ -505,6 +573,98 @@ def contains_ok(item: Any, container: Any) -> bool:
         _charge(found[0])
         return True
     refuse_size(_COMPARE_MESSAGE)
+
+
+_VALUES_VIEW: Final[type[Any]] = type({}.values())
+_SEARCH_TICK: Final = 32
+"""Items :func:`contains` compares in Python between two budget checks."""
+
+
+def contains(item: Any, container: Any) -> bool:
+    """``item in container``, its comparisons bounded: what the compiled ``in`` runs.
+
+    The compiled ``x in y`` runs C directly when ``x`` is an exact scalar and ``y``
+    hashes or scans it (:data:`HAYSTACKS`); everything else comes here. A list,
+    tuple, deque, set, dict or view is checked by :func:`contains_ok` and then
+    searched by C; a dict's values are checked like a list of them. Any other
+    container without a ``__contains__`` of its own (an iterator, ``reversed``,
+    ``zip``, a generator, a script class with only ``__iter__``) is searched item
+    by item: C would compare a long string or a nested value with each item in one
+    call (findings14 D01: ``b in d.values()``, ``b in iter(lst)``, 21 s), so when
+    the needle is neither small nor a script object, each comparison is weighed
+    and the run's budget checked every :data:`_SEARCH_TICK` items. The iterator
+    is read exactly as far as C reads it (up to the first equal item), and the
+    result and errors are C's: ``element is item or element == item``.
+    """
+    if isinstance(container, _CONTAINS_CHECKED):
+        contains_ok(item, container)
+        return item in container
+    if isinstance(container, _VALUES_VIEW):
+        if _needs_search(item):
+            contains_ok(item, list(container))
+        return item in container
+    kind = type(container)
+    if isinstance(container, (str, bytes, bytearray, range)) or not _needs_search(item):
+        return item in container
+    if _defines(kind, "__contains__"):
+        # its own __contains__ (script code ticks; a host one hashes or compares the needle)
+        operand_ok(item)
+        if isinstance(item, tuple):
+            hash_ok(item)
+        return item in container
+    if not (_defines(kind, "__iter__") or _defines(kind, "__getitem__")):
+        return item in container  # Python's own TypeError
+    return _searched(item, container)
+
+
+def _defines(kind: type[Any], name: str) -> bool:
+    """Whether ``kind`` or a base defines ``name`` (read statically: no script code runs)."""
+    return any(name in vars(base) for base in kind.__mro__)
+
+
+_CONTAINS_CHECKED: Final = (list, tuple, collections.deque, *_HASHED_CONTAINERS)
+
+
+def _needs_search(item: Any) -> bool:
+    """Whether comparing ``item`` with an item may cost more than a few steps."""
+    if _recursive(item, False):
+        return True
+    size = scalar_size(item)
+    return size is not None and size > _HEAVY
+
+
+def _searched(item: Any, container: Any) -> bool:
+    """``item in container`` over ``iter(container)`` in Python, each comparison weighed."""
+    own = measure(item) if _recursive(item, False) else None
+    per = 1 + (own[0] if own is not None else ((scalar_size(item) or 0) >> _UNIT_SHIFT))
+    amplified = _recursive(item, False) and own is None
+    budget = _run_budget()
+    work = 0
+    count = 0
+    for element in container:
+        if element is item:
+            return True
+        if amplified:
+            compare_ok(element, item)  # the element bounds the walk
+        else:
+            work += per
+        if element == item:
+            return True
+        count += 1
+        if budget is not None and (count >= _SEARCH_TICK or work >= CHARGE_FROM):
+            budget.spend(count + work // ITEMS_PER_STEP)
+            count = work = 0
+    return False
+
+
+def _run_budget() -> Any:
+    """The running script's budget (found through the innermost script frame), or ``None``."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            return frame.f_globals.get(BUDGET_NAME)
+        frame = frame.f_back
+    return None
 
 
 def items_ok(items: Iterable[Any]) -> bool:

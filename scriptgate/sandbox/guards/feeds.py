@@ -304,7 +304,7 @@ def _elements_ok(items: list[Any] | tuple[Any, ...]) -> None:
     Only tuples hash their items (a frozenset hashes the hashes it stored, lists
     and dicts are unhashable) and only tuples and frozensets compare theirs when
     a stored key has the same hash (:func:`hash_bounded`), so items with neither
-    pass after one C scan of their types; short tuples of scalars (``(row, col)``
+    pass after one C scan of their types; short tuples of small scalars (``(row, col)``
     keys) pass after a second.
     """
     kinds = set(map(type, items))
@@ -312,10 +312,14 @@ def _elements_ok(items: list[Any] | tuple[Any, ...]) -> None:
         return
     if kinds <= _TUPLE_OR_SCALAR:
         tuples = [item for item in items if type(item) is tuple] if kinds & _SCALARS else items
-        if max(map(len, tuples), default=0) <= dagguard.SMALL and _SCALARS.issuperset(
-            map(type, _chain_from_iterable(tuples))
-        ):
-            return
+        if max(map(len, tuples), default=0) <= dagguard.SMALL:
+            inner = list(_chain_from_iterable(tuples))
+            if _SCALARS.issuperset(map(type, inner)) and dagguard.scalars_ok(inner):
+                # short tuples of scalars: their long strings or big ints, compared once
+                # per pair with equal hashes, are weighed (and refused when shared by many
+                # tuples: `set(d1.items()) & set(d2.items())` of equal values was 600,000
+                # memcmps of a megabyte, findings14 D04, 17 s)
+                return
     elif not any(issubclass(kind, (tuple, frozenset)) for kind in kinds):
         return
     hash_bounded(tuple(items))  # measured as one tuple: shared items count once per path

@@ -2,7 +2,7 @@
 
 The policy runs every ``==``/``<``/``in``…, every dict and set display key,
 comprehension key and subscript key whose operand is not provably scalar
-behind an inline type test that calls dagguard (``_cmpok_``, ``_inok_``,
+behind an inline type test that calls dagguard (``_cmpok_``, ``_in_``,
 ``_hkey_``, ``_cval_``) only for containers. Each site is tested in every kind
 of place the policy compiles differently (a function, the module, a class body,
 a generator expression, a comprehension iterable, a lambda): ordinary values
@@ -283,7 +283,7 @@ def test_compare_guard_operands_evaluated_once_left_first() -> None:
 )
 def test_compare_guard_nothing_where_an_operand_is_provably_scalar(source: str) -> None:
     names = compiled_names(source)
-    assert not names & {"_cmpok_", "_inok_", "_hkey_", "_skey_", "_cval_", "_scalar_"}, names
+    assert not names & {"_cmpok_", "_in_", "_hkey_", "_skey_", "_cval_", "_scalar_"}, names
 
 
 @pytest.mark.parametrize(
@@ -291,8 +291,8 @@ def test_compare_guard_nothing_where_an_operand_is_provably_scalar(source: str) 
     [
         ("def g(a, b):\n    return a == b", "_cmpok_"),
         ("def g(a, b, c):\n    return 1 < a < b", "_cmpok_"),
-        ("def g(a, b):\n    return a in b", "_inok_"),
-        ("def g(a, b):\n    return a not in b", "_inok_"),
+        ("def g(a, b):\n    return a in b", "_in_"),
+        ("def g(a, b):\n    return a not in b", "_in_"),
         ("def g(d, k):\n    return d[k]", "_skey_"),
         ("def g(d, k):\n    d[k] = 1", "_hkey_"),
         ("def g(d, k):\n    del d[k]", "_hkey_"),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards import attributes as guards
-from scriptgate.sandbox.guards.comparisons import SCALARS, compare_ok, contains_ok
+from scriptgate.sandbox.guards.comparisons import SCALARS, compare_ok, contains
 from scriptgate.sandbox.guards.int_work import guarded_floordiv
 from scriptgate.sandbox.guards.memory import guarded_add
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -90,8 +90,7 @@ def _wrap(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 
 def _contains(container: Any, item: Any) -> bool:
-    contains_ok(item, container)
-    return operator.contains(container, item)
+    return contains(item, container)  # the compiled `in`'s own search (findings14 D01)
 
 
 def build(run: RunWorld) -> dict[str, Any]:
