@@ -119,6 +119,10 @@ _FINDINGS = {
     "re-compile": "import re\nfor i in range(20):\n    re.compile('X%d' % i + '[ab]' * 24_990)",
     "base64-b85decode": "import base64\ne = b'0' * 5_000_000\nfor i in range(10):\n"
     "    base64.b85decode(e)",
+    # the residuals: a str subclass receiver, a stored size-checked split (findings14 A16)
+    "str-subclass-upper": "class S(str):\n    pass\ns = S('\\u4e00' * 10_000_000)\n"
+    "for i in range(200):\n    t = s.upper()",
+    "stored-split": "s = '\\u4e00 ' * 1_000_000\nf = s.split\nfor i in range(200):\n    t = f()",
 }
 
 
