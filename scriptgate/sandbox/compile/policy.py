@@ -50,7 +50,7 @@ On top of that it
   (each operand evaluated once, left first; a chain is the ``and`` of its links,
   which short-circuits and returns a falsy link's own value exactly as Python
   does), ``x in y`` → ``(x in y) if (type(x) in _scalar_) & (type(y) in _haystack_)
-  else _in_(x, y)`` (a scalar item is bounded in a dict, set or string; in a list a
+  or _inok_(x, y) else _in_(x, y)`` (a scalar item is bounded in a dict, set or string; in a list a
   long string or big int costs its size per item, so only short literals skip the
   check there), a key ``k`` →
   ``k if type(k) in _scalar_ else _hkey_(k)``. The dagguard checks return or end
@@ -800,8 +800,9 @@ class ScriptPolicy(LinearTransformer):
         is a name or a constant it is read again instead and ``or`` suffices.
         The ``else None`` branch never runs: the dagguard checks return ``True``
         or end the script. ``in``/``not in`` are ``(l in r) if (_type_(l := a) in
-        _scalar_) & (_type_(r := b) in _haystack_) else _in_(l, r)`` (``not _in_``):
-        the guard searches and returns the answer itself.
+        _scalar_) & (_type_(r := b) in _haystack_) or _inok_(l, r) else _in_(l, r)``
+        (``not _in_``): ``_inok_`` says whether C may search (an iterator and a long
+        needle may not), and ``_in_`` searches in Python and returns the answer.
         """
         reads_again = right_bind is right
         first = self._scalar_test(left_bind, node)
@@ -820,14 +821,15 @@ class ScriptPolicy(LinearTransformer):
                 if reads_again
                 else ast.BinOp(left=first, op=ast.BitAnd(), right=second)
             )
+            test = ast.BoolOp(op=ast.Or(), values=[both, _call("_inok_", [left, right], node)])
             searched: ast.expr = _call("_in_", [left, right], node)
             if isinstance(op, ast.NotIn):
                 searched = ast.UnaryOp(op=ast.Not(), operand=searched)
-            return self._ifexp(both, compare, searched, node)
+            return self._ifexp(test, compare, searched, node)
         check = _call("_cmpok_", [left, right], node)
         second = self._scalar_test(right_bind, node)
         if reads_again:
-            test: ast.expr = ast.BoolOp(op=ast.Or(), values=[first, second, check])
+            test = ast.BoolOp(op=ast.Or(), values=[first, second, check])
         else:
             either = ast.BinOp(left=first, op=ast.BitOr(), right=second)
             test = ast.BoolOp(op=ast.Or(), values=[either, check])

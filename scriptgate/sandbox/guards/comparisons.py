@@ -93,6 +93,7 @@ __all__ = [
     "operand_ok",
     "scalar_size",
     "scalars_ok",
+    "searched",
 ]
 
 CAP: Final = 5_000_000
@@ -533,29 +534,39 @@ _HASHED_CONTAINERS: Final = (dict, set, frozenset, _KEYS_VIEW, _ITEMS_VIEW)
 
 
 def contains_ok(item: Any, container: Any) -> bool:
-    """``True`` when ``item in container`` is bounded; refuses (a size limit) otherwise.
+    """``True`` when C may run ``item in container`` now (bounded); ``False`` to search it here.
 
-    A dict, set or key view hashes ``item`` (:func:`hash_ok`; an items view also
-    compares the value); a list, tuple or deque compares ``item`` with each of
-    its elements, each comparison costing at most the smaller expansion: bounded
-    when ``item`` expands to at most :data:`SMALL` items, or when the container
-    is not amplified (the comparisons together visit at most its expansion).
-    Anything else (a string, a range, a script object's ``__contains__``) is
-    bounded by its own guards.
+    Refuses (a size limit) when the search would be too long. A dict, set or key view
+    hashes ``item`` (:func:`hash_ok`; an items view also compares the value); a list,
+    tuple or deque compares ``item`` with each of its elements, each comparison costing at
+    most the smaller expansion: bounded when ``item`` expands to at most :data:`SMALL`
+    items, or when the container is not amplified (the comparisons together visit at most
+    its expansion); a dict's values are checked like a list of them. A string, bytes or
+    range scans text or computes; a container with its own ``__contains__`` (script code,
+    or host code that hashes or compares the needle once) gets a needle that is not
+    amplified. Anything else is iterated by C, and comparing a long or nested needle with
+    each item is one call that never checks the deadline (findings14 D01: ``b in
+    iter(lst)`` of a megabyte string and 600,000 items, 21 s): ``False``, and
+    :func:`searched` searches it in Python.
     """
-    if isinstance(container, _HASHED_CONTAINERS):
-        hash_ok(item)
-        if isinstance(container, _ITEMS_VIEW):
-            operand_ok(item)
-        return True
-    if not isinstance(container, (list, tuple, collections.deque)):
-        return True
+    kind = type(container)
+    if kind is not list and kind is not tuple:
+        if isinstance(container, _HASHED_CONTAINERS):
+            hash_ok(item)
+            if isinstance(container, _ITEMS_VIEW):
+                operand_ok(item)
+            return True
+        if not isinstance(container, (list, tuple, collections.deque)):
+            return _other_ok(item, container)
+        length = _base_len(container)
+    else:
+        length = len(container)
     if not _recursive(item, False):
         size = scalar_size(item)
         if size is None:
             return True  # a script object compares through its own (ticking) code
         # a scalar needle (by its base type): each comparison costs at most its own size
-        work = _base_len(container) * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
+        work = length * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
         if size <= _HEAVY or work <= CAP:
             _charge(work)
             return True
@@ -566,7 +577,7 @@ def contains_ok(item: Any, container: Any) -> bool:
         refuse_size(_COMPARE_MESSAGE)
     own = measure(item)
     if own is not None and own[0] <= SMALL:
-        _charge(_base_len(container) * (own[0] + 1))
+        _charge(length * (own[0] + 1))
         return True
     found = measure(container)
     if found is not None:
@@ -577,52 +588,37 @@ def contains_ok(item: Any, container: Any) -> bool:
 
 _VALUES_VIEW: Final[type[Any]] = type({}.values())
 _SEARCH_TICK: Final = 32
-"""Items :func:`contains` compares in Python between two budget checks."""
+"""Items :func:`searched` compares in Python between two budget checks."""
 
 
-def contains(item: Any, container: Any) -> bool:
-    """``item in container``, its comparisons bounded: what the compiled ``in`` runs.
-
-    The compiled ``x in y`` runs C directly when ``x`` is an exact scalar and ``y``
-    hashes or scans it (:data:`HAYSTACKS`); everything else comes here. A list,
-    tuple, deque, set, dict or view is checked by :func:`contains_ok` and then
-    searched by C; a dict's values are checked like a list of them. Any other
-    container without a ``__contains__`` of its own (an iterator, ``reversed``,
-    ``zip``, a generator, a script class with only ``__iter__``) is searched item
-    by item: C would compare a long string or a nested value with each item in one
-    call (findings14 D01: ``b in d.values()``, ``b in iter(lst)``, 21 s), so when
-    the needle is neither small nor a script object, each comparison is weighed
-    and the run's budget checked every :data:`_SEARCH_TICK` items. The iterator
-    is read exactly as far as C reads it (up to the first equal item), and the
-    result and errors are C's: ``element is item or element == item``.
-    """
-    if isinstance(container, _CONTAINS_CHECKED):
-        contains_ok(item, container)
-        return item in container
-    if isinstance(container, _VALUES_VIEW):
-        if _needs_search(item):
-            contains_ok(item, list(container))
-        return item in container
-    kind = type(container)
+def _other_ok(item: Any, container: Any) -> bool:
+    """:func:`contains_ok` of a container that is not a list, tuple, deque, set or dict."""
     if isinstance(container, (str, bytes, bytearray, range)) or not _needs_search(item):
-        return item in container
+        return True
+    if isinstance(container, _VALUES_VIEW):
+        return contains_ok(item, list(container))
+    kind = type(container)
     if _defines(kind, "__contains__"):
-        # its own __contains__ (script code ticks; a host one hashes or compares the needle)
+        # its own __contains__: script code ticks; a host one hashes or compares the needle
         operand_ok(item)
         if isinstance(item, tuple):
             hash_ok(item)
-        return item in container
-    if not (_defines(kind, "__iter__") or _defines(kind, "__getitem__")):
-        return item in container  # Python's own TypeError
-    return _searched(item, container)
+        return True
+    # not iterable at all: C raises Python's own TypeError
+    return not (_defines(kind, "__iter__") or _defines(kind, "__getitem__"))
+
+
+def contains(item: Any, container: Any) -> bool:
+    """``item in container``, bounded: :func:`contains_ok`, then C or :func:`searched`.
+
+    What ``operator.contains`` runs (the compiled ``in`` calls the two itself).
+    """
+    return item in container if contains_ok(item, container) else searched(item, container)
 
 
 def _defines(kind: type[Any], name: str) -> bool:
     """Whether ``kind`` or a base defines ``name`` (read statically: no script code runs)."""
     return any(name in vars(base) for base in kind.__mro__)
-
-
-_CONTAINS_CHECKED: Final = (list, tuple, collections.deque, *_HASHED_CONTAINERS)
 
 
 def _needs_search(item: Any) -> bool:
@@ -633,8 +629,16 @@ def _needs_search(item: Any) -> bool:
     return size is not None and size > _HEAVY
 
 
-def _searched(item: Any, container: Any) -> bool:
-    """``item in container`` over ``iter(container)`` in Python, each comparison weighed."""
+def searched(item: Any, container: Any) -> bool:
+    """``item in container`` over ``iter(container)`` in Python, each comparison weighed.
+
+    For a container :func:`contains_ok` leaves to this search (an iterator, ``reversed``,
+    ``zip``, a generator, a script class with only ``__iter__``) and a long or nested
+    needle. The iterator is read exactly as far as C reads it (up to the first equal
+    item), and the answer and errors are C's (``element is item or element == item``);
+    each comparison's weight is charged to the run's budget, checked every
+    :data:`_SEARCH_TICK` items.
+    """
     own = measure(item) if _recursive(item, False) else None
     per = 1 + (own[0] if own is not None else ((scalar_size(item) or 0) >> _UNIT_SHIFT))
     amplified = _recursive(item, False) and own is None
