@@ -214,6 +214,7 @@ def _stmt_call(func: str, node: Any) -> ast.Expr:
 _SCALAR_CONSTANTS = frozenset({str, bytes, int, float, complex, bool, type(None), type(Ellipsis)})
 """Types of literals that compare and hash without recursing (dagguard.SCALARS)."""
 
+_DISPLAYS = (ast.Tuple, ast.List, ast.Set)
 _MEMBERSHIP = (ast.In, ast.NotIn)
 _IDENTITY = (ast.Is, ast.IsNot)
 
@@ -736,10 +737,14 @@ class ScriptPolicy(LinearTransformer):
 
     @staticmethod
     def _proves_small_constant(node: ast.expr) -> bool:
-        """A literal whose every comparison is short: the needle of ``x in seq`` needs no check.
+        """A literal whose every comparison is short: with a display (``'a' in (x, y)``), the
+        needle of ``x in seq`` needs no check.
 
         ``x in seq`` compares ``x`` with each item, so a long string or a big int
-        (even one proven a number) repeated in ``seq`` costs its size per item.
+        (even one proven a number) repeated in ``seq`` costs its size per item; and a seq
+        that is not a display may be a range or an iterator of 10**8 items, or hold items
+        whose comparison is host Python (findings15 E02/E03): only a display's length is
+        bounded by the source.
         """
         if not isinstance(node, ast.Constant) or type(node.value) not in _SCALAR_CONSTANTS:
             return False
@@ -1096,6 +1101,7 @@ class ScriptPolicy(LinearTransformer):
                 proven[index + 1]
                 or (
                     self._proves_small_constant(operands[index])
+                    and isinstance(operands[index + 1], _DISPLAYS)
                     if isinstance(op, _MEMBERSHIP)
                     else proven[index]
                 )

@@ -1,7 +1,7 @@
 """Bounds on single C calls that compare or hash values built from shared references.
 
 Part of ``guards/`` (comparisons and hashing, once ``dagguard``): imports :mod:`.constants`,
-:mod:`.errors`, :mod:`.regex`; must not import the attribute guard or anything above
+:mod:`.errors`, :mod:`.regex`, :mod:`.ticking`; must not import the attribute guard or anything above
 ``guards/``.
 
 Comparing two lists, or hashing a tuple, is one C call whose work is the size of
@@ -72,12 +72,14 @@ from typing import Any, Final
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
+from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY
 
 __all__ = [
     "CAP",
     "CHARGE_FROM",
     "HAYSTACKS",
     "ITEMS_PER_STEP",
+    "LONG_SEQUENCE",
     "MAX_NESTING",
     "RATIO",
     "SCALARS",
@@ -91,6 +93,7 @@ __all__ = [
     "log2_ceiling",
     "measure",
     "operand_ok",
+    "pieced",
     "scalar_size",
     "scalars_ok",
     "searched",
@@ -110,10 +113,11 @@ SCALARS: Final = frozenset(
 )
 """Exact types that compare and hash without recursing into other values."""
 
-HAYSTACKS: Final = frozenset(
-    {dict, set, frozenset, str, bytes, range, type({}.keys()), type({}.items())}
-)
-"""Exact container types whose ``in`` hashes the item or scans text: a scalar item is bounded."""
+HAYSTACKS: Final = frozenset({dict, set, frozenset, str, bytes, type({}.keys()), type({}.items())})
+"""Exact container types whose ``in`` hashes the item or scans text: a scalar item is bounded.
+
+Not ``range``: only an int or bool is found in it by arithmetic; any other scalar is
+compared with every item (findings15 E02)."""
 
 _SEQUENCES: Final = frozenset({list, tuple, set, frozenset, collections.deque})
 _MAPPINGS: Final = frozenset(
@@ -359,6 +363,15 @@ def measure(value: Any, *, hashing: bool = False) -> tuple[int, int] | None:
     """
     if not _recursive(value, hashing):
         return (0, 0)
+    found = _measure(value, hashing)
+    # the walk itself is charged: a loop of 200 `fs in s` of a 600,000-item frozenset
+    # walked it each time, uncharged, between two tick checks (findings15 E04: 218 s)
+    _charge(found[1] if found is not None else CAP)
+    return found
+
+
+def _measure(value: Any, hashing: bool) -> tuple[int, int] | None:
+    """:func:`measure` of a value C code recurses into (uncharged)."""
     groups: list[tuple[int, list[Any]]] = [(1, [value])]
     total = 0
     distinct = 0
@@ -439,15 +452,16 @@ ITEMS_PER_STEP: Final = 64
 """Items a C comparison or hash visits per step charged (a step is about one loop iteration)."""
 
 
-def _charge(work: int) -> None:
+def _charge(work: int, floor: int = CHARGE_FROM) -> None:
     """Charge ``work`` visited items to the running script's budget when it is large.
 
     A loop checks its budget only every few hundred iterations, and each checked
     comparison may still visit millions of items: charging them (steps, and the
     deadline check that comes with it) stops a loop of large comparisons in time.
-    Without a script on the stack (host code calling a guard) nothing is charged.
+    Without a script on the stack (host code calling a guard) nothing is charged;
+    below ``floor`` items (a search of a list: from 1,024) nothing either.
     """
-    if work < CHARGE_FROM:
+    if work < floor:
         return
 
     frame: types.FrameType | None = sys._getframe(1)
@@ -504,6 +518,7 @@ def hash_ok(key: Any) -> Any:
         return key
     if isinstance(key, tuple):
         if _flat(key, True):
+            _charge(len(key))  # the check's scan and the hash: each linear in the tuple
             return key  # scalars: hashes and compares in its length
         found = measure(key, hashing=True)
         if found is None:
@@ -551,6 +566,10 @@ def contains_ok(item: Any, container: Any) -> bool:
     """
     kind = type(container)
     if kind is not list and kind is not tuple:
+        if kind is range:
+            # only an exact int or bool is found by arithmetic; anything else is compared
+            # with every item in C (`Fraction(1, 3) in range(10**8)`: 10 s, findings15 E02)
+            return type(item) is int or type(item) is bool or len(container) < _SEARCH_PIECE
         if isinstance(container, _HASHED_CONTAINERS):
             hash_ok(item)
             if isinstance(container, _ITEMS_VIEW):
@@ -561,29 +580,43 @@ def contains_ok(item: Any, container: Any) -> bool:
         length = _base_len(container)
     else:
         length = len(container)
+    # an item's comparison may be host Python (`0.5 in [Fraction(1, 3)] * 3_000_000`: 12 s,
+    # findings15 E03): a long sequence is searched in pieces with the deadline checked
+    # between two, and every search of a thousand items or more checks it first (a loop of
+    # 250 searches of 60,000 items ran 52 s between two tick checks)
+    short = length < LONG_SEQUENCE
+    if length >= _CHECK_SEARCH_FROM:
+        _charge(length, _CHECK_SEARCH_FROM)
     if not _recursive(item, False):
         size = scalar_size(item)
         if size is None:
-            return True  # a script object compares through its own (ticking) code
+            return short  # a script object compares through its own (ticking) code
         # a scalar needle (by its base type): each comparison costs at most its own size
         work = length * (1 + (size >> _UNIT_SHIFT) if size > _HEAVY else 1)
         if size <= _HEAVY or work <= CAP:
             _charge(work)
-            return True
+            return short
         found = measure(container)
         if found is not None:
             _charge(found[0])
-            return True
+            return short
         refuse_size(_COMPARE_MESSAGE)
     own = measure(item)
     if own is not None and own[0] <= SMALL:
         _charge(length * (own[0] + 1))
-        return True
+        return short
     found = measure(container)
     if found is not None:
         _charge(found[0])
-        return True
+        return short
     refuse_size(_COMPARE_MESSAGE)
+
+
+LONG_SEQUENCE: Final = 1 << 14
+"""Items from which ``in``, ``index``, ``count`` and ``remove`` of a list, tuple, deque or
+range search in pieces of :data:`_SEARCH_PIECE` (the budget checked between two)."""
+_SEARCH_PIECE: Final = 4096
+_CHECK_SEARCH_FROM: Final = 1024
 
 
 _VALUES_VIEW: Final[type[Any]] = type({}.values())
@@ -593,11 +626,15 @@ _SEARCH_TICK: Final = 32
 
 def _other_ok(item: Any, container: Any) -> bool:
     """:func:`contains_ok` of a container that is not a list, tuple, deque, set or dict."""
-    if isinstance(container, (str, bytes, bytearray, range)) or not _needs_search(item):
+    if isinstance(container, (str, bytes, bytearray)):
         return True
-    if isinstance(container, _VALUES_VIEW):
-        return contains_ok(item, list(container))
+    if isinstance(container, range):
+        return type(item) is int or type(item) is bool
     kind = type(container)
+    if isinstance(container, _VALUES_VIEW):
+        return contains_ok(item, list(container)) if _needs_search(item) else True
+    if not _needs_search(item) and (kind in _SELF_TICKING or _script_generator(container)):
+        return True  # each item it yields ran script code or a ticked piece
     if _defines(kind, "__contains__"):
         # its own __contains__: script code ticks; a host one hashes or compares the needle
         operand_ok(item)
@@ -606,6 +643,15 @@ def _other_ok(item: Any, container: Any) -> bool:
         return True
     # not iterable at all: C raises Python's own TypeError
     return not (_defines(kind, "__iter__") or _defines(kind, "__getitem__"))
+
+
+def _script_generator(value: Any) -> bool:
+    """Whether ``value`` is a generator the script wrote (its body checks the budget)."""
+    return type(value) is types.GeneratorType and value.gi_code.co_filename == FILENAME
+
+
+_SELF_TICKING: Final = BOUNDED_LAZY
+"""Lazy iterators whose items come in ticked pieces (the script's ``map``/``filter``)."""
 
 
 def contains(item: Any, container: Any) -> bool:
@@ -639,8 +685,11 @@ def searched(item: Any, container: Any) -> bool:
     each comparison's weight is charged to the run's budget, checked every
     :data:`_SEARCH_TICK` items.
     """
+    if isinstance(container, _PIECED):
+        return bool(pieced(container, item, "in"))
     own = measure(item) if _recursive(item, False) else None
-    per = 1 + (own[0] if own is not None else ((scalar_size(item) or 0) >> _UNIT_SHIFT))
+    size = scalar_size(item)
+    per = 1 + (own[0] if own is not None else ((size or 0) >> _UNIT_SHIFT))
     amplified = _recursive(item, False) and own is None
     budget = _run_budget()
     work = 0
@@ -659,6 +708,78 @@ def searched(item: Any, container: Any) -> bool:
             budget.spend(count + work // ITEMS_PER_STEP)
             count = work = 0
     return False
+
+
+_PIECED: Final = (list, tuple, collections.deque, range)
+
+
+def pieced(seq: Any, item: Any, what: str, start: Any = None, stop: Any = None) -> Any:
+    """``item in seq`` (``what`` ``"in"``), ``seq.count(item)``, ``seq.index(item[, start,
+    stop])`` or ``seq.remove(item)`` of a list, tuple, deque or range, in pieces.
+
+    Each piece of :data:`_SEARCH_PIECE` items is searched by C (a copy of the stored
+    items; a range's piece is a range), the run's budget checked between two: an item
+    whose comparison is host Python (a ``Fraction``) or a needle a range compares with
+    every item made one C call of 10 s (findings15 E02/E03). The answers are C's: the
+    same comparisons in the same order, up to the first equal item (found again, item by
+    item, in its piece), and the same errors, messages made by the same method of an
+    empty container of the base type.
+    """
+    base = _base_of(seq)
+    length = base.__len__(seq)
+    first, last = 0, length
+    if start is not None or stop is not None:
+        first, last, _ = slice(start, stop).indices(length)
+    budget = _run_budget()
+    total = 0
+    offset = first
+    items: Any = None
+    if base is collections.deque:  # read once, through the base's own iterator
+        items = itertools.islice(collections.deque.__iter__(seq), first, last)
+    while offset < last:
+        end = min(offset + _SEARCH_PIECE, last, base.__len__(seq))
+        if end <= offset:
+            break
+        if base is collections.deque:
+            piece: Any = list(itertools.islice(items, end - offset))
+        else:
+            piece = base.__getitem__(seq, slice(offset, end))
+        if what == "count":
+            total += piece.count(item)
+        elif item in piece:
+            if what == "in":
+                return True
+            at = offset + _position(piece, item)
+            if what == "remove":
+                base.__delitem__(seq, at)
+                return None
+            return at
+        offset = end
+        if budget is not None:
+            budget.spend(1 + len(piece) // ITEMS_PER_STEP)
+    if what == "count":
+        return total
+    if what == "in":
+        return False
+    empty: Any = range(0) if base is range else base()
+    if what == "remove":
+        return empty.remove(item)  # raises the method's own ValueError
+    return empty.index(item)
+
+
+def _position(piece: Any, item: Any) -> int:
+    """The index of the first item of ``piece`` that is ``item`` or equals it."""
+    for index, element in enumerate(piece):
+        if element is item or element == item:
+            return index
+    raise ValueError("the item changed while it was searched")
+
+
+def _base_of(seq: Any) -> Any:
+    for base in (list, tuple, collections.deque, range):
+        if isinstance(seq, base):
+            return base
+    raise TypeError(f"not a sequence: {type(seq).__name__}")
 
 
 def _run_budget() -> Any:

@@ -411,12 +411,21 @@ _NO_ARG: Any = object()
 
 
 def _compared_call(method: Any, item: Any = _NO_ARG, /, *rest: Any, **kwargs: Any) -> Any:
-    # lst.index(x), lst.count(x), lst.remove(x), t.index(x), dq.count(x): x against each item
-    if base_len(method.__self__, 0) >= LARGE_INPUT:
+    # lst.index(x), lst.count(x), lst.remove(x), t.index(x), dq.count(x), r.index(x): x
+    # against each item
+    receiver = method.__self__
+    if base_len(receiver, 0) >= LARGE_INPUT:
         check_budget()  # a loop of scans of a long list (findings14 A16)
-    if item is not _NO_ARG:
-        # scalars too: a long string or big int is compared with every item, a memcmp each
-        dagguard.contains_ok(item, method.__self__)
+    # scalars too: a long string or big int is compared with every item, a memcmp each; a
+    # long sequence (or a range and a needle that is not an int) is searched in pieces,
+    # the budget checked between two (findings15 E02/E03)
+    if (
+        item is not _NO_ARG
+        and not dagguard.contains_ok(item, receiver)
+        and not kwargs
+        and len(rest) <= (2 if method.__name__ == "index" and type(receiver) is not range else 0)
+    ):
+        return dagguard.pieced(receiver, item, method.__name__, *rest)
     if rest or kwargs:
         return method(*rest, **kwargs) if item is _NO_ARG else method(item, *rest, **kwargs)
     return method() if item is _NO_ARG else method(item)  # the common case: one argument
@@ -516,8 +525,8 @@ def _isdisjoint_call(method: Any, *args: Any) -> Any:
 
 _NO_CALL: Any = object()
 _RECEIVER_CALLS: dict[str, dict[type, Callable[..., Any] | None]] = {
-    "index": {list: _compared_call, tuple: _compared_call, range: None},
-    "count": {list: _compared_call, tuple: _compared_call, range: None},
+    "index": {list: _compared_call, tuple: _compared_call, range: _compared_call},
+    "count": {list: _compared_call, tuple: _compared_call, range: _compared_call},
     "remove": {list: _compared_call, set: _hashed_call},
     "sort": {list: _sort_call},
     "get": {dict: _hashed_call},
@@ -527,7 +536,7 @@ _RECEIVER_CALLS: dict[str, dict[type, Callable[..., Any] | None]] = {
     "discard": {set: _hashed_call},
 }
 """For ``o.name`` on an exact builtin type: the wrapper of the bound method (``None``:
-the bound method itself, nothing compared or hashed: ``lst.pop()``, ``range.index``)."""
+the bound method itself, nothing compared or hashed: ``lst.pop()``)."""
 _RECEIVER_CALLS = {
     name: {kind: None if call is None else _named(call, name) for kind, call in calls.items()}
     for name, calls in _RECEIVER_CALLS.items()

@@ -18,6 +18,17 @@ type or named entry point only, each a C call of 6-42 s under a 1 s deadline:
 - D05: ``s.startswith(t)`` of a tuple of 600,000 long prefixes: long tuples go in pieces
   with the budget checked between two.
 
+Round E (findings15) found the same class one step further:
+
+- E02: a range compares a needle that is not an int with every item (``0.5 in
+  range(10**8)``, ``range.count``/``index``), and a small needle went to C over any
+  iterator: searched in pieces / in Python now, the deadline checked;
+- E03: items whose comparison is host Python (``Fraction``): ``in``, ``count``, ``index``
+  and ``remove`` of a long list search in pieces, and every search of 1,024 items or more
+  checks the deadline first;
+- E04: the guard's own walk of a needle (``fs in s`` of a 600,000-item frozenset, 200
+  times) is charged.
+
 Each attack is run in both modes (refusals) or under a short deadline (searches), and the
 ordinary forms keep Python's answers, consumption and errors.
 """
@@ -206,3 +217,62 @@ def test_membership_prefix_tuples_keep_pythons_answers(box: Sandbox) -> None:
         "s = 'x' * 10**6\ns.startswith(tuple(['y'] * 100_000 + [1]))",
         "tuple for startswith must only contain str, not int",
     )
+
+
+# -- findings15 E02-E04: ranges, host-Python items, the walk itself ------------------------------
+
+_ROUND_E = {
+    "fraction-in-range": "from fractions import Fraction\nFraction(1, 3) in range(10**8)",
+    "float-in-range": "0.5 in range(10**8)",
+    "range-count": "range(10**8).count(None)",
+    "range-index": "range(10**8).index(0.5)",
+    "none-in-enumerate": "None in enumerate(range(10**8))",
+    "float-in-reversed-range": "0.5 in reversed(range(10**8))",
+    "operator-contains-range": "import operator\noperator.contains(range(10**8), 0.5)",
+    "int-subclass-in-range": "class I(int):\n    pass\nI(-1) in range(10**8)",
+    "loop-of-range-searches": "r = range(10**8)\n[0.5 in r for _ in range(3)]",
+    "fractions-in-long-list": "from fractions import Fraction\nL = [Fraction(1, 3)] * 3_000_000\n"
+    "0.5 in L",
+    "fractions-count": "from fractions import Fraction\nL = [Fraction(1, 3)] * 3_000_000\n"
+    "L.count(0.5)",
+    "fractions-index": "from fractions import Fraction\nL = [Fraction(1, 3)] * 3_000_000\n"
+    "L.index(0.5)",
+    "loop-of-fraction-searches": "from fractions import Fraction\nL = [Fraction(1, 3)] * 60_000\n"
+    "for _ in range(250):\n    0.5 in L",
+    "loop-of-frozenset-walks": "fs = frozenset((i,) for i in range(300000))\ns = {1}\n"
+    "for _ in range(200):\n    fs in s",
+    "loop-of-needle-walks": "n = [[i] for i in range(300000)]\nfor _ in range(200):\n    n in [1]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ROUND_E))
+def test_membership_round_e_searches_end_at_the_deadline(name: str) -> None:
+    ends_at_the_deadline(_ROUND_E[name], 4.0)
+
+
+def test_membership_pieced_searches_keep_pythons_answers(box: Sandbox) -> None:
+    for source in (
+        "r = range(100)\n[5 in r, 5.0 in r, 0.5 in r, True in r, r.index(7), r.count(7.0), "
+        "r.count(0.5), (2+0j) in r, None in r, 'a' not in r]",
+        "L = list(range(100000))\n[L.index(99999), L.index(5, 3, 10), L.index(99990, -20), "
+        "99998 in L, L.count(3), 99999.0 in L, -1 not in L, L.count(-1)]",
+        "L = list(range(50000)) * 2\nL.remove(49999.0)\n[len(L), L.index(49999), L[49999]]",
+        "import collections\nd = collections.deque(range(100000))\nd.remove(99999.0)\n"
+        "[len(d), d.index(5.0), d.index(7, 2, 9), d.count(3), 99998 in d]",
+        "t = tuple(range(70000))\n[t.index(69999), 69999.5 in t, t.count(1.0)]",
+        "it = iter(range(10))\n[5.0 in it, next(it)]",
+    ):
+        same_as_python(box, source)
+    for source, words in (
+        ("list(range(70000)).index(0.5)", "0.5 is not in list"),
+        ("tuple(range(70000)).index(0.5)", "tuple.index(x): x not in tuple"),
+        ("list(range(70000)).remove(0.5)", "list.remove(x): x not in list"),
+        ("range(10**6).index(0.5)", "sequence.index(x): x not in sequence"),
+        ("range(10**6).index(5, 1)", "index() takes exactly one argument"),
+        (
+            "class E:\n    def __eq__(self, o):\n        raise KeyError('eq')\n"
+            "[E()] * 70000 + [1]\nE() in list(range(70000))",
+            "eq",
+        ),
+    ):
+        refused(box, source, words)
