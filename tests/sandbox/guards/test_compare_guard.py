@@ -272,7 +272,7 @@ def test_compare_guard_operands_evaluated_once_left_first() -> None:
     "source",
     [
         "def g(x):\n    return x == 1 or 'a' != x or x < 2.5 or x is None or x > -1",
-        "def g(x):\n    return 'a' in x or 1 not in x or x in 'abc'",
+        "def g(x):\n    return 'a' in (x, 'b') or 1 not in [x] or x in 'abc'",
         "def g(xs, n):\n    total = 0\n    for i in range(n):\n        if i < len(xs) and i != total:\n            total += i\n    return total",
         "def g(x):\n    return f'{x}' == x",
         "def g(d, i, j):\n    return d['k'], d[1], d[-1], d[1:2], d[::2], d[1, 'a']",
@@ -293,6 +293,9 @@ def test_compare_guard_nothing_where_an_operand_is_provably_scalar(source: str) 
         ("def g(a, b, c):\n    return 1 < a < b", "_cmpok_"),
         ("def g(a, b):\n    return a in b", "_in_"),
         ("def g(a, b):\n    return a not in b", "_in_"),
+        # a small literal needle still meets a range or an iterator (findings15 E02)
+        ("def g(b):\n    return 0.5 in b", "_in_"),
+        ("def g(b):\n    return 'a' not in b", "_inok_"),
         ("def g(d, k):\n    return d[k]", "_skey_"),
         ("def g(d, k):\n    d[k] = 1", "_hkey_"),
         ("def g(d, k):\n    del d[k]", "_hkey_"),
