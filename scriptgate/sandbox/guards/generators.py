@@ -17,7 +17,8 @@ asyncio's or trio's ``sys.set_asyncgen_hooks`` never learn of it. In a session t
 still alive at a run's end are held (:attr:`ScriptGenerators.kept`) until a later run drops
 them or the session is closed, so the host's collector never finalizes one between runs.
 
-Sits in ``guards/`` next to the budget; imports only the constants. It must not import the
+Sits in ``guards/`` next to the budget; imports only the constants and ``guards.ticking`` (the
+bottom). It must not import the
 engine, the world or anything above ``guards/``.
 """
 
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptgate.sandbox.guards.constants import FILENAME
+from scriptgate.sandbox.guards.ticking import READ_EVERY, TICK_STEPS, run_charge
 
 __all__ = [
     "CLEANUP_GRACE",
@@ -230,16 +232,26 @@ def delegate(value: Any) -> Any:
     may be a C callable that never ticks (``C.close = text.split``), run by the host's
     collector after the run (eighth attack F01/F02). A script's iterator classes keep their
     ``__next__``; only their ``close``/``throw`` are not called through ``yield from``.
+    The host generator charges the run every :data:`~guards.ticking.READ_EVERY` items: the
+    outer generator's frame runs no tick while it delegates, and C consumers trust a
+    script generator to tick (findings15 E01: ``all(g())`` of ``yield from range(1,
+    10**8)`` ran 8.6 s past a 1 s deadline).
     """
     if type(value) is types.GeneratorType:
         return value
-    return _read_through(iter(value))
+    return _read_through(iter(value), run_charge())
 
 
-def _read_through(iterator: Any) -> Any:
+def _read_through(iterator: Any, charge: Callable[[Any], Any] | None) -> Any:
+    count = 0
     while True:
         try:
             item = next(iterator)
         except StopIteration as stop:
             return stop.value
+        if charge is not None:
+            count += 1
+            if count >= READ_EVERY:
+                count = 0
+                charge(TICK_STEPS)  # the run's full periodic check (findings15 E01)
         yield item

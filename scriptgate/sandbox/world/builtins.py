@@ -69,6 +69,7 @@ from scriptgate.sandbox.guards.ticking import (
     TickedFilter,
     TickedMap,
     pieced_sum,
+    read_ticked,
     ticked,
     ticks_itself,
 )
@@ -227,10 +228,11 @@ def make_builtins(
         return _selected(_b.max, one_or_many(values), kwargs, charge)
 
     def any_(iterable: Any, /) -> bool:
-        return _b.any(charge(iterable))
+        # C reads a range or an iterator whole: in ticked pieces (findings15 E01)
+        return _b.any(read_ticked(charge(iterable), charge))
 
     def all_(iterable: Any, /) -> bool:
-        return _b.all(charge(iterable))
+        return _b.all(read_ticked(charge(iterable), charge))
 
     def enumerate_(iterable: Any, start: int = 0) -> Any:
         return _b.enumerate(charge(iterable), start)

@@ -2,7 +2,10 @@
 
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. The infinite iterators tick per item so a
-limit can stop them; ``groupby`` checks each key it compares (dagguard). ``tee`` is
+limit can stop them; ``groupby`` checks each key it compares (dagguard). The members
+that read many input items per item they yield (``dropwhile``/``filterfalse`` skipping,
+``compress`` over false selectors, ``islice`` skipping to its start, ``batched`` filling
+a batch) read that input in ticked pieces too (findings15 E01). ``tee`` is
 the sandbox's own: at most :data:`MAX_TEE` branches, and every item buffered for a
 lagging branch is charged to the memory budget (at most :data:`MAX_TEE_BUFFER` items).
 """
@@ -17,6 +20,7 @@ from typing import Any
 from scriptgate.sandbox.guards.comparisons import SCALARS, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked, guarded_add
+from scriptgate.sandbox.guards.ticking import read_ticked, ticked, ticks_itself
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -163,12 +167,43 @@ def build(run: RunWorld) -> dict[str, Any]:
     def tee(iterable: Any, n: Any = 2) -> tuple[Iterator[Any], ...]:
         return _tee(charge, ticking, iterable, n)
 
+    # findings15 E01: the output ticks, but one output item of these may read the whole
+    # input in C (next(dropwhile(str, range(3*10**7))) ran 27 s under a 2 s deadline):
+    # that input is read in ticked pieces (a host predicate) or READ_EVERY ones (no call)
+    def read(iterable: Any) -> Any:
+        return read_ticked(charge(iterable), charge)
+
+    def tested(func: Any, iterable: Any) -> Any:
+        if func is None:
+            return read(iterable)  # filterfalse(None, x): a truth test per item, in C
+        if ticks_itself(func):
+            return charge(iterable)  # the script's own predicate ticks at every call
+        return ticked(charge(iterable), charge)  # a host predicate: as map() reads
+
+    def skipping(real: Any) -> Any:
+        def wrapper(func: Any, iterable: Any) -> Iterator[Any]:
+            return ticking(real(func, tested(func, iterable)))
+
+        wrapper.__name__ = real.__name__
+        return wrapper
+
+    def compress(data: Any, selectors: Any) -> Iterator[Any]:
+        # each step reads one of each: the selectors' pieces bound the data's reads too
+        fed = charge(data)
+        return ticking(itertools.compress(fed, read(selectors)))
+
+    def islice(iterable: Any, *args: Any) -> Iterator[Any]:
+        return ticking(itertools.islice(read(iterable), *args))
+
+    def batched(iterable: Any, n: int) -> Iterator[tuple[Any, ...]]:
+        return ticking(_batched(read(iterable), n))
+
     return {
         "count": run.lazy(itertools.count),
         "cycle": run.lazy_first(itertools.cycle),
         "repeat": repeat,
         "chain": chain,
-        "islice": run.lazy_first(itertools.islice),
+        "islice": islice,
         "accumulate": accumulate,
         "groupby": groupby,
         "product": product,
@@ -180,10 +215,10 @@ def build(run: RunWorld) -> dict[str, Any]:
         "zip_longest": run.lazy_over(itertools.zip_longest),
         "starmap": run.lazy_second(itertools.starmap),
         "takewhile": run.lazy_second(itertools.takewhile),
-        "dropwhile": run.lazy_second(itertools.dropwhile),
-        "compress": run.lazy_over(itertools.compress),
+        "dropwhile": skipping(itertools.dropwhile),
+        "compress": compress,
         "pairwise": run.lazy_first(itertools.pairwise),
-        "filterfalse": run.lazy_second(itertools.filterfalse),
-        "batched": run.lazy_first(_batched),
+        "filterfalse": skipping(itertools.filterfalse),
+        "batched": batched,
         "tee": tee,
     }

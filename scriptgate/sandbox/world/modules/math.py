@@ -3,7 +3,8 @@
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. Products, ``lcm`` and ``gcd`` of many ints are
 one C call whose steps grow with the result (``math.lcm(*range(1, 200000))`` ran
-11 s unchecked): they are reduced pairwise, every item ticking.
+11 s unchecked): they are reduced pairwise, every item ticking. ``fsum`` reads its
+input in ticked pieces (findings15 E01: ``fsum(range(10**8))`` is one C loop).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.int_work import check_gcd, guarded_isqrt
+from scriptgate.sandbox.guards.ticking import read_ticked
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -72,7 +74,8 @@ def build(run: RunWorld) -> dict[str, Any]:
     charge, ticking = run.charge, run.ticking
     return {
         **{name: getattr(math, name) for name in MEMBERS},
-        "fsum": lambda data: math.fsum(charge(data)),
+        # findings15 E01: a range is charged its length up front, one deadline check
+        "fsum": lambda data: math.fsum(read_ticked(charge(data), charge)),
         "prod": lambda data, *, start=1: functools.reduce(
             _mul_checked, ticking(iter(charge(data))), start
         ),
