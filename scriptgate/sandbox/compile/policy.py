@@ -1019,6 +1019,41 @@ class ScriptPolicy(LinearTransformer):
 
     # -- operators --------------------------------------------------------------
 
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        """``+x`` and ``-x`` of what may be a ``Counter`` go through ``_pos_``/``_neg_``.
+
+        ``Counter``'s unary operators are host-Python loops over it with no tick inside
+        (findings15 E05: ``+c`` of 300,000 items x 100 ran 4.6 s past 1 s). A proven number
+        (``-1``, ``-i`` of a range loop) keeps the plain operator; elsewhere an inline test
+        keeps ints and floats on it (``-x if type(x) is int or float else _neg_(x)``).
+        """
+        op = type(node.op)
+        if (op is not ast.UAdd and op is not ast.USub) or self._proves_number(node.operand):
+            return self.node_contents_visit(node)
+        inline = self._can_bind(node)
+        node = self.node_contents_visit(node)
+        guard = "_pos_" if op is ast.UAdd else "_neg_"
+        if not inline:
+            return _call(guard, [node.operand], node)
+        a_bind, a = self._operand(node.operand, node, reuse=True)
+        test = ast.BoolOp(
+            op=ast.And(),
+            values=[
+                ast.Compare(
+                    left=_baked_type(a_bind, node),
+                    ops=[ast.IsNot()],
+                    comparators=[_baked("int", node)],
+                ),
+                ast.Compare(
+                    left=_baked_type(a, node),
+                    ops=[ast.IsNot()],
+                    comparators=[_baked("float", node)],
+                ),
+            ],
+        )
+        fast = ast.UnaryOp(op=node.op, operand=a)
+        return self._ifexp(test, _call(guard, [a], node), fast, node)
+
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         """``*``, ``**``, ``<<``, ``%``, ``//`` and ``+`` go through size-checking guards.
 

@@ -168,6 +168,9 @@ from scriptgate.sandbox.guards.ticking import (
     TICK_STEPS,
     budget_first,
     check_budget,
+    counter_work,
+    guarded_neg,
+    guarded_pos,
     ticked,
 )
 
@@ -928,6 +931,20 @@ def _charge_table(value: Any) -> None:
         charge_copy(value)
 
 
+def _table_work(a: Any, b: Any) -> None:
+    """The budget checked before an operator over a table (charged for a ``Counter``'s loop).
+
+    ``Counter``'s ``- | & ^`` are host-Python loops over both operands (:func:`counter_work`,
+    findings15 E05); ``OrderedDict | OrderedDict`` or ``set | set`` of 300,000 items is
+    milliseconds of C, of which a loop of 100 ran 8.8 s past a 1 s deadline: from
+    :data:`LARGE_INPUT` items the budget is checked first.
+    """
+    if isinstance(a, collections.Counter) or isinstance(b, collections.Counter):
+        counter_work(a, b)
+    elif base_len(a, 0) + base_len(b, 0) >= LARGE_INPUT:
+        check_budget()
+
+
 def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``a op b`` for ``&``, ``|``, ``^``, ``-`` (and ``&=``…), bounded when sets are involved.
 
@@ -952,11 +969,17 @@ def guarded_set_operator(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             _charge_table(a)  # the result's table, before C builds it (findings14 C03)
         if right:
             _charge_table(b)
+        if left or right:
+            _table_work(a, b)
         if left and right:
             _checked_elements(a if base_len(a) <= base_len(b) else b)
         elif left or right:
             other = b if left else a
             kind = type(other)
+            if vars(kind).get(ITEM_WRITABLE_MARK):
+                # a stand-in that checks what it holds at every use (ChainMap): its own
+                # operators answer (`ChainMap(d) | {}` became `list | dict`, a TypeError)
+                return op(a, b)
             if kind not in _SCALARS and kind is not str and hasattr(kind, "__iter__"):
                 # hashed into a set by the operator: read once, here, in ticked pieces
                 # with its growth read (findings7 F10: {}.keys() | iter(range(3*10**7))
@@ -1693,6 +1716,8 @@ _STATIC_GUARDS: dict[str, Any] = {
     "_or_": guarded_set_operator(operator.or_),
     "_xor_": guarded_set_operator(operator.xor),
     "_sub_": guarded_set_operator(operator.sub),
+    "_pos_": guarded_pos,  # `+c`, `-c` of a Counter: host-Python loops (findings15 E05)
+    "_neg_": guarded_neg,
     "_cmpok_": dagguard.compare_ok,
     "_inok_": dagguard.contains_ok,
     "_in_": dagguard.searched,

@@ -34,7 +34,13 @@ from scriptgate.sandbox.guards.constants import TICK_CHUNK as _TICK_CHUNK
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import charge_copy
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
-from scriptgate.sandbox.guards.ticking import LARGE_INPUT, check_budget, ticked, ticks_itself
+from scriptgate.sandbox.guards.ticking import (
+    LARGE_INPUT,
+    check_budget,
+    counter_work,
+    ticked,
+    ticks_itself,
+)
 
 _chain_from_iterable = itertools.chain.from_iterable
 
@@ -207,6 +213,10 @@ def _fed_keys_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
 
 def _fed_counter_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # Counter's update/subtract hash the items of an iterable (a mapping's keys were hashed)
+    if args and isinstance(args[0], dict):
+        # ... and loop over a mapping's items in host Python, which a small receiver's
+        # attribute read did not check (findings15 E05: Counter().subtract(big) x 100)
+        counter_work(getattr(method, "__self__", None), args[0])
     if args and type(args[0]) not in _NO_FEED:
         return method(fed(args[0], "counter"), *args[1:], **kwargs)
     return method(*args, **kwargs)
@@ -214,6 +224,8 @@ def _fed_counter_call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> 
 
 def _fed_unbound_call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # a class's plain function: Counter.update(counter, xs), the input comes second
+    if len(args) > 1 and isinstance(args[1], dict):
+        counter_work(*args[:2])  # a mapping's items: a host-Python loop (findings15 E05)
     if len(args) > 1 and type(args[1]) not in _NO_FEED:
         return function(args[0], fed(args[1], "counter"), *args[2:], **kwargs)
     return function(*args, **kwargs)

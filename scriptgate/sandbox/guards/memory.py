@@ -1,7 +1,7 @@
 """In-process memory accounting: the run's memory budget and the growth guards.
 
-Part of ``guards/`` (memory): imports only :mod:`.constants`, :mod:`.errors` and
-:mod:`.lengths`; the
+Part of ``guards/`` (memory): imports only :mod:`.constants`, :mod:`.errors`,
+:mod:`.lengths` and :mod:`.ticking`; the
 compiler uses its :class:`NumericNames`. Must not import anything above it.
 
 Process isolation caps a worker's memory with ``RLIMIT_AS``; an in-process run
@@ -91,6 +91,7 @@ from scriptgate.sandbox.guards.lengths import (
     is_wide_text,
     sequence_len,
 )
+from scriptgate.sandbox.guards.ticking import counter_work
 
 __all__ = [
     "CHECK_FROM",
@@ -485,6 +486,7 @@ def guarded_add(a: Any, b: Any) -> Any:
     elif isinstance(a, _TABLES) and isinstance(b, _TABLES):
         charge_copy(a)  # Counter + Counter: a new table of both (findings14 C03)
         charge_copy(b)
+        counter_work(a, b)  # ... made by a host-Python loop over both (findings15 E05)
     return a + b
 
 
@@ -508,6 +510,8 @@ def guarded_iadd(a: Any, b: Any) -> Any:
         b = guarded_star(b, f"{type(a).__name__} += of this iterable")
     if sequence_len(a) > CHECK_FROM or sequence_len(b) > CHECK_FROM:
         _check_concat(a, b, in_place=True)  # x += s: each character a new object
+    elif isinstance(a, _TABLES):
+        counter_work(a, b)  # Counter += Counter: a host-Python loop (findings15 E05)
     a += b
     return a
 

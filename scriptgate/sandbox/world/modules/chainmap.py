@@ -215,6 +215,14 @@ class ChainMap:
         made.update(other)
         return made
 
+    def __ror__(self, other: Any) -> Any:
+        if not isinstance(other, dict):
+            return NotImplemented
+        charge_copy(other)
+        made = dict(other)  # `{...} | cm`: the dict's pairs, then the chain's (as Python's)
+        made.update(self._items())
+        return ChainMap(made)
+
     def __ior__(self, other: Any) -> Any:
         if not isinstance(other, (dict, ChainMap)):
             return NotImplemented

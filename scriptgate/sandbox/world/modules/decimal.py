@@ -15,7 +15,12 @@ values are exact, so ``int(Decimal('1e999999'))`` ran for minutes. Here:
 - a constructed value has at most :data:`MAX_DIGITS` digits and an exponent within
   ``±MAX_EXPONENT``; ``int()``, ``round()``, ``math.floor``/``ceil`` and
   ``as_integer_ratio`` of a value above ``10**MAX_INT_DIGITS`` are refused (the int
-  conversion is quadratic).
+  conversion is quadratic);
+- an int operand of an operator, a comparison or a method (``d == x``, ``d + x``,
+  ``d.compare(x)``, also reflected: ``x in [d]``, ``x < d``) and a ``Fraction``'s numerator
+  and denominator in a comparison are at most :data:`MAX_INT_OPERAND_BITS` bits, the bound of
+  ``Decimal(x)``: C converts such an operand to a Decimal in quadratic time first (findings15
+  E07: ``1 << 999_000 in [Decimal(1)] * 20`` ran 27.7 s past a 2 s deadline).
 
 Out of reach: ``Context.traps``/``flags`` (C mappings of the host; set traps with the
 ``Context(traps=[...])`` constructor instead), ``DefaultContext``/``BasicContext``.
@@ -24,6 +29,7 @@ Out of reach: ``Context.traps``/``flags`` (C mappings of the host; set traps wit
 from __future__ import annotations
 
 import decimal
+import fractions
 from typing import Any
 
 from scriptgate.sandbox.guards.boundary import HOLDABLE_MARK
@@ -37,6 +43,7 @@ __all__ = [
     "MAX_DIGITS",
     "MAX_EXPONENT",
     "MAX_INT_DIGITS",
+    "MAX_INT_OPERAND_BITS",
     "MAX_PREC",
     "MEMBERS",
     "NAME",
@@ -52,6 +59,9 @@ MAX_DIGITS = 10_000
 """The most digits a constructed ``Decimal`` may have."""
 MAX_INT_DIGITS = 10_000
 """``int(d)`` and friends are refused for values at or above ``10**MAX_INT_DIGITS``."""
+MAX_INT_OPERAND_BITS = int(MAX_DIGITS * 3.33)
+"""The most bits of an int a ``Decimal`` is made from or computes or compares with (about
+:data:`MAX_DIGITS` digits: C converts the int in time quadratic in its size)."""
 
 _SIGNALS = (
     "DecimalException", "InvalidOperation", "DivisionByZero", "Overflow", "Underflow",
@@ -83,6 +93,33 @@ def _int_bound(value: Any) -> Any:
     return value
 
 
+_FRACTION = fractions.Fraction
+_numerator = _FRACTION.numerator.__get__  # the stored value (no subclass property answers)
+_denominator = _FRACTION.denominator.__get__
+
+
+def _refuse_int_operand(bits: int) -> None:
+    refuse_size(
+        f"a Decimal operation with an int of {bits} bits is refused in the sandbox (at most "
+        f"{MAX_INT_OPERAND_BITS} bits, about {MAX_DIGITS} digits: converting it is quadratic); "
+        "compare or compute with ints instead, or scale the int down first"
+    )
+
+
+def _bounded_operand(value: Any) -> Any:
+    """``value`` unless it is an int (or a ``Fraction`` with a numerator or denominator)
+    above :data:`MAX_INT_OPERAND_BITS` bits, which C would convert in quadratic time."""
+    if isinstance(value, int):
+        bits = int.bit_length(value)
+        if bits > MAX_INT_OPERAND_BITS:
+            _refuse_int_operand(bits)
+    elif isinstance(value, _FRACTION):
+        bits = max(int.bit_length(_numerator(value)), int.bit_length(_denominator(value)))
+        if bits > MAX_INT_OPERAND_BITS:
+            _refuse_int_operand(bits)
+    return value
+
+
 def _checked(value: Any) -> Any:
     """A plain ``decimal.Decimal`` for ``value`` if it is within the sandbox's bounds."""
     # a str/int/list/tuple subclass is measured and used as the exact value it holds
@@ -92,7 +129,7 @@ def _checked(value: Any) -> Any:
         value = int.__index__(value)
     if isinstance(value, str) and len(value) > MAX_DIGITS + 64:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
-    if isinstance(value, int) and value.bit_length() > MAX_DIGITS * 3.33:
+    if isinstance(value, int) and value.bit_length() > MAX_INT_OPERAND_BITS:
         refuse_size(f"a Decimal of more than {MAX_DIGITS} digits is refused in the sandbox")
     if isinstance(value, list | tuple) and len(value) == 3:
         value = (value[0], exact_copy(value[1]), value[2])
@@ -297,6 +334,8 @@ def _method(name: str) -> Any:
             if given is not None and type(given) is not Context:
                 raise TypeError("context must be a decimal Context")
             kwargs["context"] = given._real if given is not None else real
+        for value in (*args, *kwargs.values()):
+            _bounded_operand(value)  # d.compare(1 << 999_000) (findings15 E07)
         try:
             return _lift(type(self), real_method(self, *args, **kwargs))
         except decimal.Overflow:
@@ -322,6 +361,9 @@ def _binary(op: str, reflected: bool) -> Any:
     def operator(self: Any, other: Any, modulo: Any = None) -> Any:
         if not _operand(other):
             return NotImplemented
+        _bounded_operand(other)  # d + (1 << 999_000), also reflected (findings15 E07)
+        if modulo is not None:
+            _bounded_operand(modulo)
         real = type(self)._state.current._real
         compute = getattr(real, op)
         a, b = (other, self) if reflected else (self, other)
@@ -333,6 +375,18 @@ def _binary(op: str, reflected: bool) -> Any:
             raise _clear_overflow(real) from None
 
     return operator
+
+
+def _comparison(name: str) -> Any:
+    real_compare = getattr(_BASE, name)
+
+    def compare(self: Any, other: Any) -> Any:
+        # `1 << 999_000 in [d] * 20`: int.__eq__ answers NotImplemented, then this runs
+        # and C would convert the int (findings15 E07)
+        return real_compare(self, _bounded_operand(other))
+
+    compare.__name__ = name
+    return compare
 
 
 def _unary(op: str) -> Any:
@@ -351,6 +405,8 @@ for _short, _op in _OPERATORS.items():
     setattr(_BoundedDecimal, f"__r{_short}__", _binary(_op, True))
 for _dunder, _op in _UNARY.items():
     setattr(_BoundedDecimal, _dunder, _unary(_op))
+for _dunder in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(_BoundedDecimal, _dunder, _comparison(_dunder))
 _BoundedDecimal.real = property(lambda self: self)  # type: ignore[assignment]
 _BoundedDecimal.imag = property(lambda self: type(self)(0))  # type: ignore[assignment]
 

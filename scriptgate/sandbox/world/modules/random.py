@@ -2,10 +2,17 @@
 
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. ``seed`` takes scalars only.
+
+``shuffle``, ``sample`` and ``choices`` are host-Python loops over their items: each checks
+the run's budget and charges its items first, and ``shuffle`` runs CPython 3.11's own
+Fisher-Yates loop (the same ``_randbelow`` calls, so the same order for the same seed) and
+``choices`` its draws in pieces of :data:`DRAW_PIECE` with a budget check between two
+(findings15 E06).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -13,6 +20,7 @@ from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked
+from scriptgate.sandbox.guards.ticking import charge_host_loop
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -28,7 +36,11 @@ MAX_RANDBITS = 1_000_000
 """The most bits ``getrandbits`` draws (the sandbox's int size bound)."""
 MAX_DRAWS = 1_000_000
 """Most items ``shuffle``, ``sample`` and ``choices`` handle in one call: each is one host
-loop per item that no deadline check interrupts (about 0.5 s at this bound)."""
+loop per item (about 0.5 s at this bound); each call checks the budget first."""
+DRAW_PIECE = 1 << 14
+"""Swaps ``shuffle`` makes (draws ``choices`` makes) between two budget checks (about
+10 ms): one shuffle of a million items was 0.6-0.9 s of host Python with no check inside,
+and 50 of them ran 43.5 s past a 1 s deadline (findings15 E06)."""
 
 
 def _sized(population: Any) -> Any:
@@ -94,7 +106,28 @@ class Random:
             )
         if type(k) is int and k > 0:
             charge_bytes(8 * k)  # the result list, before it is built
+            if k > DRAW_PIECE:
+                return self._pieced_choices(population, weights, cum_weights, k)
+            charge_host_loop(k)  # a host-Python loop of k draws (findings15 E06)
         return self._rng.choices(population, weights, cum_weights=cum_weights, k=k)
+
+    def _pieced_choices(self, population: Any, weights: Any, cum_weights: Any, k: int) -> list[Any]:
+        # a million draws were about a second of host Python with no check inside
+        # (findings15 E06); each draw is one random() (and a bisect of the same cumulative
+        # weights, made once here as the real choices makes them), so pieces of draws
+        # give the list one call gives, and its errors
+        if weights is not None and cum_weights is None:
+            try:
+                cum_weights = list(itertools.accumulate(weights))
+            except TypeError:
+                return self._rng.choices(population, weights, k=k)  # its own message
+            weights = None
+        drawn: list[Any] = []
+        while len(drawn) < k:
+            piece = min(DRAW_PIECE, k - len(drawn))
+            charge_host_loop(piece)
+            drawn += self._rng.choices(population, weights, cum_weights=cum_weights, k=piece)
+        return drawn
 
     def sample(self, population: Any, k: int, *, counts: Any = None) -> list[Any]:
         """``k`` distinct items (the population is copied, as the real one does)."""
@@ -116,6 +149,7 @@ class Random:
             )
         if type(k) is int and 0 < k <= n:
             charge_bytes(8 * (k + n))  # the result and the pool the real sample copies
+            charge_host_loop(k)  # a host-Python loop of k draws (findings15 E06)
         return self._rng.sample(pool, k, counts=counts)
 
     def shuffle(self, x: list[Any]) -> None:
@@ -125,7 +159,18 @@ class Random:
                 f"random.shuffle of {base_len(x, 0)} items refused: at most {MAX_DRAWS} in one call "
                 "(shuffle a list of indices you need, or use random.sample)"
             )
-        self._rng.shuffle(x)
+        # CPython 3.11's Random.shuffle, in pieces: the same swaps from the same
+        # _randbelow calls (the same order as plain Python for the same seed), with the
+        # budget checked and charged before each piece (findings15 E06)
+        randbelow = self._rng._randbelow  # type: ignore[attr-defined]  # (untyped in typeshed)
+        i = len(x) - 1
+        while i > 0:
+            stop = max(0, i - DRAW_PIECE)
+            charge_host_loop(i - stop)
+            for at in range(i, stop, -1):
+                j = randbelow(at + 1)
+                x[at], x[j] = x[j], x[at]
+            i = stop
 
     def getrandbits(self, k: int) -> int:
         """An int of ``k`` random bits (at most :data:`MAX_RANDBITS`)."""
