@@ -23,6 +23,9 @@ tokens, lone surrogates, C1 controls, bidirectional controls and the line
 separators U+2028/U+2029 escaped as ``\\uXXXX`` (so the line is valid UTF-8 and
 cannot rearrange a terminal), other characters as themselves.
 
+:func:`finite_floats` replaces only the non-finite floats of JSON data by the same
+description (``ScriptResult.to_json()``: everything else is kept as it is).
+
 This module owns no I/O and imports nothing from the rest of scriptgate.
 """
 
@@ -34,7 +37,14 @@ import math
 import re
 from typing import Any
 
-__all__ = ["bounded", "canonical_bytes", "digest", "dumps_line", "escape_unsafe"]
+__all__ = [
+    "bounded",
+    "canonical_bytes",
+    "digest",
+    "dumps_line",
+    "escape_unsafe",
+    "finite_floats",
+]
 
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000
@@ -136,8 +146,7 @@ class _Walk:
         if isinstance(value, float):
             if math.isfinite(value):
                 return float(value)
-            text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-            return self.describe(path, {"type": "float", "value": text})
+            return self.describe(path, _float_description(value))
         if isinstance(value, dict | list | tuple):
             size = len(value)
             if depth >= MAX_DEPTH or size > MAX_ITEMS or self.nodes + size > _NODE_BUDGET:
@@ -157,6 +166,48 @@ class _Walk:
                 return out
             return [self.convert(item, f"{path}/{i}", depth + 1) for i, item in enumerate(value)]
         return self.describe(path, {"type": type(value).__name__, "sha256": digest(value)[7:]})
+
+
+def _float_description(value: float) -> dict[str, Any]:
+    text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return {"type": "float", "value": text}
+
+
+def finite_floats(value: Any) -> Any:
+    """``value`` (JSON data) with each NaN/infinity as ``{"type": "float", "value": "NaN"}``.
+
+    Nothing else changes, and ``value`` itself is returned when it holds none (no copy);
+    a container holding one is copied along its path only. ``json.dumps(..., allow_nan=False)``
+    accepts the result (findings15 E08: a script's last ``float('nan')`` made
+    ``ScriptResult.to_json()`` unwritable as strict JSON).
+    """
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else _float_description(value)
+    if kind is list:
+        copy: list[Any] | None = None
+        for index, item in enumerate(value):
+            if type(item) in _WALKED:
+                new = finite_floats(item)
+                if new is not item:
+                    if copy is None:
+                        copy = list(value)
+                    copy[index] = new
+        return value if copy is None else copy
+    if kind is dict:
+        changed: dict[str, Any] | None = None
+        for key, item in value.items():
+            if type(item) in _WALKED:
+                new = finite_floats(item)
+                if new is not item:
+                    if changed is None:
+                        changed = dict(value)
+                    changed[key] = new
+        return value if changed is None else changed
+    return value
+
+
+_WALKED = frozenset({float, list, dict})
 
 
 def _pointer(key: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -45,7 +46,11 @@ __all__ = [
     "ToolSpec",
     "huge_int_path",
     "json_copy",
+    "json_nodes",
+    "json_text",
+    "too_many_nodes",
     "tool_specs",
+    "value_node_caps",
 ]
 
 MAX_JSON_DEPTH = 200
@@ -236,8 +241,71 @@ def slot_setters(cls: type[Any]) -> list[Callable[[Any, Any], None]]:
 
 def json_size(value: Any) -> int:
     """Bytes of the compact UTF-8 JSON encoding of ``value`` (a :func:`json_copy` result)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-    return len(text.encode("utf-8", "surrogatepass"))
+    return len(json_text(value).encode("utf-8", "surrogatepass"))
+
+
+def json_text(value: Any) -> str:
+    """The compact JSON text of ``value`` (a :func:`json_copy` result), as the worker sends it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
+
+
+# --- how many objects a script's value may hold (findings15 E09) --------------------------
+# ``max_result_bytes`` bounds a value's JSON text, not what decoding it makes: ``[{}] * 1.5M``
+# is 4.5 MB of text and 1.5 million dicts (about 110 MB) in the process that decodes it (the
+# parent, in process isolation) or copies it (the host, in-process). Each container of a
+# value is therefore weighed as 100 bytes of the limit and each value as 20: 100,000
+# containers and 500,000 values at the default 10 MB, so that what a decode makes stays
+# within a few times the limit. The same rule in both modes (the worker's engine applies it;
+# the parent refuses a frame over it before decoding it).
+CONTAINER_BYTES = 100
+"""Bytes of ``max_result_bytes`` one container (list, dict) of the script's value weighs."""
+ITEM_BYTES = 20
+"""Bytes of ``max_result_bytes`` one value (an item of a list, an entry of a dict) weighs."""
+JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+"""A JSON string token (stripped before brackets and commas are counted)."""
+
+
+def value_node_caps(max_result_bytes: int | None) -> tuple[int, int] | None:
+    """The most containers and values a script's value may hold (``None``: no limit)."""
+    if max_result_bytes is None:
+        return None
+    return max_result_bytes // CONTAINER_BYTES, max_result_bytes // ITEM_BYTES
+
+
+def json_nodes(text: str, caps: tuple[int, int] | None = None) -> tuple[int, int]:
+    """``(containers, values)`` of compact JSON ``text``: its brackets and commas + 1.
+
+    Counted at C speed; strings are left out (a comma in a string is no value) only when
+    the raw counts pass ``caps``, so the count is exact where it decides.
+    """
+    containers = text.count("[") + text.count("{")
+    items = text.count(",") + 1
+    if caps is not None and (containers > caps[0] or items > caps[1]):
+        bare = JSON_STRING.sub("", text)
+        containers = bare.count("[") + bare.count("{")
+        items = bare.count(",") + 1
+    return containers, items
+
+
+def too_many_nodes(text: str, max_result_bytes: int | None) -> str | None:
+    """Why the script's value of JSON ``text`` is refused for its object count, or ``None``."""
+    caps = value_node_caps(max_result_bytes)
+    if caps is None:
+        return None
+    containers, items = json_nodes(text, caps)
+    if containers > caps[0]:
+        return (
+            f"The script's value holds {containers:,} lists and dicts, more than the "
+            f"{caps[0]:,} its limit of {max_result_bytes} bytes allows "
+            f"({CONTAINER_BYTES} bytes each)"
+        )
+    if items > caps[1]:
+        return (
+            f"The script's value holds {items:,} values, more than the "
+            f"{caps[1]:,} its limit of {max_result_bytes} bytes allows "
+            f"({ITEM_BYTES} bytes each)"
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,9 +113,10 @@ from scriptgate.sandbox.bridge import (
     ToolSpec,
     huge_int_path,
     json_copy,
-    json_size,
+    json_text,
     slot_setters,
     small_flat,
+    too_many_nodes,
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.compile.deadline import CompileClock
@@ -133,7 +134,7 @@ from scriptgate.sandbox.guards.generators import (
     is_async_generator,
 )
 from scriptgate.sandbox.guards.sizes import check_arguments, exception_text, result_too_large
-from scriptgate.sandbox.lastvalue import render_last_value
+from scriptgate.sandbox.lastvalue import IntTooLongForText, render_last_value
 from scriptgate.sandbox.loopyields import CheckedAwait
 from scriptgate.sandbox.naming import to_identifier
 from scriptgate.sandbox.records import arguments_size, record_arguments
@@ -1502,7 +1503,12 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         # a set, a date, int keys, an instance: rendered as JSON where obvious, a
         # placeholder otherwise, with a note in the output (never a failed run after
         # all its work; test_last_value_*)
-        rendered, note = render_last_value(payload)
+        try:
+            rendered, note = render_last_value(payload)
+        except IntTooLongForText:
+            # a dict key (or a Fraction) holding an int past the int-to-text limit: the
+            # error a bare such int gives, not a host traceback (findings15 E08)
+            return _int_too_long(output, calls, wall_time)
         try:
             value = json_copy(rendered, what="the script's value")
         except NotJSONError as exc:
@@ -1523,19 +1529,20 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         or (type(value) is str and (cap is None or len(value) * 4 <= cap))
     ):
         try:
-            size = json_size(value)
+            text = json_text(value)
         except ValueError:
             # an int longer than Python's int-to-text limit: the value has no JSON text,
             # and process isolation could not send it (test_limits_value_with_an_int_too_long_for_text)
+            return _int_too_long(output, calls, wall_time)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        too_many = None if cap is None or size > cap else too_many_nodes(text, cap)
+        if too_many is not None:
+            # a value whose decode (the parent's, in process isolation) or copy makes far
+            # more than its bytes, [{}] * 1_500_000: refused in both modes (findings15 E09)
             return ScriptResult(
                 ok=False,
                 output=output,
-                error=ScriptError(
-                    "runtime",
-                    "ValueError",
-                    "The script's value holds an int too long to convert to text "
-                    f"(more than {sys.get_int_max_str_digits()} digits)",
-                ),
+                error=ScriptError("limit", "LimitExceeded", too_many),
                 calls=calls,
                 wall_time=wall_time,
             )
@@ -1552,6 +1559,22 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
                 wall_time=wall_time,
             )
     return _ok_result(value, output, calls, wall_time)
+
+
+def _int_too_long(output: str, calls: tuple[CallRecord, ...], wall: float) -> ScriptResult:
+    """The failed run of a last value holding an int that has no text (no JSON either)."""
+    return ScriptResult(
+        ok=False,
+        output=output,
+        error=ScriptError(
+            "runtime",
+            "ValueError",
+            "The script's value holds an int too long to convert to text "
+            f"(more than {sys.get_int_max_str_digits()} digits)",
+        ),
+        calls=calls,
+        wall_time=wall,
+    )
 
 
 def _ok_result(value: Any, output: str, calls: tuple[CallRecord, ...], wall: float) -> ScriptResult:

@@ -23,6 +23,10 @@ The rules (what the model sees, also in the README):
   through a property or ``__getattr__`` of the script);
 - anything else becomes ``"<TypeName object>"``, and the note names what
   was replaced.
+
+A dict key (an int, a tuple of them) or a ``Fraction``/``range``/``slice`` whose text would
+hold an int longer than Python's int-to-text limit raises :class:`IntTooLongForText`, which
+the engine turns into the error a bare int that long gives (findings15 E08).
 """
 
 from __future__ import annotations
@@ -30,10 +34,16 @@ from __future__ import annotations
 import contextlib
 import datetime
 import enum
+import sys
 import types
 from typing import Any
 
-__all__ = ["render_last_value"]
+__all__ = ["IntTooLongForText", "render_last_value"]
+
+
+class IntTooLongForText(ValueError):
+    """A key or ``repr`` of the last value holds an int past ``sys.get_int_max_str_digits()``."""
+
 
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 _ISO = frozenset({datetime.datetime, datetime.date, datetime.time})
@@ -88,7 +98,32 @@ def _tuple_key_fits(value: Any) -> bool | None:
     return True
 
 
+def _text(value: Any) -> str:
+    """``repr(value)`` of an exact builtin (an int, a tuple of scalars, a ``Fraction``…).
+
+    The only ``ValueError`` these raise is CPython's int-to-text limit: a
+    ``{10**5000: 1}`` key raised it out of ``run_sync`` (findings15 E08); it is the
+    script's error, as for a bare ``10**5000``.
+    """
+    try:
+        return repr(value)
+    except ValueError:
+        raise IntTooLongForText(sys.get_int_max_str_digits()) from None
+
+
 def _key(key: Any, replaced: _Notes) -> str:
+    try:
+        return _key_text(key, replaced)
+    except IntTooLongForText:
+        raise
+    except (ValueError, OverflowError):
+        # a second layer (findings15 E08): no key's text may raise out of the run
+        kind = type(key).__name__
+        replaced.append(f"a {kind} key without text")
+        return f"<{kind} key>"
+
+
+def _key_text(key: Any, replaced: _Notes) -> str:
     kind = type(key)
     if kind is str:
         return str(key)
@@ -96,14 +131,16 @@ def _key(key: Any, replaced: _Notes) -> str:
         return "null"
     if kind is bool:
         return "true" if key else "false"
-    if kind is int or kind is float:
-        return repr(key)
+    if kind is float or (kind is int and key.bit_length() <= 3 * sys.get_int_max_str_digits()):
+        return repr(key)  # (3 bits a digit: within the int-to-text limit, the common keys)
+    if kind is int:
+        return _text(key)
     if kind in _ISO:
         return str(key.isoformat())
     if kind is tuple:
         fits = _tuple_key_fits(key)
         if fits:
-            return repr(key)
+            return _text(key)
         if fits is None:
             replaced.append(
                 f"a tuple key nested over {_KEY_MAX_DEPTH} levels or of over "
@@ -148,7 +185,7 @@ def _render(value: Any, replaced: _Notes, depth: int) -> Any:
         except UnicodeDecodeError:
             return repr(bytes(value))
     elif kind in _REPR_EXACT or kind.__module__ in ("decimal", "fractions"):
-        return repr(value)
+        return _text(value)
     else:
         plain = _plain_value(value, kind)
         if plain is not _NOTHING:

@@ -2,7 +2,8 @@
 
 These records are shared by both isolation modes (in-process and process), so a
 :class:`ScriptResult` has the same shape whichever ran the script. Every field
-is plain JSON-compatible data.
+is plain JSON-compatible data, and ``to_json()`` strict JSON: a NaN or infinity of the
+value is there ``{"type": "float", "value": "NaN"}`` (``runtime.strict_json``'s rendering).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import html
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from scriptgate.runtime.strict_json import finite_floats
 
 __all__ = [
     "CallRecord",
@@ -125,10 +128,16 @@ class ScriptResult:
         return f"<pre>{html.escape(self.summary())}</pre>"
 
     def to_json(self) -> dict[str, Any]:
-        """A plain JSON object (``scriptgate run --json`` prints this)."""
+        """A plain JSON object (``scriptgate run --json`` prints this), strict JSON.
+
+        ``value`` as it is, except that a NaN or an infinity in it is described as
+        ``{"type": "float", "value": "NaN"}`` (``"Infinity"``, ``"-Infinity"``), as the audit
+        log and ``--json`` render them: the README promises plain JSON, which has no such
+        tokens (findings15 E08). :attr:`value` itself keeps the floats.
+        """
         return {
             "ok": self.ok,
-            "value": self.value,
+            "value": finite_floats(self.value),
             "output": self.output,
             "error": self.error.to_json() if self.error else None,
             "calls": [call.to_json() for call in self.calls],

@@ -11,11 +11,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
 from scriptgate.errors import ConfigurationError
-from scriptgate.sandbox.bridge import ToolReply, ToolSpec, json_size, slot_setters
+from scriptgate.sandbox.bridge import (
+    JSON_STRING,
+    ToolReply,
+    ToolSpec,
+    json_size,
+    slot_setters,
+    value_node_caps,
+)
 from scriptgate.sandbox.records import record_arguments
 from scriptgate.sandbox.result import (
     CallRecord,
@@ -55,7 +62,7 @@ class _ProtocolError(Exception):
 # An escape takes up to 6 characters of JSON for one of the text (12 for a character
 # outside the BMP when a lone surrogate makes the worker escape the whole frame).
 _OP_PREFIX = re.compile(r'\{\s*"op"\s*:\s*"([a-z]{1,16})"')
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STRING = JSON_STRING
 _ARGUMENTS_CHARS = 10_000_000  # guards.sizes.MAX_RENDER: what the engine passes (not imported)
 _SMALL_FRAME = 1 << 20  # ready, cancel, anything else: a little JSON
 _RECORD_CHARS = 4096  # a call record in a result, besides what record_arguments caps
@@ -69,6 +76,8 @@ class FrameCaps:
     chars: dict[str, int]
     containers: dict[str, int]
     output: int | None = None  # the run's max_output_chars
+    items: dict[str, int] = field(default_factory=dict)
+    """Values (commas outside strings) one frame of a kind may hold (kinds absent: any)."""
 
     @classmethod
     def of(cls, limits: Limits, max_frame: int) -> FrameCaps:
@@ -80,6 +89,10 @@ class FrameCaps:
         value_chars = max_frame if value is None else 3 * value
         records = calls * _RECORD_CHARS
         result_chars = value_chars + out_chars + 12 * (MAX_MESSAGE + MAX_TYPE) + records + 65536
+        # what the worker's engine lets a value hold (bridge.value_node_caps), plus the
+        # records: a frame over it is refused before the parent decodes it (findings15 E09)
+        nodes = value_node_caps(value)
+        value_containers, value_items = (max_frame, max_frame) if nodes is None else nodes
         return cls(
             # (a call's text is not capped below max_frame: the engine measures arguments
             # as characters of repr, and escapes make JSON text up to 12 times longer)
@@ -87,12 +100,11 @@ class FrameCaps:
             containers={
                 # each container of repr text is at least 3 characters ("[], ")
                 "call": _ARGUMENTS_CHARS // 3 + 64,
-                "result": (max_frame if value is None else value // 2)
-                + calls * _RECORD_CONTAINERS
-                + 1024,
+                "result": value_containers + calls * _RECORD_CONTAINERS + 1024,
                 "event": 8,
             },
             output=out,
+            items={"result": value_items + calls * _RECORD_CHARS + 1024},
         )
 
     def check(self, text: str) -> tuple[str, bool]:
@@ -123,6 +135,16 @@ class FrameCaps:
                 raise _ProtocolError(
                     f"a {op or 'malformed'} message holds {brackets} JSON containers, "
                     f"more than the {cap} this run's limits allow"
+                )
+        items_cap = self.items.get(op)
+        if items_cap is not None and text.count(",") > items_cap:
+            if bare is None:
+                bare = _STRING.sub("", text)
+            items = bare.count(",")
+            if items > items_cap:
+                raise _ProtocolError(
+                    f"a {op} message holds {items} JSON values, "
+                    f"more than the {items_cap} this run's limits allow"
                 )
         if brackets <= MAX_VALUE_DEPTH:
             return op, False

@@ -80,7 +80,10 @@ def _result_json(
     checking them cost each side more than a round trip's frames). A record the
     engine changed after the reply (none does today) crosses whole.
     """
-    data = dataclasses.replace(result, calls=()).to_json()
+    data = dataclasses.replace(result, calls=(), value=None).to_json()
+    # the value as it is: to_json describes a NaN for strict JSON, but the parent's
+    # ScriptResult.value keeps the float, as in-process (the wire allows NaN; findings15 E08)
+    data["value"] = result.value
     if not answered:
         data["calls"] = [
             [call.id, call.tool, call.arguments, call.status, call.duration_ms, call.error]

@@ -355,6 +355,19 @@ def test_hostile_result_frame_with_more_containers_than_its_value_may_hold_is_re
     assert result.error.kind == "limit", result.error
 
 
+def test_hostile_result_frame_with_more_values_than_its_value_may_hold_is_refused() -> None:
+    """findings15 E09: a result's values (commas outside strings) are bounded by
+    max_result_bytes before it is parsed: [0.5] * 1.5 M grew the parent by 58 MB."""
+    source = _BIG_RESULT.replace('b"[]," * n + b\'[]]', "b'0.5,' * n + b'0.5]")
+    assert source != _BIG_RESULT
+    result = _run(source, "20000", Limits(max_result_bytes=1000, max_tool_calls=1))
+    _misbehaved(result, "JSON values")
+    # under the cap: parsed, then held to max_result_bytes as ever
+    result = _run(source, "400", Limits(max_result_bytes=1000, max_tool_calls=1))
+    assert result.error is not None
+    assert result.error.kind == "limit", result.error
+
+
 def test_hostile_result_frame_brackets_inside_strings_are_not_containers() -> None:
     source = _BIG_RESULT.replace('b"[]," * n + b\'[]]', "b'\"' + b'[]' * n + b'\"]")
     assert source != _BIG_RESULT
