@@ -253,13 +253,13 @@ def json_text(value: Any) -> str:
 # ``max_result_bytes`` bounds a value's JSON text, not what decoding it makes: ``[{}] * 1.5M``
 # is 4.5 MB of text and 1.5 million dicts (about 110 MB) in the process that decodes it (the
 # parent, in process isolation) or copies it (the host, in-process). Each container of a
-# value is therefore weighed as 100 bytes of the limit and each value as 20: 100,000
-# containers and 500,000 values at the default 10 MB, so that what a decode makes stays
-# within a few times the limit. The same rule in both modes (the worker's engine applies it;
+# value is therefore weighed as 50 bytes of the limit and each value as 5: 200,000
+# containers and 2,000,000 values at the default 10 MB (a list of 600,000 small ints is
+# ordinary data), so that what a decode makes stays within about ten times the limit. The same rule in both modes (the worker's engine applies it;
 # the parent refuses a frame over it before decoding it).
-CONTAINER_BYTES = 100
+CONTAINER_BYTES = 50
 """Bytes of ``max_result_bytes`` one container (list, dict) of the script's value weighs."""
-ITEM_BYTES = 20
+ITEM_BYTES = 5
 """Bytes of ``max_result_bytes`` one value (an item of a list, an entry of a dict) weighs."""
 JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 """A JSON string token (stripped before brackets and commas are counted)."""
