@@ -11,6 +11,7 @@ import os
 import signal as signals
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -208,7 +209,8 @@ async def test_process_aclose_leaves_no_process_and_refuses_new_runs() -> None:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    runner = ProcessRunner(LIMITS, pool_size=2)
+    # a deadline far past any close: under load a 10 s one raced aclose (CI, a `limit`)
+    runner = ProcessRunner(replace(LIMITS, timeout=300), pool_size=2)
     await runner.start()
     outcome: list[ScriptResult] = []
 
