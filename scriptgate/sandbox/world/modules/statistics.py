@@ -10,6 +10,8 @@ isolation or the model-facing text. The functions that sort (``median*``,
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -18,10 +20,18 @@ from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.comparisons import items_ok
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
-from scriptgate.sandbox.guards.ticking import TickedList
+from scriptgate.sandbox.guards.ticking import TickedList, check_budget
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+__all__ = [
+    "HOLDABLE",
+    "MAX_DENOMINATOR_BITS",
+    "MAX_EXACT_BITS",
+    "MEMBERS",
+    "NAME",
+    "build",
+    "exact_bits",
+]
 
 NAME = "statistics"
 """The name a script imports."""
@@ -40,6 +50,57 @@ HOLDABLE: tuple[type, ...] = (statistics.StatisticsError, statistics.LinearRegre
 _MAX_QUANTILES = 10_000
 """Most cut points ``statistics.quantiles`` may compute in one call."""
 
+_EXACT_STATISTICS = frozenset({"mean", "variance", "pvariance", "stdev", "pstdev", "harmonic_mean"})
+"""statistics functions whose host code adds (and squares) the items as exact fractions."""
+MAX_EXACT_BITS = 1_000_000
+"""Most bits the int, ``Fraction`` and ``Decimal`` items of an exact statistic may have in all.
+
+The host's pure-Python ``_sum``/``_ss`` add the items as fractions and square the
+deviations with no deadline check: three ints of 16 M bits (``variance``) ran 35 s under a
+2 s deadline, and 1,000 Fractions of 4,000-bit distinct denominators (``mean``) grew a
+partial sum's denominator to millions of bits, 28 s (findings16 F01/F02). Floats are exact
+ratios over a power of two and weigh nothing."""
+_numerator: Callable[[Any], int] = vars(fractions.Fraction)["numerator"].fget
+_denominator: Callable[[Any], int] = vars(fractions.Fraction)["denominator"].fget
+_as_tuple = decimal.Decimal.as_tuple
+_PLAIN_NUMBERS = frozenset({int, bool})
+
+
+MAX_DENOMINATOR_BITS = 300_000
+"""Most bits the distinct ``Fraction`` denominators of an exact statistic may have in all.
+
+Adding fractions of distinct denominators grows the sum's denominator to their lcm, and
+each addition's gcd is quadratic in it: 240 denominators of 4,000 bits (960,000 in all)
+took 2.6 s in one host call."""
+
+
+def exact_bits(items: list[Any]) -> tuple[int, int]:
+    """``(bits, denominator bits)`` of ``items``' ints, Fractions and Decimals.
+
+    ``bits`` counts every int, a Fraction's numerator and denominator and a Decimal's
+    digits and exponent; ``denominator bits`` the distinct Fraction denominators (an
+    upper bound of their lcm's). Read through the base types (a script subclass's
+    methods never run); floats and anything else weigh nothing (the host converts them
+    exactly, over a power of two, or raises).
+    """
+    kinds = set(map(type, items))
+    if kinds <= _PLAIN_NUMBERS:
+        return sum(map(int.bit_length, items)), 0
+    total = 0
+    denominators: set[int] = set()
+    for item in items:
+        if isinstance(item, int):
+            total += int.bit_length(item)
+        elif isinstance(item, fractions.Fraction):
+            denominator = _denominator(item)
+            total += int.bit_length(_numerator(item)) + int.bit_length(denominator)
+            denominators.add(denominator)
+        elif isinstance(item, decimal.Decimal) and decimal.Decimal.is_finite(item):
+            _sign, digits, exponent = _as_tuple(item)
+            total += (len(digits) + abs(int(exponent))) * 10 // 3
+    return total, sum(map(int.bit_length, denominators))
+
+
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
 """statistics functions that hash every item of their data (through a Counter)."""
 _SORTING_STATISTICS = frozenset({"median", "median_low", "median_high", "quantiles"})
@@ -53,6 +114,7 @@ def build(run: RunWorld) -> dict[str, Any]:
     def eager_first(fn: Callable[..., Any]) -> Callable[..., Any]:
         hashes = fn.__name__ in _COUNTING_STATISTICS
         sorts = fn.__name__ in _SORTING_STATISTICS
+        exact = fn.__name__ in _EXACT_STATISTICS
 
         def wrapper(data: Any, *args: Any, **kwargs: Any) -> Any:
             # the copy's growth is read (F08); the host's statistics loops are pure
@@ -64,6 +126,16 @@ def build(run: RunWorld) -> dict[str, Any]:
                 # hashing bounded (guards.hashed_ok)
                 return fn(fed(list(copied), "counter"), *args, **kwargs)
             items = TickedList(copied, charge)
+            if exact:
+                check_budget()  # each call is one host computation: a loop of them stops
+                bits, denominator_bits = exact_bits(items)
+                if bits > MAX_EXACT_BITS or denominator_bits > MAX_DENOMINATOR_BITS:
+                    refuse_size(
+                        f"statistics.{fn.__name__} of numbers this large would take too long "
+                        f"for the sandbox (more than {MAX_EXACT_BITS:,} bits in all, or "
+                        f"{MAX_DENOMINATOR_BITS:,} bits of distinct Fraction denominators): use "
+                        "statistics.fmean (floats), or scale the numbers down first"
+                    )
             if sorts and len(items) > 1:
                 items_ok(items)  # median()/quantiles() sort the data (dagguard)
             if fn.__name__ == "quantiles":
