@@ -14,11 +14,21 @@ own function. Every bound reads lengths through the builtin base type and the ma
 works on exact builtin copies (:mod:`scriptgate.sandbox.guards.lengths`), so a script
 ``class S(str)`` whose ``__len__`` lies neither passes a bound nor runs inside the
 host's matching (fourth attacker's F02).
+
+The bounds cap one matching, not the matching of every block: ``get_matching_blocks``
+calls ``find_longest_match`` once per block, each up to the length product, in host
+Python (``'a' * 5000`` against ``('a' * 50 + 'b') * 98`` ran 103 s past a 1 s deadline,
+findings16 F03). The matchers here reimplement CPython 3.11's ``find_longest_match``
+with its work charged to the run and the budget checked every :data:`CHECK_WORK` inner
+steps, and the diff functions (``unified_diff``, ``context_diff``, ``ndiff``/``Differ``
+and ``get_close_matches``) are a private copy of the real module's code whose
+``SequenceMatcher`` is that ticking matcher, so every block of every diff ticks.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +36,7 @@ from typing import Any
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import base_len, builtin_base, exact_copy, exact_items
 from scriptgate.sandbox.guards.memory import charge_sequence
+from scriptgate.sandbox.guards.ticking import TICK_STEPS, run_charge
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
 __all__ = ["HOLDABLE", "MAX_WORK", "MEMBERS", "NAME", "SequenceMatcher", "build"]
@@ -84,7 +95,113 @@ def _chars(lines: Any) -> int:
     return sum(base_len(line) if isinstance(line, str) else 1 for line in lines)
 
 
-class SequenceMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+CHECK_WORK = 1 << 14
+"""Inner steps of ``find_longest_match`` (about 1-2 ms of host Python) between two checks."""
+
+_Match = difflib.Match
+
+
+class _TickingMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """The real matcher whose ``find_longest_match`` charges its work and sees the deadline.
+
+    The diff functions' own matcher (their sequences are bounded and exact already);
+    :class:`SequenceMatcher` adds the bounds for the matcher a script makes.
+    """
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> Any:
+        """Longest matching block in ``a[alo:ahi]`` and ``b[blo:bhi]`` (CPython 3.11's result)."""
+        charge = run_charge()
+        if charge is None:
+            return super().find_longest_match(alo, ahi, blo, bhi)
+        # findings16 F03: one call is up to len(a) * len(b) steps of host Python, and
+        # get_matching_blocks makes one per block: the full check on every call, then
+        # CPython 3.11's loop (same results, junk and popular elements alike) charging
+        # its inner steps every CHECK_WORK of them
+        charge(TICK_STEPS)
+        me: Any = self  # the real class's attributes (set by its set_seq1/set_seq2)
+        a, b, b2j, isbjunk = me.a, me.b, me.b2j, me.bjunk.__contains__
+        if ahi is None:
+            ahi = len(a)
+        if bhi is None:
+            bhi = len(b)
+        besti, bestj, bestsize = alo, blo, 0
+        j2len: dict[int, int] = {}
+        nothing: list[int] = []
+        work = 0
+        b2jget = b2j.get
+        for i in range(alo, ahi):
+            j2lenget = j2len.get
+            newj2len: dict[int, int] = {}
+            positions = b2jget(a[i], nothing)
+            for j in positions:
+                if j < blo:
+                    continue
+                if j >= bhi:
+                    break
+                k = newj2len[j] = j2lenget(j - 1, 0) + 1
+                if k > bestsize:
+                    besti, bestj, bestsize = i - k + 1, j - k + 1, k
+            j2len = newj2len
+            work += len(positions) + 1
+            if work >= CHECK_WORK:
+                charge(range(work))  # the steps, to the step budget; it checks the deadline
+                work = 0
+        charge(range(work))
+        while (
+            besti > alo
+            and bestj > blo
+            and not isbjunk(b[bestj - 1])
+            and a[besti - 1] == b[bestj - 1]
+        ):
+            besti, bestj, bestsize = besti - 1, bestj - 1, bestsize + 1
+        while (
+            besti + bestsize < ahi
+            and bestj + bestsize < bhi
+            and not isbjunk(b[bestj + bestsize])
+            and a[besti + bestsize] == b[bestj + bestsize]
+        ):
+            bestsize += 1
+        while (
+            besti > alo and bestj > blo and isbjunk(b[bestj - 1]) and a[besti - 1] == b[bestj - 1]
+        ):
+            besti, bestj, bestsize = besti - 1, bestj - 1, bestsize + 1
+        while (
+            besti + bestsize < ahi
+            and bestj + bestsize < bhi
+            and isbjunk(b[bestj + bestsize])
+            and a[besti + bestsize] == b[bestj + bestsize]
+        ):
+            bestsize = bestsize + 1
+        return _Match(besti, bestj, bestsize)
+
+
+def _private_difflib() -> Any:
+    """A private copy of the real ``difflib`` module whose ``SequenceMatcher`` ticks.
+
+    ``unified_diff``, ``context_diff``, ``Differ`` (``ndiff``) and ``get_close_matches``
+    look ``SequenceMatcher`` up in their module's globals; rebinding it in the real module
+    would change the host's difflib, so the stand-in runs a copy's code (findings16 F03).
+    """
+    origin = difflib.__file__
+    copy_spec = (
+        None
+        if origin is None
+        else importlib.util.spec_from_file_location("scriptgate_private_difflib", origin)
+    )
+    if copy_spec is None or copy_spec.loader is None:
+        raise ImportError("the difflib stand-in needs the source of the real difflib")
+    module = importlib.util.module_from_spec(copy_spec)
+    copy_spec.loader.exec_module(module)
+    module.SequenceMatcher = _TickingMatcher  # type: ignore[attr-defined]
+    return module
+
+
+_DIFFLIB = _private_difflib()
+
+
+class SequenceMatcher(_TickingMatcher):
     """The real ``difflib.SequenceMatcher`` with bounded inputs."""
 
     def set_seq1(self, a: Any) -> None:
@@ -167,7 +284,7 @@ def build(run: RunWorld) -> dict[str, Any]:
     def generator(real: Callable[..., Iterator[str]]) -> Callable[..., Iterator[str]]:
         def diff(a: Any, b: Any, *args: Any, **kwargs: Any) -> Iterator[str]:
             a, b = _lines(a, b)
-            if real is difflib.ndiff:
+            if real is _DIFFLIB.ndiff:
                 if _chars(a) * _chars(b) > 100 * MAX_WORK:
                     refuse_size(
                         "ndiff of texts this long refused in the sandbox (use unified_diff)"
@@ -211,13 +328,13 @@ def build(run: RunWorld) -> dict[str, Any]:
         _length(candidates)
         if (_length(word) + 1) * _chars(candidates) > 4 * MAX_WORK:
             refuse_size("get_close_matches of this many long words refused in the sandbox")
-        return difflib.get_close_matches(word, candidates, n, cutoff)
+        return _DIFFLIB.get_close_matches(word, candidates, n, cutoff)
 
     return {
         "SequenceMatcher": SequenceMatcher,
-        "unified_diff": generator(difflib.unified_diff),
-        "context_diff": generator(difflib.context_diff),
-        "ndiff": generator(difflib.ndiff),
+        "unified_diff": generator(_DIFFLIB.unified_diff),
+        "context_diff": generator(_DIFFLIB.context_diff),
+        "ndiff": generator(_DIFFLIB.ndiff),
         "get_close_matches": get_close_matches,
         "IS_LINE_JUNK": difflib.IS_LINE_JUNK,
         "IS_CHARACTER_JUNK": difflib.IS_CHARACTER_JUNK,

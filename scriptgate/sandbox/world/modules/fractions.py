@@ -7,6 +7,10 @@ numerator and denominator together would pass :data:`MAX_BITS` bits (``**`` with
 large exponent, repeated squaring), whose text form (``Fraction('1e99999999')``) is at
 most :data:`MAX_TEXT` characters with an exponent of at most :data:`MAX_EXPONENT`,
 and whose every result is this class again (the real class is never handed out).
+``limit_denominator`` is CPython 3.11's continued-fraction loop with the budget checked
+every step of it (about one big-int division a bit of the denominator: 13-16 s past a
+1 s deadline for a 370,000-bit one, findings16 F04), and ``round()`` checks the budget
+before its division as the arithmetic does.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.int_work import check_gcd, check_host_work
 from scriptgate.sandbox.guards.lengths import exact_copy
+from scriptgate.sandbox.guards.ticking import TICK_STEPS, run_charge
 from scriptgate.sandbox.world.modules.common import RunWorld, own_methods
 
 __all__ = ["HOLDABLE", "MAX_BITS", "MAX_EXPONENT", "MAX_TEXT", "MEMBERS", "NAME", "Fraction"]
@@ -118,7 +123,14 @@ class Fraction(_REAL):
         max_denominator = _exact(max_denominator)
         if isinstance(max_denominator, int) and max_denominator.bit_length() > MAX_BITS:
             _too_big("limit_denominator")
-        return _lift(_REAL.limit_denominator(self, max_denominator))
+        charge = run_charge()
+        if (
+            charge is None
+            or not isinstance(max_denominator, int)
+            or _stored(self)[1].bit_length() <= SMALL_BITS
+        ):
+            return _lift(_REAL.limit_denominator(self, max_denominator))
+        return _limit_denominator(self, max_denominator, charge)
 
     def __pow__(self, other: Any, modulo: Any = None) -> Any:
         if modulo is not None:
@@ -148,6 +160,7 @@ class Fraction(_REAL):
         ndigits = _exact(ndigits)
         if isinstance(ndigits, int) and abs(ndigits) > MAX_EXPONENT:
             _too_big("round()")
+        check_host_work(_bits(self))  # a divmod of the terms (findings16 F04)
         return _lift(_REAL.__round__(self, ndigits))
 
     def __reduce__(self) -> Any:
@@ -158,6 +171,49 @@ class Fraction(_REAL):
 
     def __deepcopy__(self, memo: Any) -> Any:
         return self
+
+
+_NEW: Any = _REAL.__new__  # takes the real (untyped) `_normalize` keyword
+
+
+def _stored(value: Any) -> tuple[int, int]:
+    """The numerator and denominator stored in ``value`` (not a subclass's properties)."""
+    return value._numerator, value._denominator
+
+
+SMALL_BITS = 4096
+"""Denominators up to this many bits are limited by the real method (milliseconds at most)."""
+
+
+def _limit_denominator(value: Any, max_denominator: int, charge: Any) -> Any:
+    """CPython 3.11's ``Fraction.limit_denominator`` with the run's budget checked every step.
+
+    findings16 F04: the loop makes about one big-int division a bit of the denominator, in
+    host Python. The same convergents, the same choice between the two bounds (compared by
+    cross-multiplication, exactly as the real ``abs(bound2 - self) <= abs(bound1 - self)``,
+    without its gcds), built unnormalized (a convergent is in lowest terms already).
+    """
+    if max_denominator < 1:
+        raise ValueError("max_denominator should be at least 1")
+    n0, d0 = _stored(value)
+    if d0 <= max_denominator:
+        return _NEW(Fraction, n0, d0, _normalize=False)
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = n0, d0
+    while True:
+        charge(TICK_STEPS)  # the full check (deadline, steps, abort) each division
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > max_denominator:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (max_denominator - q0) // q1
+    p_low, q_low = p0 + k * p1, q0 + k * q1
+    # |p1/q1 - n0/d0| <= |p_low/q_low - n0/d0|, both sides times d0 * q1 * q_low
+    if abs(p1 * d0 - n0 * q1) * q_low <= abs(p_low * d0 - n0 * q_low) * q1:
+        return _NEW(Fraction, p1, q1, _normalize=False)
+    return _NEW(Fraction, p_low, q_low, _normalize=False)
 
 
 def _binary(name: str) -> Any:
