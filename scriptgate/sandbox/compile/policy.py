@@ -268,6 +268,24 @@ _NOT_DUPLICABLE = (
 )
 
 
+def _not_int_or_float(bind: ast.expr, read: ast.expr, node: ast.AST) -> ast.expr:
+    """``type(bind) is not int and type(read) is not float``: two identity tests, ints first
+    (cheaper than a set lookup); ``bind`` evaluates the operand, ``read`` reads it again."""
+    return ast.BoolOp(
+        op=ast.And(),
+        values=[
+            ast.Compare(
+                left=_baked_type(bind, node), ops=[ast.IsNot()], comparators=[_baked("int", node)]
+            ),
+            ast.Compare(
+                left=_baked_type(read, node),
+                ops=[ast.IsNot()],
+                comparators=[_baked("float", node)],
+            ),
+        ],
+    )
+
+
 def _duplicable(node: ast.expr) -> bool:
     """Whether an operand may be written twice in the code (it is still evaluated once)."""
     for count, sub in enumerate(ast.walk(node)):
@@ -571,21 +589,7 @@ class ScriptPolicy(LinearTransformer):
         if _duplicable(node.right):
             a_bind, a = self._operand(node.left, node, reuse=True)
             # two identity tests: cheaper than a set lookup, and ints come first
-            test: ast.expr = ast.BoolOp(
-                op=ast.And(),
-                values=[
-                    ast.Compare(
-                        left=_baked_type(a_bind, node),
-                        ops=[ast.IsNot()],
-                        comparators=[_baked("int", node)],
-                    ),
-                    ast.Compare(
-                        left=_baked_type(a, node),
-                        ops=[ast.IsNot()],
-                        comparators=[_baked("float", node)],
-                    ),
-                ],
-            )
+            test: ast.expr = _not_int_or_float(a_bind, a, node)
             fast = ast.BinOp(left=a, op=node.op, right=node.right)
             slow = _call(guard, [a, copy.deepcopy(node.right)], node)
             return self._ifexp(test, slow, fast, node)
@@ -1036,21 +1040,7 @@ class ScriptPolicy(LinearTransformer):
         if not inline:
             return _call(guard, [node.operand], node)
         a_bind, a = self._operand(node.operand, node, reuse=True)
-        test = ast.BoolOp(
-            op=ast.And(),
-            values=[
-                ast.Compare(
-                    left=_baked_type(a_bind, node),
-                    ops=[ast.IsNot()],
-                    comparators=[_baked("int", node)],
-                ),
-                ast.Compare(
-                    left=_baked_type(a, node),
-                    ops=[ast.IsNot()],
-                    comparators=[_baked("float", node)],
-                ),
-            ],
-        )
+        test = _not_int_or_float(a_bind, a, node)
         fast = ast.UnaryOp(op=node.op, operand=a)
         return self._ifexp(test, _call(guard, [a], node), fast, node)
 
