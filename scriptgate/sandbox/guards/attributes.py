@@ -51,6 +51,7 @@ from scriptgate.sandbox.guards.boundary import (
     SUBCLASSABLE_MARK,
     attribute_allowed,
     check_opaque_key,
+    held_data,
     holdable,
     holdable_class,
     refuse_value,
@@ -1175,6 +1176,9 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     if name in _DENIED_NAMES:
         raise AttributeError(f'"{name}" is not available in the sandbox')
     value = getattr(obj, name, *default)
+    if isinstance(obj, BaseException) and not _script_made(kind):
+        # e.args, e.value, eg.exceptions: containers the host filled (issue 13, F05)
+        return held_data(value)
     if type(value) in _PLAIN:
         return value
     if name == "strptime" and type(value) is types.BuiltinFunctionType:

@@ -3,8 +3,9 @@
 Owns :func:`check_value` (every value a host-side read hands to a script: attributes, items,
 awaited results), :func:`attribute_allowed` (the per-type attribute allow-list) and the
 registry of stand-in value types (:func:`register_holdable`, fed by the world from each
-stand-in module's ``HOLDABLE`` tuple). Sits low in ``guards/``: imports only
-:mod:`.constants` and :mod:`.namespace`, never the world, the engine, isolation or the model.
+stand-in module's ``HOLDABLE`` tuple), and :func:`held_data` (what a host exception's
+attributes hold, deep-checked). Sits low in ``guards/``: imports only :mod:`.constants`,
+:mod:`.namespace` and :mod:`.ticking`, never the world, the engine, isolation or the model.
 
 The rule is an allow-list, not a deny-list (issue 13): a value crosses from the host into a
 script only if it is plain data (``str``, ``int``, ``list``, ``dict``…, their iterators and
@@ -30,6 +31,7 @@ from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards.constants import SCRIPT_CLASS_MARK, SIZED_VIEWS
 from scriptgate.sandbox.guards.namespace import OpaqueNamespace
+from scriptgate.sandbox.guards.ticking import check_budget
 
 __all__ = [
     "HOLDABLE_MARK",
@@ -38,6 +40,7 @@ __all__ = [
     "attribute_allowed",
     "check_opaque_key",
     "check_value",
+    "held_data",
     "holdable",
     "holdable_class",
     "refuse_value",
@@ -59,6 +62,7 @@ what the coroutine yields to its driver, the host's ``Future``)."""
 _INTERNAL_PREFIXES = ("cr_", "gi_", "ag_", "f_", "tb_", "co_")
 _type_name = type.__dict__["__name__"].__get__
 _type_module = type.__dict__["__module__"].__get__
+_type_qualname = type.__dict__["__qualname__"].__get__
 _TYPING_MODULES = frozenset({"typing", "types", "typing_extensions"})
 
 
@@ -389,6 +393,102 @@ def check_value(value: Any) -> Any:
     if type(value) in _FULL or holdable(value):
         return value
     refuse_value(value)
+
+
+_HELD_SCALARS = frozenset({str, int, float, bool, bytes, complex, type(None)})
+_HELD_CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
+_HELD_CHECK_EVERY = 4096
+_HELD_MAX_DEPTH = 100
+
+
+def held_data(value: Any) -> Any:
+    """``value`` read from a host object (an exception's ``args``), safe for a script to hold.
+
+    ``check_value`` looks at one value; a host exception's attributes are containers the
+    host filled, and unpacking or a ``for`` loop over them hands out their items with no
+    further check: ``decimal.InvalidOperation``'s ``args`` is ``([<class
+    'decimal.ConversionSyntax'>],)``, a host class (issue 13, F05). So every tuple, list,
+    dict, set and frozenset inside is walked (the budget checked every few thousand items),
+    and returned as it is when everything in it may be held; else a copy is returned in
+    which each item a script may not hold is replaced by the text naming it
+    (``"<class 'decimal.ConversionSyntax'>"``, what ``str(e)`` shows), and containers
+    nested past :data:`_HELD_MAX_DEPTH` levels by ``"<nested too deeply>"``.
+    """
+    kind = type(value)
+    if kind in _HELD_SCALARS:
+        return value
+    if kind not in _HELD_CONTAINERS:
+        return value if holdable(value) else _held_name(value)
+    if _all_held(value):
+        return value
+    return _held_copy(value, {}, 0)
+
+
+def _all_held(value: Any) -> bool:
+    pending = [(value, 0)]
+    seen: set[int] = set()
+    walked = 0
+    while pending:
+        item, depth = pending.pop()
+        kind = type(item)
+        if kind in _HELD_SCALARS:
+            continue
+        if kind not in _HELD_CONTAINERS:
+            if not holdable(item):
+                return False
+            continue
+        if id(item) in seen:
+            continue
+        if depth >= _HELD_MAX_DEPTH:
+            return False
+        seen.add(id(item))
+        walked += len(item)
+        if walked >= _HELD_CHECK_EVERY:
+            walked = 0
+            check_budget()
+        if kind is dict:
+            pending.extend((part, depth + 1) for pair in dict.items(item) for part in pair)
+        else:
+            pending.extend((part, depth + 1) for part in item)
+    return True
+
+
+def _held_copy(value: Any, done: dict[int, Any], depth: int) -> Any:
+    kind = type(value)
+    if kind in _HELD_SCALARS:
+        return value
+    if kind not in _HELD_CONTAINERS:
+        return value if holdable(value) else _held_name(value)
+    made = done.get(id(value))
+    if made is not None:
+        return made
+    if depth >= _HELD_MAX_DEPTH:
+        return "<nested too deeply>"
+    if len(value) >= _HELD_CHECK_EVERY:
+        check_budget()
+    if kind is list:
+        new_list: list[Any] = []
+        done[id(value)] = new_list  # a list that holds itself
+        new_list.extend(_held_copy(item, done, depth + 1) for item in value)
+        return new_list
+    if kind is dict:
+        new_dict: dict[Any, Any] = {}
+        done[id(value)] = new_dict
+        for key, item in dict.items(value):
+            new_dict[_held_copy(key, done, depth + 1)] = _held_copy(item, done, depth + 1)
+        return new_dict
+    made = kind(_held_copy(item, done, depth + 1) for item in value)  # tuple, set, frozenset
+    done[id(value)] = made
+    return made
+
+
+def _held_name(value: Any) -> str:
+    """The text naming a value a script may not hold (its ``repr`` for classes and modules)."""
+    if isinstance(value, type):
+        return f"<class '{_type_module(value)}.{_type_qualname(value)}'>"
+    if isinstance(value, types.ModuleType):
+        return f"<module {value.__name__!r}>"
+    return f"<{_type_name(type(value))} object>"
 
 
 def attribute_allowed(obj: Any, name: str) -> bool:

@@ -13,8 +13,8 @@ The rules keep the boundary as it was: a slot or a ``__match_args__`` name follo
 attribute-name rules (public names, private ``_x`` names for slots; never a dunder); a
 ``__getattr__`` is never consulted for a dunder or after the run; a
 ``__format__`` result is a real ``str`` as a ``__str__``'s must be; an exception's chained
-exception passes the value check, and a host exception's only when its ``args`` are plain
-scalars (``__traceback__`` stays refused: frames); an instance ``__dict__`` is a snapshot
+exception passes the value check, and what a host exception holds is read through
+:func:`~.boundary.held_data` (``__traceback__`` stays refused: frames); an instance ``__dict__`` is a snapshot
 of the script's own object whose values pass the value check and whose writes go through
 the attribute-name rules to the object (:class:`InstanceDict`). A class's ``__dict__``
 (a mappingproxy of functions), a function's and anything not the script's own are refused
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 from scriptgate.sandbox.compile.shared import INSPECT_ATTRIBUTES
-from scriptgate.sandbox.guards.boundary import check_value, holdable
+from scriptgate.sandbox.guards.boundary import check_value, held_data, holdable
 from scriptgate.sandbox.guards.constants import DENIED_NAMES, FILENAME, is_private_name
 from scriptgate.sandbox.guards.errors import RunEnded
 from scriptgate.sandbox.guards.render_scope import measured
@@ -55,8 +55,6 @@ _MODULE = type.__dict__["__module__"]
 _CAUSE = BaseException.__dict__["__cause__"]
 _CONTEXT = BaseException.__dict__["__context__"]
 _SUPPRESS = BaseException.__dict__["__suppress_context__"]
-_ARGS = BaseException.__dict__["args"]
-_SCALAR_ARGS = frozenset({str, int, float, bool, type(None), bytes})
 
 
 def private_ok(obj: Any) -> bool:
@@ -226,20 +224,9 @@ def read_dunder(obj: Any, name: str, default: tuple[Any, ...] = ()) -> Any:
     link = (_CAUSE if name == "__cause__" else _CONTEXT).__get__(obj)
     if link is None:
         return None
-    return _checked_exception(link, name)
-
-
-def _checked_exception(exc: Any, name: str) -> Any:
-    check_value(exc)
-    if not private_ok(exc):
-        # a host exception: its args may be whatever the host put there; plain scalars only
-        args = _ARGS.__get__(exc)
-        if not all(type(arg) in _SCALAR_ARGS for arg in args):
-            raise TypeError(
-                f"the exception in {name} holds values the sandbox does not hand out: "
-                "use str() of it, or type(...).__name__"
-            )
-    return exc
+    # what a host exception holds is handed out through attribute reads, each through
+    # held_data (F05)
+    return check_value(link)
 
 
 # ----------------------------------------------------------------------------- instance dicts
@@ -336,7 +323,9 @@ class InstanceDict(dict[str, Any]):
         _REAL.__set__(self, real)
         for key, value in dict.items(real):
             if type(key) is str and not key.startswith("__"):
-                dict.__setitem__(self, key, check_value(value))
+                # a host exception's attributes are host-filled containers (F05)
+                held = held_data(value) if isinstance(obj, BaseException) else check_value(value)
+                dict.__setitem__(self, key, held)
 
     @classmethod
     def fromkeys(cls, *args: Any, **kwargs: Any) -> NoReturn:

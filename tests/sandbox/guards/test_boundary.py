@@ -133,6 +133,66 @@ def test_boundary_exception_obj_attribute_hands_out_no_host_object(sandbox: Sand
     assert result.value == 1  # plain data passes; a host object would be refused
 
 
+_DECIMAL_ERROR = (
+    "import decimal\ntry:\n    decimal.Decimal('abc')\nexcept Exception as e:\n    err = e\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "for c in err.args[0]:\n    got = c\ngot",
+        "(a,) = err.args\n(b,) = a\nb",
+        "[c for (c,) in [err.args[0]]][0]",
+        "import operator\n[*operator.attrgetter('args')(err)[0]][0]",
+        "next(iter(getattr(err, 'args')[0]))",
+        "try:\n    raise ValueError('x') from err\nexcept ValueError as v:\n    x = v.__cause__\n"
+        "[*x.args[0]][0]",
+    ],
+    ids=["for", "unpack", "comprehension", "attrgetter", "getattr", "cause"],
+)
+def test_boundary_host_exception_args_hand_out_no_host_class(sandbox: Sandbox, reach: str) -> None:
+    # findings16 F05: decimal's InvalidOperation carries ([<class 'decimal.ConversionSyntax'>],);
+    # `e.args[0][0]` was refused, but unpacking and `for` handed out the host class
+    result = _run(sandbox, _DECIMAL_ERROR + reach)
+    assert result.ok, result.error
+    assert result.value == "<class 'decimal.ConversionSyntax'>"
+
+
+def test_boundary_host_exception_args_keep_plain_data_and_text(sandbox: Sandbox) -> None:
+    result = _run(
+        sandbox,
+        _DECIMAL_ERROR
+        + "d = {}\ntry:\n    d[(1, 'a')]\nexcept KeyError as k:\n    key = k.args[0]\n"
+        "[str(err), type(err).__name__, key, isinstance(key, tuple)]",
+    )
+    assert result.ok, result.error
+    assert result.value == [
+        "[<class 'decimal.ConversionSyntax'>]",
+        "InvalidOperation",
+        [1, "a"],
+        True,
+    ]
+
+
+def test_held_data_replaces_only_what_may_not_be_held() -> None:
+    from scriptgate.sandbox.guards.boundary import held_data
+
+    plain = ([1, "a", (2.0, None)], {"k": {3}}, frozenset({b"x"}))
+    assert held_data(plain) is plain  # nothing to replace: the same object
+    loop: list[Any] = [types, 1]
+    loop.append(loop)
+    held = held_data({"m": loop, (sys,): asyncio.get_event_loop_policy})
+    assert held["m"][0] == "<module 'types'>"
+    assert held["m"][2] is held["m"]  # a list that holds itself still does
+    assert held[("<module 'sys'>",)].startswith("<")
+    assert held_data(asyncio.AbstractEventLoop) == "<class 'asyncio.events.AbstractEventLoop'>"
+    deep: Any = types
+    for _ in range(200):
+        deep = [deep]
+    assert "<nested too deeply>" in repr(held_data(deep))
+
+
 # ----------------------------------------------------------------------------- run end
 
 
