@@ -16,7 +16,8 @@ The rules (what the model sees, also in the README):
   UTF-8 (else the ``repr``), ``complex``/``range``/``Decimal``… their ``repr``;
 - dict keys that are not strings become the text ``json.dumps`` gives them
   (``1`` → ``"1"``, ``True`` → ``"true"``, ``None`` → ``"null"``), a tuple of plain
-  scalars its ``repr``;
+  scalars its ``repr``; an enum member or a subclass of ``int``/``float``/``str`` as a key
+  is its plain value first, as it is as a value;
 - an enum member becomes its value (``IntEnum``/``StrEnum`` members are numbers and
   text already in JSON), a script subclass of ``int``/``float``/``str`` its base value, a
   ``@dataclass`` instance a dict of its fields (read from the instance itself, never
@@ -113,7 +114,7 @@ def _text(value: Any) -> str:
 
 def _key(key: Any, replaced: _Notes) -> str:
     try:
-        return _key_text(key, replaced)
+        return _key_text(_plain_key(key, [0]), replaced)
     except IntTooLongForText:
         raise
     except (ValueError, OverflowError):
@@ -121,6 +122,29 @@ def _key(key: Any, replaced: _Notes) -> str:
         kind = type(key).__name__
         replaced.append(f"a {kind} key without text")
         return f"<{kind} key>"
+
+
+def _plain_key(key: Any, seen: list[int], depth: int = 0) -> Any:
+    """A key of a subclass as its base value, as values are shown (findings16 L01).
+
+    ``{Color.RED: 1}`` (an ``IntEnum``), a script's ``class Name(str)`` key and tuples of
+    them: the key ``json.dumps`` would write. Anything else, or a tuple past the key bounds,
+    is returned as it is (and shown as a placeholder or "too large" by :func:`_key_text`).
+    """
+    kind = type(key)
+    if kind in _JSON_SCALARS:
+        return key
+    seen[0] += 1
+    if seen[0] > _KEY_MAX_ITEMS or depth > _KEY_MAX_DEPTH:
+        return key
+    if isinstance(key, tuple):
+        return tuple([_plain_key(item, seen, depth + 1) for item in tuple.__iter__(key)])
+    if kind in _ISO:
+        return key
+    plain = _plain_value(key, kind)
+    if plain is not _NOTHING and (type(plain) in _JSON_SCALARS or type(plain) is tuple):
+        return _plain_key(plain, seen, depth + 1)
+    return key
 
 
 def _key_text(key: Any, replaced: _Notes) -> str:

@@ -196,3 +196,28 @@ def test_parent_refuses_a_result_frame_of_many_objects_before_decoding_it() -> N
     # what the engine lets through passes, commas in strings too
     assert caps.check(_result_frame("[" + "{}," * 9_000 + "{}]"))[0] == "result"
     assert caps.check(_result_frame('["' + "," * 200_000 + '"]'))[0] == "result"
+
+
+_SUBCLASS_KEYS = (
+    "import enum\nclass Name(str):\n    pass\nclass N(int):\n    pass\n"
+    "class Color(enum.IntEnum):\n    RED = 1\nclass Kind(enum.Enum):\n    X = 'x'\n"
+    "{Name('a'): 1, N(2): 2, Color.RED: 3, Kind.X: 4, (N(5), Name('b')): 5}"
+)
+
+
+def test_subclass_and_enum_keys_are_shown_as_their_plain_values(box: Sandbox) -> None:
+    """findings16 L01: such keys were '<Name object>' while the same values showed plainly."""
+    result = box.run_sync(_SUBCLASS_KEYS)
+    assert result.ok, result.error
+    assert result.value == {"a": 1, "2": 2, "1": 3, "x": 4, "(5, 'b')": 5}
+    assert "note" not in result.output
+
+
+def test_a_key_with_no_plain_value_is_still_a_placeholder() -> None:
+    class Point:
+        pass
+
+    value, note = render_last_value({Point(): 1, (Point(),): 2})
+    assert value == {"<Point object>": 1, "<tuple object>": 2}
+    assert note is not None
+    assert "Point" in note
