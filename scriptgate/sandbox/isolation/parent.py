@@ -187,6 +187,12 @@ _enter_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | No
 _leave_task: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = getattr(
     asyncio.tasks, "_leave_task", None
 )
+_CLOSED_STOP: tuple[ErrorKind, str, str] = (
+    "sandbox",
+    "WorkerCrashed",
+    "The sandbox was closed while the script ran.",
+)
+"""How a run ends when the runner is closed under it, whatever else was stopping it."""
 _SESSION_LOST = " The session's worker process was discarded; its globals are lost."
 
 
@@ -1600,7 +1606,9 @@ class ProcessRunner:
 
         def stop(kind: ErrorKind, type_: str, message: str) -> None:
             if state.stop is None:
-                state.stop = (kind, type_, message)
+                # once the runner is closing, what ends a run is the close (under load a
+                # close raced the loop's own stop and was reported as the time limit)
+                state.stop = _CLOSED_STOP if self._closed else (kind, type_, message)
             worker.kill()
 
         async def watch_abort(abort_signal: AbortSignal) -> None:
@@ -1893,7 +1901,7 @@ class ProcessRunner:
 
     def _death(self, code: int | None) -> tuple[ErrorKind, str, str]:
         if self._closed:
-            return ("sandbox", "WorkerCrashed", "The sandbox was closed while the script ran.")
+            return _CLOSED_STOP
         if code is None:
             return ("sandbox", "WorkerCrashed", "The worker process stopped answering.")
         if code < 0:
