@@ -10,7 +10,8 @@ attributes hold, deep-checked). Sits low in ``guards/``: imports only :mod:`.con
 The rule is an allow-list, not a deny-list (issue 13): a value crosses from the host into a
 script only if it is plain data (``str``, ``int``, ``list``, ``dict``…, their iterators and
 views), an instance or class of a class the script defined, a stand-in value type a module
-listed (``datetime``, ``deque``…), an opaque awaitable (a tool call, ``gather(...)``), a
+listed (``datetime``, ``deque``…), an exception (one of a host class not listed is held
+as its nearest listed class: ``type(e)``, and the attributes that class has), an opaque awaitable (a tool call, ``gather(...)``), a
 curated function, or a bound method of a holdable value. Everything else — an asyncio
 ``Future``, an event loop, frames, code, modules, real classes not listed, host functions,
 descriptors — is refused whatever path produced it, with one line telling the model what to
@@ -40,6 +41,7 @@ __all__ = [
     "attribute_allowed",
     "check_opaque_key",
     "check_value",
+    "exception_base",
     "held_data",
     "holdable",
     "holdable_class",
@@ -364,10 +366,24 @@ def holdable(value: Any) -> bool:
             return False
         return holdable(owner)
     if isinstance(value, BaseException):
-        return kind in _CLASSES or _script_instance(kind)
+        # any exception, as its nearest listed class: what `except ... as e` binds
+        # (findings17 H01); a host class's own attributes stay unreadable
+        return True
     if kind is super:
         return _marked(value.__thisclass__)  # super() inside the script's own class
     return _script_instance(kind)
+
+
+def exception_base(kind: type) -> type:
+    """The nearest class of an exception class's MRO a script may hold (``kind`` if it may).
+
+    ``calendar.IllegalMonthError`` → ``ValueError``: a script holds such a host exception as
+    an instance of that class (``type(e)``, the attributes it may read).
+    """
+    for base in type.__dict__["__mro__"].__get__(kind):
+        if holdable_class(base):
+            return base  # type: ignore[no-any-return]
+    return BaseException
 
 
 def refuse_value(value: Any) -> NoReturn:
@@ -517,7 +533,11 @@ def attribute_allowed(obj: Any, name: str) -> bool:
         # attributes set on a curated or script function (itertools.chain.from_iterable)
         return holdable(obj) and name in obj.__dict__
     if isinstance(obj, BaseException):
-        return kind in _CLASSES or _script_instance(kind)
+        if kind in _CLASSES or _script_instance(kind):
+            return True
+        # a host exception of a class not listed: the names of its nearest listed class
+        # (e.args), each value read through held_data (findings17 H01)
+        return name in _class_names(exception_base(kind))
     return _script_instance(kind)
 
 

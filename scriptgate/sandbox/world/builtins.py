@@ -53,7 +53,7 @@ from scriptgate.sandbox.guards.attributes import (
     guarded_write,
     safe_format,
 )
-from scriptgate.sandbox.guards.boundary import register_opaque
+from scriptgate.sandbox.guards.boundary import exception_base, holdable_class, register_opaque
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok, light_scalars
 from scriptgate.sandbox.guards.constants import is_private_name
@@ -579,6 +579,8 @@ def type_of(obj: Any, /, *rest: Any) -> type:
             f"the class {kind.__name__!r} is not available in the sandbox: type() of a class"
             " is a metaclass (define classes with `class`)"
         )
+    if isinstance(obj, BaseException) and not holdable_class(kind):
+        return exception_base(kind)  # calendar.IllegalMonthError → ValueError (findings17 H01)
     checked: type = check_value(kind)
     return checked
 

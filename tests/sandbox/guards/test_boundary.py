@@ -175,6 +175,34 @@ def test_boundary_host_exception_args_keep_plain_data_and_text(sandbox: Sandbox)
     ]
 
 
+def test_boundary_unlisted_host_exception_is_held_as_its_listed_base(sandbox: Sandbox) -> None:
+    # findings17 H01: `except` bound calendar.IllegalMonthError, which the allow-list refused
+    # everywhere else; it is held as a ValueError: type(e), e.args, str(e) work as written
+    result = _run(
+        sandbox,
+        "import calendar\ntry:\n    calendar.monthrange(2020, 13)\nexcept ValueError as e:\n"
+        "    err = e\n[type(err).__name__, type(err) is ValueError, err.args, str(err), [err][0].args]",
+    )
+    assert result.ok, result.error
+    assert result.value == [
+        "ValueError",
+        True,
+        [13],
+        "bad month number 13; must be 1-12",
+        [13],
+    ]
+    _refused(
+        _run(
+            sandbox,
+            _DECIMAL_ERROR.replace(
+                "decimal.Decimal('abc')", "import calendar\n    calendar.monthrange(2020, 13)"
+            )
+            + "err.__class__",
+        ),
+        "not available",
+    )
+
+
 def test_held_data_replaces_only_what_may_not_be_held() -> None:
     from scriptgate.sandbox.guards.boundary import held_data
 
