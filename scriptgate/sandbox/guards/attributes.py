@@ -51,6 +51,7 @@ from scriptgate.sandbox.guards.boundary import (
     SUBCLASSABLE_MARK,
     attribute_allowed,
     check_opaque_key,
+    exception_base,
     held_data,
     holdable,
     holdable_class,
@@ -369,6 +370,8 @@ def _read_underscore(obj: Any, name: str, default: tuple[Any, ...]) -> Any:
     """
     kind = type(obj)
     if name == "__class__":
+        if isinstance(obj, BaseException) and not holdable(kind):
+            return exception_base(kind)  # as type(e) gives it (findings17 H01)
         if not holdable(kind):
             return _no_underscore(obj, name, default)  # a generator's class, a host class
         return check_value(script_type(kind))  # b''.__class__ is the size-checked bytes

@@ -191,15 +191,18 @@ def test_boundary_unlisted_host_exception_is_held_as_its_listed_base(sandbox: Sa
         "bad month number 13; must be 1-12",
         [13],
     ]
+    same = _run(
+        sandbox,
+        "import calendar\ntry:\n    calendar.monthrange(2020, 13)\nexcept ValueError as e:\n"
+        "    err = e\n[err.__class__ is type(err), err.__class__.__name__]",
+    )
+    assert same.value == [True, "ValueError"], same.error
     _refused(
         _run(
             sandbox,
-            _DECIMAL_ERROR.replace(
-                "decimal.Decimal('abc')", "import calendar\n    calendar.monthrange(2020, 13)"
-            )
-            + "err.__class__",
+            "import calendar\ntry:\n    calendar.monthrange(2020, 13)\nexcept ValueError as e:\n"
+            "    err = e\nerr.month",
         ),
-        "not available",
     )
 
 
