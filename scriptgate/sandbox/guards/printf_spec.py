@@ -129,12 +129,18 @@ class PrintfSummary:
 def summarize(
     text: str,
     reader: Callable[[Iterator[Conversion]], Iterable[Conversion]] | None = None,
+    *,
+    stop_past: tuple[int, int] | None = None,
 ) -> PrintfSummary:
     """The :class:`PrintfSummary` of ``text`` (a bytes template as its latin-1 text).
 
     ``reader`` wraps the conversions as they are read (the guards pass
     ``guards.ticking.ticked``: a template of millions of conversions is read in pieces
-    with the run's deadline checked between two).
+    with the run's deadline checked between two). ``stop_past`` is ``(widest,
+    padding)``: reading stops at the first conversion that takes ``widest`` or
+    ``padding`` past those bounds, for a caller that refuses such a template anyway
+    (the summary is then partial; ``'%9999s' * 100000`` is refused after 1,001
+    conversions, not read to its end).
     """
     summary = PrintfSummary()
     if "%" not in text:
@@ -158,4 +164,8 @@ def summarize(
             summary.keyless += 1
         else:
             keys[key] = keys.get(key, 0) + 1
+        if stop_past is not None and (
+            summary.widest > stop_past[0] or summary.padding > stop_past[1]
+        ):
+            break
     return summary

@@ -206,6 +206,24 @@ def test_boundary_unlisted_host_exception_is_held_as_its_listed_base(sandbox: Sa
     )
 
 
+def test_boundary_groupby_groups_are_the_sandboxs_iterators(sandbox: Sandbox) -> None:
+    # helper-74: groupby handed out the host's itertools._grouper, held but not nameable;
+    # each group is now the sandbox's iterator, named and refused like every other one
+    result = _run(
+        sandbox,
+        "import itertools\n[(k, list(g)) for k, g in itertools.groupby('aabccc')]",
+    )
+    assert result.value == [["a", ["a", "a"]], ["b", ["b"]], ["c", ["c", "c", "c"]]], result.error
+    _refused(
+        _run(sandbox, "import itertools\ntype(next(itertools.groupby('ab'))[1])"),
+        "'generator'",
+    )
+    _refused(
+        _run(sandbox, "import itertools\ntype(iter(itertools.count()))"),
+        "'generator'",
+    )
+
+
 def test_held_data_replaces_only_what_may_not_be_held() -> None:
     from scriptgate.sandbox.guards.boundary import held_data
 

@@ -132,7 +132,8 @@ def test_conversions_agree_with_c_on_random_templates() -> None:
     assert agreed > 100
 
 
-def test_summarize_reads_the_conversions_through_the_reader() -> None:
+def _recording() -> tuple[list[Conversion], Any]:
+    """A reader for ``summarize`` and the list of the conversions it was handed."""
     read: list[Conversion] = []
 
     def reader(items: Iterator[Conversion]) -> Iterator[Conversion]:
@@ -140,6 +141,11 @@ def test_summarize_reads_the_conversions_through_the_reader() -> None:
             read.append(item)
             yield item
 
+    return read, reader
+
+
+def test_summarize_reads_the_conversions_through_the_reader() -> None:
+    read, reader = _recording()
     summary = summarize("%5d|%(a)s|%%", reader)
     assert read == [
         Conversion(None, 5, None, "d"),
@@ -147,3 +153,15 @@ def test_summarize_reads_the_conversions_through_the_reader() -> None:
         Conversion(None, None, None, "%"),
     ]
     assert summary.padding == 5
+
+
+def test_summarize_stops_reading_past_the_bounds_its_caller_refuses() -> None:
+    # a CI run under load timed out reading 100,000 `%(a(b))9999s` to the end, when the
+    # first 1,001 already passed the render limit the caller refuses
+    read, reader = _recording()
+    summary = summarize("%(a(b))9999s" * 100_000, reader, stop_past=(10_000, 10_000_000))
+    assert len(read) == 1_001
+    assert summary.padding == 9999 * 1_001
+    wide = summarize("%5s%20000s%*s", stop_past=(10_000, 10_000_000))
+    assert (wide.widest, wide.star) == (20_000, False)  # stopped before the `*`
+    assert summarize("%5s" * 10, stop_past=(10_000, 10_000_000)).padding == 50

@@ -161,8 +161,12 @@ def build(run: RunWorld) -> dict[str, Any]:
         # itertools.groupby compares each key with the previous one in C: every key
         # is checked as it is computed (the item itself without a key), and ticks
         if key is None:
-            return ticking(itertools.groupby(map(compared, charge(iterable))))
-        return ticking(itertools.groupby(charge(iterable), key=lambda item: compared(key(item))))
+            groups = itertools.groupby(map(compared, charge(iterable)))
+        else:
+            groups = itertools.groupby(charge(iterable), key=lambda item: compared(key(item)))
+        # each group is handed out as the sandbox's iterator like every other one here,
+        # never as the host's itertools._grouper (held but not nameable: helper-74)
+        return ticking((k, ticking(group)) for k, group in groups)
 
     def tee(iterable: Any, n: Any = 2) -> tuple[Iterator[Any], ...]:
         return _tee(charge, ticking, iterable, n)
