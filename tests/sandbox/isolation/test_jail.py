@@ -328,6 +328,8 @@ for name, option in (("SO_SNDBUF", 7), ("SO_RCVBUF", 8), ("SO_SNDBUFFORCE", 32),
     setsockopt(name + "-high-bits", 1 | 1 << 32, option | 1 << 32)
 a.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 out["SO_PASSCRED"] = "ok"
+"""
+_SOCKET_FLOOD = """
 pairs, queued = [], 0
 while True:  # as many pairs as RLIMIT_NOFILE allows, each buffer full
     try:
@@ -342,8 +344,8 @@ while True:  # as many pairs as RLIMIT_NOFILE allows, each buffer full
         pass
     pairs.append((x, y))
 out["queued_mib"] = queued >> 20
-print(json.dumps(out))
 """
+_PRINT_OUT = "print(json.dumps(out))\n"
 
 
 def test_jail_refuses_raising_socket_buffers(tmp_path: Path) -> None:
@@ -352,10 +354,11 @@ def test_jail_refuses_raising_socket_buffers(tmp_path: Path) -> None:
     No option that raises one (also with the high bits the kernel ignores set), so a jail
     queues a few MiB at most (default buffers, RLIMIT_NOFILE sockets, one process).
     """
-    inside = _jail_run(tmp_path, _SOCKET_BUFFERS)
+    inside = _jail_run(tmp_path, _SOCKET_BUFFERS + _SOCKET_FLOOD + _PRINT_OUT)
     assert inside.returncode == 0, inside.stderr
     found = json.loads(inside.stdout)
-    outside = json.loads(_plain_run(tmp_path, _SOCKET_BUFFERS).stdout)
+    # outside, the options only: the flood would fill the host's RLIMIT_NOFILE of sockets
+    outside = json.loads(_plain_run(tmp_path, _SOCKET_BUFFERS + _PRINT_OUT).stdout)
     assert outside["SO_SNDBUF"] == "ok"
     for name in ("SO_SNDBUF", "SO_RCVBUF", "SO_SNDBUFFORCE", "SO_RCVBUFFORCE"):
         assert found[name] == "EPERM", found
