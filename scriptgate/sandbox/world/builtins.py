@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import builtins as _b
 import hashlib
+import itertools
 import os
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -66,6 +67,7 @@ from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequ
 from scriptgate.sandbox.guards.text_codecs import encoded
 from scriptgate.sandbox.guards.ticking import (
     SUM_PIECE,
+    TICK_STEPS,
     TickedFilter,
     TickedMap,
     pieced_sum,
@@ -305,6 +307,28 @@ def _template(
 
 _SELECT_KEYWORDS = frozenset({"key", "default"})
 _SEQUENCES = (list, tuple)
+SELECT_PIECE = 4096
+"""Items ``min``/``max`` compare in one C call before the run's budget is checked: items
+whose comparison is host Python (``Fraction.__lt__``) made ``min`` of 3 M of them one 2 s
+C call past a 1 s deadline."""
+
+
+def _pieced_select(
+    real: Callable[..., Any], items: Any, charge: Callable[[Any], Any], key: Any = None
+) -> Any:
+    """``real(items, key=key)`` (``min``/``max``) in pieces, the budget checked between two.
+
+    The best so far leads each next piece: C compares each item with it in the same
+    order as one call over all the items would, so the result (the first extreme item),
+    the comparisons made and any error raised are the same.
+    """
+    size = _b.len(items)
+    kwargs = {} if key is None else {"key": key}
+    best = real(items[:SELECT_PIECE], **kwargs)
+    for start in range(SELECT_PIECE, size, SELECT_PIECE):
+        charge(TICK_STEPS)
+        best = real(itertools.chain((best,), items[start : start + SELECT_PIECE]), **kwargs)
+    return best
 
 
 def _selected(
@@ -325,9 +349,10 @@ def _selected(
         items = values[0] if _b.len(values) == 1 else values
         if type(items) not in _SEQUENCES:
             items = _b.list(growth_checked(charge_copy(items, "list"), "list"))  # F08
-        if not light_scalars(items):
-            items_ok(items)
-        return real(items)
+        if light_scalars(items):
+            return real(items)
+        items_ok(items)
+        return _pieced_select(real, items, charge)
     if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
         return real(*values, **kwargs)
     if len(values) > 1:
@@ -345,6 +370,7 @@ def _selected(
         )
         if _b.len(items) > 1:
             items_ok(items)
+            return _pieced_select(real, items, charge)
         return real(items, **kwargs)
     if type(source) in _SEQUENCES:
         items = source
@@ -360,7 +386,7 @@ def _selected(
         return real(items, **kwargs)  # the default, or the real error for an empty input
     if _b.len(keys) > 1:
         items_ok(keys)
-    return items[real(range(_b.len(keys)), key=keys.__getitem__)]
+    return items[_pieced_select(real, range(_b.len(keys)), charge, keys.__getitem__)]
 
 
 def _hashing_type(real: type, into: str) -> type:
