@@ -83,6 +83,8 @@ CASES: dict[str, tuple[str, Any]] = {
     "annotated-assignment": ("x: int = 5\ny: list[int]\nz: dict[str, int] = {'a': x}\nif x:\n    w: int = 1\nclass C:\n    k: int = 2\ndef f():\n    v: int = 3\n    return v\n[z, w, C.k, f()]", [{"a": 5}, 1, 2, 3]),
     "function-annotations": ("from typing import Optional, List\ndef f(a: int, b: Optional[List[int]] = None) -> int:\n    return a + len(b or [])\nf(1, [1, 2])", 3),
     "future-annotations": ("from __future__ import annotations\ndef f(a: Undefined) -> int:\n    return a\nf(2)", 2),
+    # findings18 M27: subscripts and unions in annotations under the future import
+    "future-annotations-subscripts": ("from __future__ import annotations\nfrom typing import Optional\ndef f(x: list[int], y: int | None = None, *a: tuple[int, ...], k: Optional[int] = None, **kw: dict[str, int]) -> list[int]:\n    z: dict[str, int] = {'a': x[0]}\n    w: list[int]\n    return [x[0], z['a']]\nclass A:\n    v: list[int] = [1]\n    async def m(self, q: dict[str, list[int]]) -> tuple[int, int]:\n        return (1, 2)\n[f([1]), A.v, (lambda: 1)()]", [[1, 1], [1], 1]),
     "generator": ("def gen(n):\n    for i in range(n):\n        yield i * 2\nlist(gen(4))", [0, 2, 4, 6]),
     "yield-from": ("def inner():\n    yield 1\n    yield 2\ndef outer():\n    yield from inner()\n    yield 3\nlist(outer())", [1, 2, 3]),
     "lambda-sort": ("rows = [{'n': 'b', 's': 2}, {'n': 'a', 's': 2}, {'n': 'c', 's': 1}]\n[r['n'] for r in sorted(rows, key=lambda r: (-r['s'], r['n']))]", ["a", "b", "c"]),

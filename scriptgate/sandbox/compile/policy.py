@@ -356,17 +356,24 @@ class _FastSites(TickingVisitor):
         self._bad = saved
 
     def _outer_parts(self, args: ast.arguments) -> list[Any]:
-        parts: list[Any] = [*args.defaults, *args.kw_defaults]
-        parts += [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg)]
-        return parts
+        return [*args.defaults, *args.kw_defaults]
+
+    def _annotations(self, args: ast.arguments, *more: Any) -> None:
+        # under `from __future__ import annotations` Python refuses `:=` in an annotation
+        # (`def f(x: list[int])` was a SyntaxError naming a walrus the script never wrote)
+        self._visit_as(True, [a.annotation for a in ast.walk(args) if isinstance(a, ast.arg)])
+        self._visit_as(True, list(more))
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._visit_as(
-            self._bad, [*node.decorator_list, *self._outer_parts(node.args), node.returns]
-        )
+        self._visit_as(self._bad, [*node.decorator_list, *self._outer_parts(node.args)])
+        self._annotations(node.args, node.returns)
         self._visit_as(False, list(node.body))
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._visit_as(self._bad, [node.target, node.value])
+        self._visit_as(True, [node.annotation])
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         if self._bad:
