@@ -19,11 +19,15 @@ engine flag is needed:
   names ECMAScript defines (case-sensitive, as in JavaScript) are translated to the
   ``regex`` engine's classes, which has them natively.
 
-A pattern is compiled with :mod:`re` when it can be (faster, and ``regex`` costs
-~0.1–0.3 s to import); one with a property escape, or one that ``re`` rejects (a
-variable-width lookbehind, which ECMAScript allows), with ``regex``. A pattern neither
-engine can express makes :func:`compile_ecma` return ``None``; callers treat it as
-matching every string (like an unknown ``format``).
+A pattern is compiled with ``regex``, the engine whose searches take a timeout: the
+strings a schema's ``pattern`` tests are a script's tool arguments, matched on the host,
+and a backtracking pattern (``^(a+)+$``-shaped) against 30 crafted characters stalled
+``re`` on the host's event loop for 25 s (findings18 L09). Each search stops after
+:data:`MATCH_TIMEOUT` seconds and raises :class:`PatternTimeout`; the validator reports
+the string as not matching (``pattern``) and a key as matching (``patternProperties``:
+its schema applies, so a timeout never skips a check). A pattern the engine cannot
+express makes :func:`compile_ecma` return ``None``; callers treat it as matching every
+string (like an unknown ``format``).
 """
 
 from __future__ import annotations
@@ -32,14 +36,52 @@ import re
 from functools import lru_cache
 from typing import Any, Protocol
 
-__all__ = ["EcmaPattern", "compile_ecma", "is_valid_ecma", "translate_ecma"]
+__all__ = [
+    "MATCH_TIMEOUT",
+    "EcmaPattern",
+    "PatternTimeout",
+    "compile_ecma",
+    "is_valid_ecma",
+    "translate_ecma",
+]
+
+MATCH_TIMEOUT = 0.1
+"""Seconds one search may take before :class:`PatternTimeout`."""
+
+
+class PatternTimeout(Exception):
+    """A search ran past :data:`MATCH_TIMEOUT` (a backtracking pattern)."""
 
 
 class EcmaPattern(Protocol):
-    """A compiled pattern of either engine (:mod:`re` or ``regex``)."""
+    """A compiled pattern whose searches are bounded in time."""
 
     def search(self, string: str, /) -> Any:
-        """The first match in ``string``, or ``None``."""
+        """The first match in ``string``, or ``None``; :class:`PatternTimeout` past the bound."""
+
+    def matches(self, string: str, /) -> bool:
+        """Whether the pattern matches somewhere in ``string`` (``False`` past the bound)."""
+
+
+class _Bounded:
+    """A ``regex`` pattern whose ``search`` stops after :data:`MATCH_TIMEOUT`."""
+
+    __slots__ = ("_search",)
+
+    def __init__(self, compiled: Any) -> None:
+        self._search = compiled.search
+
+    def search(self, string: str, /) -> Any:
+        try:
+            return self._search(string, timeout=MATCH_TIMEOUT)
+        except TimeoutError:
+            raise PatternTimeout from None
+
+    def matches(self, string: str, /) -> bool:
+        try:
+            return self._search(string, timeout=MATCH_TIMEOUT) is not None
+        except TimeoutError:
+            return False
 
 
 _JS_SPACE = (
@@ -393,23 +435,14 @@ def _translate_class(p: str, i: int) -> tuple[str, int]:
     raise _Unsupported("unterminated character class")
 
 
-_NEEDS_REGEX = re.compile(r"\\[pP]\{")
-
-
 def _compile(translated: str) -> EcmaPattern:
-    """Compile a translated pattern: :mod:`re` when it can, else ``regex`` (imported lazily).
+    """Compile a translated pattern with ``regex`` (imported lazily), searches bounded.
 
-    Raises ``re.error``/``regex.error`` (both ``Exception``) when neither can.
+    Raises ``regex.error`` (an ``Exception``) when it cannot.
     """
-    if _NEEDS_REGEX.search(translated) is None:
-        try:
-            return re.compile(translated)
-        except re.error:
-            pass  # e.g. a variable-width lookbehind: ``regex`` has it
     import regex
 
-    compiled: EcmaPattern = regex.compile(translated)
-    return compiled
+    return _Bounded(regex.compile(translated))
 
 
 @lru_cache(maxsize=1024)

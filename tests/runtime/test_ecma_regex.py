@@ -124,3 +124,35 @@ def test_ecma_regex_validity() -> None:
     assert not is_valid_ecma("(")
     assert not is_valid_ecma(r"\q")
     assert not is_valid_ecma("(?P<x>a)")
+
+
+_BACKTRACKING = r"^(a|aa)+$"
+"""Exponential in the engine: 41 crafted characters take minutes without a bound."""
+
+
+def test_ecma_regex_search_is_bounded_in_time() -> None:
+    # findings18 L09: a schema's pattern is matched on the host against a script's tool
+    # arguments; `re` stalled the host's event loop 25 s on 26 characters
+    from scriptgate.runtime._ecma_regex import PatternTimeout
+
+    compiled = compile_ecma(_BACKTRACKING)
+    assert compiled is not None
+    assert compiled.matches("aaaa")
+    with pytest.raises(PatternTimeout):
+        compiled.search("a" * 40 + "!")
+    assert not compiled.matches("a" * 40 + "!")
+
+
+def test_ecma_regex_timeout_fails_pattern_and_applies_pattern_properties() -> None:
+    from scriptgate.runtime.schema import compile_schema
+
+    slow = "a" * 40 + "!"
+    checker = compile_schema({"type": "string", "pattern": _BACKTRACKING})
+    assert checker.is_valid("aa")
+    assert not checker.is_valid(slow)  # the compiled fast path
+    assert [issue.keyword for issue in checker.check(slow)] == ["pattern"]
+    keyed = compile_schema(
+        {"type": "object", "patternProperties": {_BACKTRACKING: {"type": "integer"}}}
+    )
+    assert keyed.is_valid({"zz": "x"})  # no match: no schema
+    assert not keyed.is_valid({slow: "x"})  # a timeout never skips the key's schema

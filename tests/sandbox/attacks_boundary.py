@@ -994,6 +994,15 @@ BOUNDARY_ATTACKS: list[Any] = [
                 "class O:\n    def __abs__(self):\n        return y\nlen(f'{abs(O())}')",
                 "class O:\n    def __sub__(self, other):\n        return y\nlen('%s' % (O() - 1))",
                 "class O:\n    def __radd__(self, other):\n        return y\nlen(f'{1 + O()}')",
+                # findings18 M22: the rest of the numeric protocol a script class may define
+                "class O:\n    def __truediv__(self, other):\n        return y\nlen(f'{O() / 2}')",
+                "class O:\n    def __floordiv__(self, other):\n        return y\nlen(f'{O() // 2}')",
+                "class O:\n    def __mod__(self, other):\n        return y\nlen(f'{O() % 2}')",
+                "class O:\n    def __pow__(self, other):\n        return y\nlen(f'{O() ** 2}')",
+                "class O:\n    def __rsub__(self, other):\n        return y\nlen(f'{2 - O()}')",
+                "class O:\n    def __invert__(self):\n        return y\nlen(f'{~O()}')",
+                "class O:\n    def __iadd__(self, other):\n        return y\nv = O()\nv += 1\nlen(f'{v}')",
+                "class O:\n    def __round__(self, n=0):\n        return y\nlen(f'{round(O())}')",
                 "r = [f'{n}' for n in range(1) for n in [y]]\nlen(r[0])",
                 "def f():\n    e = 1\n    try:\n        raise ValueError(y)\n"
                 "    except ValueError as e:\n        return f'{e}'\nlen(f())",
@@ -1005,6 +1014,15 @@ BOUNDARY_ATTACKS: list[Any] = [
                 "    return f'{n}'\nlen(f({1: y}))",
             ]
         )
+    ),
+    _a(
+        # findings18 B11: `set[int](keys)` (or `f = set; f(keys)`) took the small-scalars
+        # shortcut to the real set: 60,000 ints that all hash to 0 were 112 s in one C call
+        "set-alias-call-of-colliding-ints",
+        "8-cpu",
+        "keys = [i * (2**61 - 1) for i in range(60000)]\nlen(set[int](keys))",
+        "limit",
+        "timed out",
     ),
     _a(
         "proof-abs-template-printf",

@@ -141,8 +141,8 @@ class _Gen:
             if node.max_length is not None:
                 self.emit(ind, f"if {n} > {int(node.max_length)!r}: return False")
         if node.pattern is not None:
-            rx = self.name("r", node.pattern.search)
-            self.emit(ind, f"if {rx}({v}) is None: return False")
+            rx = self.name("r", node.pattern.matches)
+            self.emit(ind, f"if not {rx}({v}): return False")
         if node.format_check is not None:
             fmt = self.name("fmt", node.format_check)
             self.emit(ind, f"if not {fmt}({v}): return False")

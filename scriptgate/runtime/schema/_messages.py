@@ -101,7 +101,7 @@ def _node_errors(node: _Node, x: Any, ptr: str, out: list[ValidationIssue], dept
             out.append(
                 ValidationIssue(ptr, "maxLength", f"expected at most {node.max_length} characters")
             )
-        if node.pattern is not None and node.pattern.search(x) is None:
+        if node.pattern is not None and not node.pattern.matches(x):
             out.append(ValidationIssue(ptr, "pattern", f"expected to match {node.pattern_text}"))
         if node.format_check is not None and not node.format_check(x):
             out.append(ValidationIssue(ptr, "format", f"expected format {node.format_name}"))

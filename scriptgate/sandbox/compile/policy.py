@@ -459,8 +459,51 @@ _EXTRA_MAGIC_METHODS = frozenset(
         "__format__",
         "__init_subclass__",
         "__getattr__",
+        # the rest of the numeric protocol (findings18 M22): called with the script's own
+        # object as an operand, each runs script code; `__index__` stays out (C sizes
+        # allocations by it: `bytes(x)`, `[0] * x`), as does `__length_hint__`
+        *(
+            f"__{prefix}{op}__"
+            for op in (
+                "truediv",
+                "floordiv",
+                "mod",
+                "pow",
+                "and",
+                "or",
+                "xor",
+                "lshift",
+                "rshift",
+                "divmod",
+                "sub",
+                "add",
+                "mul",
+                "matmul",
+            )
+            for prefix in ("", "r", "i")
+            if not (prefix == "i" and op == "divmod")
+        ),
+        "__pos__",
+        "__invert__",
+        "__int__",
+        "__float__",
+        "__complex__",
+        "__round__",
+        "__trunc__",
+        "__floor__",
+        "__ceil__",
+        "__reversed__",
+        "__missing__",
+        "__bytes__",
     }
 )
+_DEF_HINTS = {
+    "__new__": "write a classmethod factory (@classmethod def create(cls, ...)) instead",
+    "__index__": "convert explicitly with int(x) where an index is needed",
+    "__del__": "release things with a context manager (__enter__/__exit__) or try/finally",
+    "__length_hint__": "define __len__ instead",
+}
+"""What to write instead of a dunder a script class may not define, by name."""
 """Methods a script class may define on top of RestrictedPython's list (context managers,
 iterators); each runs script code, so it ticks like any function. ``__getattr__`` is
 shielded when the class is made (guards.script_classes: never consulted for a dunder or
@@ -941,6 +984,20 @@ class ScriptPolicy(LinearTransformer):
             return
         if name is not None and is_private_name(name):
             return  # `_cache`, `def _helper`: no hook name has this shape (they end with `_`)
+        if (
+            allow_magic_methods
+            and name is not None
+            and name.startswith("__")
+            and name.endswith("__")
+            and getattr(node, "col_offset", 0) != 0
+            and name not in ALLOWED_FUNC_NAMES
+        ):
+            hint = _DEF_HINTS.get(name) or (
+                "the dunder methods a script class may define are "
+                + ", ".join(sorted(_ALIASABLE - {"__post_init__"}))
+            )
+            self.error(node, f'"{name}" cannot be defined in a script class: {hint}.')
+            return
         super().check_name(node, name, allow_magic_methods)
 
     # -- names and calls ------------------------------------------------------

@@ -1094,6 +1094,12 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             return _read_private(obj, name, default)
         if name in SCRIPT_DUNDER_READS:
             return read_dunder(obj, name, default)  # exc.__cause__, self.__dict__ (issue 14)
+        if _is_dunder(name):
+            raise AttributeError(
+                f'"{name}" is an invalid attribute name because it starts with "_": scripts '
+                "read no dunder attributes; use the builtin or operator that calls it "
+                f'(len(x), iter(x), str(x), x + y), or hasattr(x, "{name}") to test for it'
+            )
         raise AttributeError(f'"{name}" is an invalid attribute name because it starts with "_"')
     if name in INSPECT_ATTRIBUTES:
         raise AttributeError(
@@ -1207,8 +1213,33 @@ def _guarded_hasattr(obj: Any, name: str) -> bool:
     try:
         _guarded_getattr(obj, name)
     except (AttributeError, TypeError):
+        if type(name) is str and _is_dunder(name):
+            return _has_dunder(obj, name)
         return False
     return True
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+_TYPE_DICT = type.__dict__["__dict__"]
+
+
+def _has_dunder(obj: Any, name: str) -> bool:
+    """Whether ``obj`` has the dunder ``name`` a script may not read (findings18 M31).
+
+    ``hasattr(x, "__iter__")`` and ``hasattr(obj, "__dataclass_fields__")`` are duck-typing
+    tests: they answered ``False`` for every value. Only the answer is handed out, found in
+    the class dictionaries of ``obj``'s type (and of ``obj`` when it is a class) along the
+    real MRO: no attribute is read, so no descriptor, ``__getattr__`` or host code runs.
+    """
+    classes = list(_MRO.__get__(type(obj)))
+    if isinstance(obj, type):
+        classes[:0] = _MRO.__get__(obj)
+    return name != "__abstractmethods__" and any(
+        name in _TYPE_DICT.__get__(klass) for klass in classes
+    )
 
 
 def _guarded_getitem(obj: Any, key: Any) -> Any:

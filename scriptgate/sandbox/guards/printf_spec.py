@@ -36,6 +36,10 @@ _PARENS = re.compile(r"[()]")
 _NUMERIC = frozenset("diouxXeEfFgG")
 """Conversions a precision pads (``'%.9999d'``); for ``s``/``r``/``a`` it only truncates."""
 
+_FIXED_FLOAT = 310
+"""The integer digits ``%f`` writes of the largest float (309) and its point; the
+render walk counts a float as its ``repr`` (``1e+308``: 6 characters)."""
+
 _HUGE = 10**18
 """The value given to a width or precision of more than 18 digits (C: "width too big")."""
 
@@ -114,8 +118,9 @@ class PrintfSummary:
     """What the guards need of a template, in one pass (no list of conversions kept).
 
     ``star``: some width or precision is ``*``. ``widest``: the largest width or
-    precision. ``padding``: every conversion's width plus every numeric precision (the
-    output is at most the template, this and the arguments' text). ``keyless``:
+    precision. ``padding``: every conversion's width, every numeric precision and 310
+    characters per ``%f`` (the output is at most the template, this and the arguments'
+    text). ``keyless``:
     conversions without a key (``%%`` aside). ``keys``: each key's number of conversions.
     """
 
@@ -160,6 +165,8 @@ def summarize(
             summary.padding += width
         if precision is not None and precision > 0 and kind in _NUMERIC:
             summary.padding += precision
+        if kind == "f" or kind == "F":
+            summary.padding += _FIXED_FLOAT  # '%f' % 1e308 is 316 characters, not repr's 6
         if key is None:
             summary.keyless += 1
         else:

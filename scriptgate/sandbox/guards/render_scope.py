@@ -35,7 +35,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.errors import refuse_size
 
-__all__ = ["MAX_RENDER_TOTAL", "RENDERING", "measured", "start_rendering"]
+__all__ = ["MAX_RENDER_TOTAL", "RENDERING", "measured", "measured_number", "start_rendering"]
 
 MAX_RENDER_TOTAL = 10_000_000
 """Characters one rendering may take from script dunders (= ``sizes.MAX_RENDER``)."""
@@ -114,15 +114,48 @@ def measured(method: Callable[..., Any], name: str) -> Callable[..., Any]:
         finally:
             state[1] -= 1
         if isinstance(text, str):
-            state[0] -= str.__len__(text)
-            if state[0] < 0:
-                state[0] = 0
-                refuse_size(
-                    f"rendering {name} results would be too large for the sandbox "
-                    f"(more than {MAX_RENDER_TOTAL} characters in one rendering)"
-                )
+            _take(state, str.__len__(text), name)
         return text
 
+    return _named(shield, method, name)
+
+
+def _take(state: list[int], size: int, name: str) -> None:
+    """Take ``size`` characters of a ``name`` result off the allowance; refuse past it."""
+    state[0] -= size
+    if state[0] < 0:
+        state[0] = 0
+        refuse_size(
+            f"rendering {name} results would be too large for the sandbox "
+            f"(more than {MAX_RENDER_TOTAL} characters in one rendering)"
+        )
+
+
+def _named(shield: Callable[..., Any], method: Any, name: str) -> Callable[..., Any]:
     shield.__name__ = name
     shield.__qualname__ = getattr(method, "__qualname__", name)
     return shield
+
+
+def _text_bound(value: Any) -> int:
+    """The most characters C renders of ``value`` in one ``%`` conversion (``%d``, ``%x``)."""
+    if isinstance(value, int):
+        return int.bit_length(value) // 3 + 2  # decimal, hex and octal digits, and a sign
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    return 0
+
+
+def measured_number(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The script's ``__int__``/``__bytes__``: inside a rendering, the text C makes of its
+    result is taken off the allowance (``'%d' * n % ((obj,) * n)`` rendered 4,000 digits per
+    conversion from an object the render walk counts as a few characters)."""
+
+    def shield(self: Any, /) -> Any:
+        value = method(self)
+        state = _STATE.get(None)
+        if state is not None and state[2] > 0:  # only inside a guarded rendering
+            _take(state, _text_bound(value), name)
+        return value
+
+    return _named(shield, method, name)

@@ -32,7 +32,7 @@ from scriptgate.sandbox.compile.shared import INSPECT_ATTRIBUTES
 from scriptgate.sandbox.guards.boundary import check_value, held_data, holdable
 from scriptgate.sandbox.guards.constants import DENIED_NAMES, FILENAME, is_private_name
 from scriptgate.sandbox.guards.errors import RunEnded
-from scriptgate.sandbox.guards.render_scope import measured
+from scriptgate.sandbox.guards.render_scope import measured, measured_number
 
 __all__ = [
     "MAX_CLASS_NAMES",
@@ -138,7 +138,7 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
         namespace["__format__"] = measured(_format_shield(namespace["__format__"]), "__format__")
     if "__getattr__" in namespace:
         namespace["__getattr__"] = _getattr_shield(namespace["__getattr__"])
-    for name in _RENDERING_DUNDERS:
+    for name, wrap in _MEASURED_DUNDERS.items():
         method = namespace.get(name)
         if method is None:
             continue
@@ -148,11 +148,17 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
             raise TypeError(
                 f"{name} must be a plain method written with def (no decorator) in the sandbox"
             )
-        # C joins every result of one rendering: measured cumulatively (F01)
-        namespace[name] = measured(method, name)
+        # C joins every result of one rendering: measured cumulatively (F01); `%d`/`%s`
+        # render an `__int__`/`__bytes__` result (findings18 M22)
+        namespace[name] = wrap(method, name)
 
 
-_RENDERING_DUNDERS = ("__repr__", "__str__")
+_MEASURED_DUNDERS = {
+    "__repr__": measured,
+    "__str__": measured,
+    "__int__": measured_number,
+    "__bytes__": measured_number,
+}
 
 
 def _getattr_shield(method: Any) -> Callable[[Any, Any], Any]:

@@ -57,12 +57,12 @@ from scriptgate.sandbox.guards.attributes import (
 from scriptgate.sandbox.guards.boundary import exception_base, holdable_class, register_opaque
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok, light_scalars
-from scriptgate.sandbox.guards.constants import is_private_name
+from scriptgate.sandbox.guards.constants import TICK_CHUNK, is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.int_work import guarded_divmod, guarded_round
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
-from scriptgate.sandbox.guards.script_classes import InstanceDict, script_vars
+from scriptgate.sandbox.guards.script_classes import InstanceDict, script_function, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
 from scriptgate.sandbox.guards.text_codecs import encoded
 from scriptgate.sandbox.guards.ticking import (
@@ -254,8 +254,9 @@ def make_builtins(
         return TickedFilter(func, ticked(charge(iterable), charge))
 
     def reversed_(seq: Any) -> Any:
-        charge(seq)
-        return _b.reversed(seq)
+        if not _own_reversed(seq):
+            charge(seq)  # C reads a container's items in reverse, as fast as it can
+        return _b.reversed(seq)  # a script's __reversed__ is script code: it ticks
 
     def iter_(iterable: Any) -> Any:
         return _b.iter(charge(iterable))
@@ -303,6 +304,15 @@ def _template(
     table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
     name_functions(table)  # `hasattr()` in messages, not `_guarded_hasattr()`
     return table
+
+
+def _own_reversed(seq: Any) -> bool:
+    """Whether ``reversed(seq)`` calls a ``__reversed__`` the script defined."""
+    for klass in type(seq).__mro__:
+        method = klass.__dict__.get("__reversed__")
+        if method is not None:
+            return script_function(method)
+    return False
 
 
 _SELECT_KEYWORDS = frozenset({"key", "default"})
@@ -420,8 +430,15 @@ def _hashing_type(real: type, into: str) -> type:
         kind = type(first)
         if kind is CheckedFeed or kind in _STORED_OR_SCALAR:
             return real(*args, **kwargs)  # fed by the compiled call already, or stored
-        if (kind is list or kind is tuple) and not pairs and _SCALARS.issuperset(map(type, first)):
-            return real(*args, **kwargs)  # the common case: scalars hash in bounded time
+        if (
+            (kind is list or kind is tuple)
+            and not pairs
+            and _b.len(first) <= TICK_CHUNK
+            and _SCALARS.issuperset(map(type, first))
+        ):
+            # the common case: a few scalars hash in bounded time; more may collide
+            # (60,000 ints that all hash to 0 were 112 s in one C call: findings18 B11)
+            return real(*args, **kwargs)
         return real(*feed(args), **kwargs)
 
     meta = type(

@@ -71,6 +71,42 @@ FEATURES = {
         "str(cmath.rect(2, 0)), round(cmath.pi, 6), cmath.isclose(cmath.exp(0), 1), "
         "cmath.isinf(cmath.inf), cmath.isnan(cmath.nan), str(cmath.log(-1).imag)[:6]]"
     ),
+    # findings18 M22: the numeric protocol a vector or money class defines
+    "numeric-dunders": (
+        "class Vec:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+        "    def __truediv__(self, k):\n        return Vec(self.x / k, self.y / k)\n"
+        "    def __rsub__(self, o):\n        return Vec(o - self.x, o - self.y)\n"
+        "    def __iadd__(self, o):\n        self.x += o.x\n        self.y += o.y\n        return self\n"
+        "    def __float__(self):\n        return float(self.x)\n"
+        "    def __int__(self):\n        return int(self.x)\n"
+        "    def __round__(self, n=0):\n        return Vec(round(self.x, n), round(self.y, n))\n"
+        "    def __reversed__(self):\n        return iter([self.y, self.x])\n"
+        "    def __invert__(self):\n        return Vec(self.y, self.x)\n"
+        "    def __or__(self, o):\n        return 'or'\n    __ror__ = __or__\n"
+        "    def __pow__(self, k, m=None):\n        return Vec(self.x ** k, self.y ** k)\n"
+        "    def __floordiv__(self, k):\n        return Vec(self.x // k, self.y // k)\n"
+        "    def __mod__(self, k):\n        return Vec(self.x % k, self.y % k)\n"
+        "    def __divmod__(self, k):\n        return (self // k, self % k)\n"
+        "    def __bytes__(self):\n        return b'vec'\n"
+        "    def __repr__(self):\n        return f'Vec({self.x}, {self.y})'\n"
+        "import math\nv = Vec(3, 4)\nw = v / 2\nu = 10 - v\nv += Vec(1, 1)\n"
+        "[repr(w), repr(u), repr(v), float(v), int(v), repr(round(Vec(1.26, 2.5), 1)), "
+        "list(reversed(v)), repr(~v), v | 1, 1 | v, repr(v ** 2), repr(divmod(v, 3)), "
+        "bytes(v).decode(), math.sqrt(Vec(16, 0)), '%d|%.1f' % (v, v)]"
+    ),
+    "missing-dunder": (
+        "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
+        "d = D(a=1)\n[d['a'], d['bc'], d.get('x'), 'x' in d]"
+    ),
+    # findings18 M31: duck-typing tests answer truthfully; nothing is read
+    "hasattr-dunders": (
+        "from dataclasses import dataclass\n@dataclass\nclass Ev:\n    name: str\n"
+        "class Bag:\n    def __iter__(self):\n        return iter([1, 2])\n"
+        "e = Ev('x')\n[hasattr(e, '__dataclass_fields__'), hasattr([], '__iter__'), "
+        "hasattr('s', '__iter__'), hasattr(e, '__len__'), hasattr(3, '__add__'), "
+        "hasattr(Bag(), '__iter__'), hasattr(Bag, '__iter__'), hasattr(int, '__abstractmethods__'), "
+        "hasattr(e, '__nope__'), [list(x) if hasattr(x, '__iter__') else [x] for x in ('ab', Bag(), 5)]]"
+    ),
     "cmath-from-import": (
         "from cmath import sqrt, e\n[str(sqrt(-1)), round(e, 4), str(complex('1+2j') * 2)]"
     ),
@@ -144,6 +180,40 @@ REFUSALS = {
     ),
     "print-file-list": ("print('x', file=[])", "runtime", "writes only to an io.StringIO"),
     "cmath-unlisted-member": ("import cmath\ncmath.sys", "runtime", "sys"),
+    "index-dunder": (
+        "class A:\n    def __index__(self):\n        return 3",
+        "rejected",
+        "convert explicitly with int(x)",
+    ),
+    "new-dunder": (
+        "class A:\n    def __new__(cls):\n        return 1",
+        "rejected",
+        "classmethod factory",
+    ),
+    "unlisted-dunder-lists-the-allowed": (
+        "class A:\n    def __getstate__(self):\n        return 1",
+        "rejected",
+        "__truediv__",
+    ),
+    "getattr-dunder-with-default": ("getattr([], '__len__', None)", "runtime", "len(x)"),
+    # a script __int__/__bytes__ is rendered by `%d`/`%s`: its results are measured
+    "int-dunder-rendered-per-conversion": (
+        "class A:\n    def __int__(self):\n        return 10**4000\nn = 100000\n"
+        "len(('%d' * n) % ((A(),) * n))",
+        "limit",
+        "too large",
+    ),
+    "bytes-dunder-rendered-per-conversion": (
+        "class B:\n    def __bytes__(self):\n        return b'x' * 1000\nn = 100000\n"
+        "len((b'%s' * n) % ((B(),) * n))",
+        "limit",
+        "too large",
+    ),
+    "fixed-float-conversions-are-counted": (
+        "n = 100000\nlen(('%f' * n) % ((1e308,) * n))",
+        "limit",
+        "too large",
+    ),
 }
 
 
