@@ -48,6 +48,28 @@ def test_exact_statistics_of_large_numbers_are_refused(box: Sandbox, name: str) 
     refused(box, _ATTACKS[name], "limit", "use statistics.fmean")
 
 
+_FOREIGN = {
+    # findings18 B07: statistics called the data's own class with the host's real
+    # Fraction (T(value)), which the script then held and raised to a huge power
+    "script-class-with-ratio": (
+        "class V:\n    def __init__(self, v=1):\n        self.v = v\n"
+        "    def as_integer_ratio(self):\n        return (1, 3)\nstatistics.mean([V(), V()])"
+    ),
+    # findings18 B08: a script class's ratios weighed nothing in the size check
+    "script-class-with-big-ratios": (
+        "class V:\n    def __init__(self, i):\n        self.i = i\n"
+        "    def as_integer_ratio(self):\n        return (1, 2 ** 4000 + 2 * self.i + 1)\n"
+        "statistics.mean([V(i) for i in range(600)])"
+    ),
+    "int-subclass": "class I(int):\n    pass\nstatistics.variance([I(1), I(2), I(4)])",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FOREIGN))
+def test_exact_statistics_take_only_the_number_types(box: Sandbox, name: str) -> None:
+    refused(box, "import statistics\n" + _FOREIGN[name], "runtime", "convert the values first")
+
+
 def test_exact_statistics_loop_of_calls_ends_at_the_deadline() -> None:
     source = (
         "import statistics\n"

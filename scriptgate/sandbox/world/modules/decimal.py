@@ -47,6 +47,7 @@ __all__ = [
     "MAX_PREC",
     "MEMBERS",
     "NAME",
+    "BoundedDecimal",
     "Context",
     "build",
 ]
@@ -429,6 +430,9 @@ class _LocalContext:
     def __exit__(self, *exc: Any) -> None:
         self._state.current = self._saved.pop()
 
+
+BoundedDecimal = _BoundedDecimal
+"""The base of every run's ``Decimal`` class (other stand-ins recognise a run's decimals)."""
 
 setattr(_LocalContext, HOLDABLE_MARK, True)
 

@@ -22,6 +22,8 @@ from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.ticking import LARGE_INPUT, TickedList, check_budget
 from scriptgate.sandbox.world.modules.common import RunWorld
+from scriptgate.sandbox.world.modules.decimal import BoundedDecimal
+from scriptgate.sandbox.world.modules.fractions import Fraction as SandboxFraction
 
 __all__ = [
     "HOLDABLE",
@@ -31,6 +33,7 @@ __all__ = [
     "NAME",
     "build",
     "exact_bits",
+    "exact_items_ok",
 ]
 
 NAME = "statistics"
@@ -101,6 +104,33 @@ def exact_bits(items: list[Any]) -> tuple[int, int]:
     return total, sum(map(int.bit_length, denominators))
 
 
+_EXACT_TYPES = frozenset({int, bool, float, fractions.Fraction, SandboxFraction, decimal.Decimal})
+"""The item types an exact statistic takes (besides a run's own ``Decimal`` class)."""
+
+
+def _exact_kind(kind: type) -> bool:
+    # a run's Decimal class is made per run, directly on the bounded base; a script's
+    # subclass of it (or of int, Fraction…) is not an exact kind
+    return kind in _EXACT_TYPES or kind.__bases__ == (BoundedDecimal,)
+
+
+def exact_items_ok(name: str, items: list[Any]) -> None:
+    """Refuse data an exact statistic cannot take from a script (findings18 B07/B08).
+
+    The host's ``_sum`` calls each item's ``as_integer_ratio()`` and then the data's own
+    type with the host's real ``Fraction`` of the result (``T(value)``): a script class
+    (or a subclass of a number) had its methods called with a host object it could then
+    hold, and weighed nothing in :func:`exact_bits` whatever its ratios were.
+    """
+    for kind in set(map(type, items)):
+        if not _exact_kind(kind):
+            raise TypeError(
+                f"statistics.{name} takes int, float, Fraction and Decimal values in the "
+                f"sandbox, not {kind.__name__}: convert the values first (float(x), "
+                "Fraction(...)), or use statistics.fmean"
+            )
+
+
 _COUNTING_STATISTICS = frozenset({"mode", "multimode"})
 """statistics functions that hash every item of their data (through a Counter)."""
 _SORTING_STATISTICS = frozenset({"median", "median_low", "median_high", "quantiles"})
@@ -127,6 +157,7 @@ def build(run: RunWorld) -> dict[str, Any]:
                 return fn(fed(list(copied), "counter"), *args, **kwargs)
             items = TickedList(copied, charge)
             if exact:
+                exact_items_ok(fn.__name__, items)
                 if len(items) < LARGE_INPUT:
                     check_budget()  # one host computation a call: a loop of them stops
                     # (a large argument's call was checked by the stand-in's wrapper)
