@@ -65,6 +65,7 @@ but ``regex`` accepts (``\\p{L}``, ``\\G``, ``[\\d-z]``) compiles.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import operator
 import re
@@ -88,6 +89,7 @@ __all__ = [
     "SLICE_PER_CHAR",
     "Match",
     "Pattern",
+    "SandboxFlag",
     "make_re",
     "repeat_units",
 ]
@@ -118,7 +120,40 @@ _CACHE_UNITS = 1_000
 _CACHE_LENGTH = 1_000
 _MAXSIZE = sys.maxsize
 
+
 # re's flag values -> regex's (ASCII differs: 256 in re, 128 in regex; 256 is VERSION1 there)
+def _sandbox_flag() -> Any:
+    """``re.RegexFlag``'s twin whose combinations are never kept (findings18 B05).
+
+    ``Flag`` keeps every value it is called with (``re.I | n``, ``type(re.I)(n)``) as a
+    pseudo-member in its class's ``_value2member_map_``: on the host's own ``RegexFlag``
+    each run left what it made there for good (100 MiB for 300,000 values, or a script
+    int subclass with its class). This class has the same members, reprs (``re.I``) and
+    arithmetic; a combination is made afresh each time and dropped from the map at once.
+    """
+    make: Any = enum.IntFlag
+    flag: Any = make(
+        "RegexFlag",
+        {member.name: member.value for member in re.RegexFlag},
+        boundary=enum.KEEP,
+        module="re",
+    )
+    keep: Any = enum.IntFlag._missing_.__func__  # type: ignore[attr-defined]
+
+    def _missing_(cls: Any, value: Any) -> Any:
+        member = keep(cls, value)
+        cls._value2member_map_.pop(value, None)
+        return member
+
+    setattr(flag, "_missing_", classmethod(_missing_))  # noqa: B010 - an enum's hook
+    for name in ("__repr__", "__str__", "_numeric_repr_"):  # `re.I`, as re shows it
+        setattr(flag, name, getattr(re.RegexFlag, name))
+    return flag
+
+
+SandboxFlag: Any = _sandbox_flag()
+"""The class of the ``re`` stand-in's flags."""
+
 _SAME_MASK = int(re.I | re.L | re.M | re.S | re.U | re.X)
 _RE_ASCII = int(re.A)
 _REGEX_ASCII = 128
@@ -465,7 +500,7 @@ class Match:
             longest = max((end - start for start, end in self._match.regs if start >= 0), default=0)
             if base_len(template) + refs * longest > MAX_SEQUENCE:
                 _too_big("an expanded match template")
-        return self._match.expand(template)
+        return self._match.expand(exact_copy(template))  # never cached as a subclass (B09)
 
     @property
     def string(self) -> Any:
@@ -606,6 +641,9 @@ class Pattern:
                 return repl(wrapped(match))
 
             return _once(_current_budget(), method, (replace, string, most))
+        # an exact copy: `regex` caches templates by value, a str subclass (and its class)
+        # stayed in that process-wide cache after the run (findings18 B09)
+        repl = exact_copy(repl)
         _check_template(repl, string)
         budget = _current_budget()
         if budget is not None and _pieced(string) and _literal(repl, string):
@@ -686,7 +724,7 @@ class Pattern:
         if isinstance(self._pattern, str):
             flags &= ~int(re.U)
         if flags:
-            return f"re.compile({text}, {re.RegexFlag(flags)!r})"
+            return f"re.compile({text}, {SandboxFlag(flags)!r})"
         return f"re.compile({text})"
 
 
@@ -776,5 +814,5 @@ def make_re() -> dict[str, Any]:
         "error": regex.error,
     }
     for name in ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII", "I", "M", "S", "X", "A"):
-        members[name] = getattr(re, name)
+        members[name] = SandboxFlag(int(getattr(re, name)))
     return members

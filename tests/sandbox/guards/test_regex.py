@@ -123,7 +123,9 @@ def test_regex_guard_surface_is_re_s() -> None:
     for name in ("subf", "scanner", "splititer", "named_lists"):
         assert not hasattr(p, name)
     assert STAND_IN["escape"] is re.escape
-    assert STAND_IN["IGNORECASE"] is re.IGNORECASE
+    # the flags are a twin class's (findings18 B05): equal values, the same reprs
+    assert STAND_IN["IGNORECASE"] == re.IGNORECASE
+    assert repr(STAND_IN["IGNORECASE"]) == repr(re.IGNORECASE)
     assert STAND_IN["compile"](b"a").flags == re.compile(b"a").flags
 
 
@@ -287,3 +289,42 @@ def test_regex_guard_finditer_restarts_where_it_stopped(
     spans = [m.span() for m in wrapper._iterate(_Budget(), subject, 0, len(subject))]
     assert spans == [m.span() for m in re.finditer(pattern, subject)]
     assert fake.restarts > 1
+
+
+# ----------------------------------------------------------------------------- host state
+
+
+def test_regex_guard_flag_values_are_not_kept_after_a_run() -> None:
+    # findings18 B05: re.I | n and type(re.I)(n) kept a pseudo-member for every new value
+    # in the host's re.RegexFlag (100 MiB a run, or a script int subclass with its class)
+    from scriptgate.sandbox.guards.regex import SandboxFlag
+
+    real = dict(re.RegexFlag._value2member_map_)
+    before = set(SandboxFlag._value2member_map_)
+    result = Sandbox().run_sync(
+        "import re\nclass N(int):\n    pass\nF = type(re.I)\n"
+        "[repr(F(1 << 20)), repr(re.I | (1 << 21)), int(F(N(1 << 22))), str(re.I | re.M)]"
+    )
+    assert result.value == [
+        "re.RegexFlag(1048576)",
+        "re.IGNORECASE|0x200000",
+        1 << 22,
+        "re.IGNORECASE|re.MULTILINE",
+    ], result.error
+    assert set(SandboxFlag._value2member_map_) == before
+    assert re.RegexFlag._value2member_map_ == real
+
+
+def test_regex_guard_replacement_templates_are_cached_as_exact_strings() -> None:
+    # findings18 B09: a str subclass template (and its class) stayed in regex's
+    # process-wide replacement cache after the run
+    import regex._main
+
+    result = Sandbox().run_sync(
+        "import re\nclass S(str):\n    pass\n"
+        "[re.sub('a', S('\\\\g<0>y'), 'a'), re.compile('b').sub(S('z\\\\g<0>'), 'b'), "
+        "re.match('(c)', 'c').expand(S('\\\\1w'))]"
+    )
+    assert result.value == ["ay", "zb", "cw"], result.error
+    cached = [part for key in regex._main._replacement_cache for part in key]
+    assert all(type(part) in (str, bytes, int, type(None)) for part in cached), cached

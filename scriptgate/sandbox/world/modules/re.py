@@ -7,7 +7,6 @@ isolation or the model-facing text.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from scriptgate.sandbox.guards import regex
@@ -23,7 +22,7 @@ MEMBERS: tuple[str, ...] = (
     "ASCII", "I", "M", "S", "X", "A",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = (regex.Pattern, regex.Match, re.RegexFlag)
+HOLDABLE: tuple[type, ...] = (regex.Pattern, regex.Match, regex.SandboxFlag)
 """Value types this stand-in hands to scripts (the pattern and match wrappers are guards')."""
 
 
