@@ -262,6 +262,10 @@ def check_opaque_key(obj: Any, key: Any) -> None:
             if _type_module(item) not in _HOST_MODULES:
                 _TYPING_CACHED[0] = True
         elif typing_form(item):
+            if kind in _SCRIPT_MADE_FORMS:
+                # a TypeVar holds its bound, constraints and name, which may be the
+                # script's objects: cached, they would outlive the run (findings18 B04)
+                _TYPING_CACHED[0] = True
             pending.extend(_form_args(item))
         elif _builtin_stand_in(item):
             pass  # `dict[str, type]`: the sandbox's `type` compares by identity, holds nothing
@@ -285,6 +289,8 @@ def _builtin_stand_in(item: Any) -> bool:
     )
 
 
+_SCRIPT_MADE_FORMS = frozenset({typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple})
+"""Typing forms a script makes with arguments of its own (``TypeVar("T", bound=obj)``)."""
 _HOST_MODULES = frozenset({"builtins", "typing", "types", "collections.abc", "typing_extensions"})
 _TYPING_CACHED = [False]
 """Set when a subscript put a class that is not a builtin into typing's caches."""
