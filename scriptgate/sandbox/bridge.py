@@ -49,6 +49,7 @@ __all__ = [
     "json_nodes",
     "json_text",
     "too_many_nodes",
+    "too_many_nodes_message",
     "tool_specs",
     "value_node_caps",
 ]
@@ -290,22 +291,31 @@ def json_nodes(text: str, caps: tuple[int, int] | None = None) -> tuple[int, int
 def too_many_nodes(text: str, max_result_bytes: int | None) -> str | None:
     """Why the script's value of JSON ``text`` is refused for its object count, or ``None``."""
     caps = value_node_caps(max_result_bytes)
-    if caps is None:
+    if caps is None or max_result_bytes is None:
         return None
     containers, items = json_nodes(text, caps)
     if containers > caps[0]:
+        return too_many_nodes_message("containers", containers, max_result_bytes)
+    if items > caps[1]:
+        return too_many_nodes_message("values", items, max_result_bytes)
+    return None
+
+
+def too_many_nodes_message(what: str, count: int, max_result_bytes: int) -> str:
+    """The refusal of a value holding ``count`` ``"containers"`` or ``"values"``."""
+    caps = value_node_caps(max_result_bytes)
+    assert caps is not None
+    if what == "containers":
         return (
-            f"The script's value holds {containers:,} lists and dicts, more than the "
+            f"The script's value holds {count:,} lists and dicts, more than the "
             f"{caps[0]:,} its limit of {max_result_bytes} bytes allows "
             f"({CONTAINER_BYTES} bytes each)"
         )
-    if items > caps[1]:
-        return (
-            f"The script's value holds {items:,} values, more than the "
-            f"{caps[1]:,} its limit of {max_result_bytes} bytes allows "
-            f"({ITEM_BYTES} bytes each)"
-        )
-    return None
+    return (
+        f"The script's value holds {count:,} values, more than the "
+        f"{caps[1]:,} its limit of {max_result_bytes} bytes allows "
+        f"({ITEM_BYTES} bytes each)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

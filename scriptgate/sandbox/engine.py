@@ -117,6 +117,8 @@ from scriptgate.sandbox.bridge import (
     slot_setters,
     small_flat,
     too_many_nodes,
+    too_many_nodes_message,
+    value_node_caps,
 )
 from scriptgate.sandbox.compile.cache import CompileFailure, compile_script
 from scriptgate.sandbox.compile.deadline import CompileClock
@@ -1483,17 +1485,21 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         # unchanged (json_copy returns them, their size is not measured)
         return _ok_result(payload, output, calls, wall_time)
     cap = run.limits.max_result_bytes
-    estimate = None if cap is None else result_too_large(payload, cap)
-    if cap is not None and estimate is not None:  # sizeguard: refused before the copy
+    refusal = None if cap is None else result_too_large(payload, cap, value_node_caps(cap))
+    if cap is not None and refusal is not None:  # sizeguard: refused before the copy
+        what, count = refusal
+        if what == "bytes":
+            message = (
+                f"The script's value is about {count} bytes or more, "
+                f"more than the limit of {cap} bytes"
+            )
+        else:
+            # counted per reference before the copy expands shared ones (findings18 L04)
+            message = too_many_nodes_message(what, count, cap)
         return ScriptResult(
             ok=False,
             output=output,
-            error=ScriptError(
-                "limit",
-                "LimitExceeded",
-                f"The script's value is about {estimate} bytes or more, "
-                f"more than the limit of {cap} bytes",
-            ),
+            error=ScriptError("limit", "LimitExceeded", message),
             calls=calls,
             wall_time=wall_time,
         )

@@ -148,6 +148,9 @@ def test_finite_floats_copies_only_the_path_to_a_nan() -> None:
         ("[[]] * 30_000", "30,001 lists and dicts"),
         ("[0] * 250_000", "250,000 values, more than the 200,000"),
         ("list(range(10)) * 25_000", "250,000 values"),
+        # findings18 L04: counted per reference before the copy expands shared lists (the
+        # copy of `b = [b, b]` twenty-one times made 2 M lists in the host, 10-20 s)
+        ("b = [1]\nfor i in range(21):\n    b = [b, b]\nb", "20,001 lists and dicts"),
     ],
 )
 def test_last_value_of_many_small_objects_is_refused(box: Sandbox, source: str, words: str) -> None:
@@ -196,6 +199,28 @@ def test_parent_refuses_a_result_frame_of_many_objects_before_decoding_it() -> N
     # what the engine lets through passes, commas in strings too
     assert caps.check(_result_frame("[" + "{}," * 9_000 + "{}]"))[0] == "result"
     assert caps.check(_result_frame('["' + "," * 200_000 + '"]'))[0] == "result"
+
+
+def _call_frame(arguments_text: str) -> str:
+    return '{"op":"call","id":"r/1","tool":"ping","arguments":{"v":' + arguments_text + "}}"
+
+
+def test_parent_refuses_a_call_frame_past_what_the_engine_lets_arguments_hold() -> None:
+    # findings18 L10: a hostile worker's call of [{}] * 2_400_000 (9.6 M characters) would
+    # be 2.4 M dicts in the parent; the engine refuses more than these counts in a script
+    from scriptgate.sandbox.guards.sizes import ARGUMENT_CONTAINERS, ARGUMENT_ITEMS
+    from scriptgate.sandbox.isolation import framing
+
+    assert (framing._ARGUMENT_CONTAINERS, framing._ARGUMENT_ITEMS) == (
+        ARGUMENT_CONTAINERS,
+        ARGUMENT_ITEMS,
+    )
+    caps = FrameCaps.of(Limits(), 1 << 30)
+    with pytest.raises(_ProtocolError, match="JSON containers"):
+        caps.check(_call_frame("[" + "{}," * 210_000 + "{}]"))
+    with pytest.raises(_ProtocolError, match="JSON values"):
+        caps.check(_call_frame("[" + "0," * 2_100_000 + "0]"))
+    assert caps.check(_call_frame("[" + "{}," * 190_000 + "{}]"))[0] == "call"
 
 
 _SUBCLASS_KEYS = (

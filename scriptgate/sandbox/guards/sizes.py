@@ -59,8 +59,11 @@ from scriptgate.sandbox.guards.errors import Trip, refuse_size
 from scriptgate.sandbox.guards.lengths import base_len
 from scriptgate.sandbox.guards.render_scope import RENDERING, start_rendering
 from scriptgate.sandbox.guards.text_codecs import is_decoding_call, str_of_bytes
+from scriptgate.sandbox.guards.ticking import check_budget
 
 __all__ = [
+    "ARGUMENT_CONTAINERS",
+    "ARGUMENT_ITEMS",
     "CHARGE_FROM",
     "CHECKED_METHOD_TYPES",
     "FLAT_TYPES",
@@ -304,7 +307,17 @@ def render_estimate(value: Any, limit: int = MAX_RENDER) -> int:
     return _render_size(value, limit, False, 0, 0)
 
 
-def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, indent: int) -> int:
+def _render_size(
+    value: Any,
+    limit: int,
+    ascii_only: bool,
+    item_extra: int,
+    indent: int,
+    nodes: list[int] | None = None,
+) -> int:
+    """The render walk; ``nodes`` (``[containers, items, most containers, most items]``)
+    also counts every container and item met, counted as often as it is referenced, and
+    ends the walk (a result past ``limit``) once either count passes its bound."""
     kind = type(value)
     if kind in _FLAT:
         return _scalar(value, kind, ascii_only)
@@ -318,8 +331,17 @@ def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, inde
     path: list[int] = []
     active: set[int] = set()
 
+    def counted(containers: int, items: int) -> bool:
+        # whether the node counts passed their bounds (nodes given)
+        assert nodes is not None
+        nodes[0] += containers
+        nodes[1] += items
+        return nodes[0] > nodes[2] or nodes[1] > nodes[3]
+
     def enter(container: Any, opened: tuple[Any, int, int], base: int) -> int:
         items, count, overhead = opened
+        if nodes is not None and counted(1, count):
+            return limit + 1
         iterator: Iterator[Any] | None = None
         added = overhead + count * item_extra
         if indent:
@@ -351,6 +373,8 @@ def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, inde
                             iterator = itertools.islice(items, start, None)
                             break
                         cells, flat = rows
+                        if nodes is not None and counted(len(piece), cells):
+                            return limit + 1
                         if item_extra:
                             flat += cells * item_extra
                         if indent:
@@ -374,9 +398,15 @@ def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, inde
         return added
 
     total += enter(value, opened, 0)
+    descents = 0
     while stack:
         if total > limit:
             return total
+        descents += 1
+        if not descents & _WALK_CHECK_MASK:
+            # a shared-reference value (`a = [a, a]` 40 times) is walked for seconds before
+            # its text passes the bound: the run's deadline is checked (findings18 L03)
+            check_budget()
         for item in stack[-1]:
             if total > limit:
                 return total
@@ -397,6 +427,10 @@ def _render_size(value: Any, limit: int, ascii_only: bool, item_extra: int, inde
             stack.pop()
             active.discard(path.pop())
     return total
+
+
+_WALK_CHECK_MASK = (1 << 12) - 1
+"""The render walk checks the run's budget every 4,096 containers it enters."""
 
 
 def check_render(value: Any, what: str = "the text of this value", limit: int = MAX_RENDER) -> None:
@@ -821,25 +855,62 @@ def _marked(cls: type) -> bool:
     return bool(_type_dict(cls).get(SCRIPT_CLASS_MARK, False))
 
 
-def result_too_large(value: Any, max_bytes: int) -> int | None:
-    """An estimate above ``2 * max_bytes`` of a value's JSON size, else None.
+def result_too_large(
+    value: Any, max_bytes: int, node_caps: tuple[int, int] | None = None
+) -> tuple[str, int] | None:
+    """Why a value is refused before its copy: ``("bytes", estimate)`` above ``2 *
+    max_bytes`` of JSON, ``("containers", n)``/``("values", n)`` past ``node_caps``; else
+    None.
 
-    Lets the engine refuse a huge script value (a list holding one big list a
-    hundred times) before copying it; borderline values get the exact check.
+    Lets the engine refuse a huge script value (a list holding one big list a hundred
+    times, ``b = [b, b]`` twenty times: 2 M lists once copied) before copying it;
+    borderline values get the exact check.
     """
     if type(value) in _FLAT:
         return None
     bound = 2 * max_bytes + 1024
-    size = render_size(value, bound)
-    return size if size > bound else None
+    nodes = None if node_caps is None else [0, 0, *node_caps]
+    size = _render_size(value, bound, False, 0, 0, nodes)
+    return _refusal(size, bound, nodes)
+
+
+def _refusal(size: int, bound: int, nodes: list[int] | None) -> tuple[str, int] | None:
+    if nodes is not None and nodes[0] > nodes[2]:
+        return "containers", nodes[0]
+    if nodes is not None and nodes[1] > nodes[3]:
+        return "values", nodes[1]
+    return ("bytes", size) if size > bound else None
+
+
+ARGUMENT_CONTAINERS = MAX_RENDER // 50
+"""Most lists and dicts one tool call's arguments may hold (each counted per reference)."""
+ARGUMENT_ITEMS = MAX_RENDER // 5
+"""Most items (list items and dict entries) one tool call's arguments may hold."""
 
 
 def check_arguments(raw: Any, trip: Trip | None = None) -> None:
-    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters.
+    """Refuse tool-call arguments whose JSON text would pass :data:`MAX_RENDER` characters,
+    or that hold more than :data:`ARGUMENT_CONTAINERS` lists and dicts or
+    :data:`ARGUMENT_ITEMS` items.
 
     Building such arguments is a resource attack like any other oversized value:
     the refusal is a limit that ends the script (``trip``: the run's ``Budget.trip``).
+    The counts bound what the copy and the host's decode make of them: ``[{}] * 2_400_000``
+    is 9.6 M characters of JSON, but 2.4 M dicts (550 MiB in the host; findings18 L10).
     """
-    size = render_size(raw, MAX_RENDER)
-    if size > MAX_RENDER:
+    nodes = [0, 0, ARGUMENT_CONTAINERS, ARGUMENT_ITEMS]
+    size = _render_size(raw, MAX_RENDER, False, 0, 0, nodes)
+    start_rendering(size, MAX_RENDER)
+    refusal = _refusal(size, MAX_RENDER, nodes)
+    if refusal is None:
+        return
+    what, count = refusal
+    if what == "bytes":
         too_large_render("these tool-call arguments", size, MAX_RENDER, trip)
+    most = ARGUMENT_CONTAINERS if what == "containers" else ARGUMENT_ITEMS
+    noun = "lists and dicts" if what == "containers" else "items"
+    refuse_size(
+        f"these tool-call arguments hold more than {most:,} {noun} ({count:,} counted, each "
+        "as often as it is referenced): pass less data per call, or text (a str) of it",
+        trip,
+    )

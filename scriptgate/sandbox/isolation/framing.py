@@ -64,6 +64,8 @@ class _ProtocolError(Exception):
 _OP_PREFIX = re.compile(r'\{\s*"op"\s*:\s*"([a-z]{1,16})"')
 _STRING = JSON_STRING
 _ARGUMENTS_CHARS = 10_000_000  # guards.sizes.MAX_RENDER: what the engine passes (not imported)
+_ARGUMENT_CONTAINERS = 200_000  # guards.sizes.ARGUMENT_CONTAINERS (findings18 L10)
+_ARGUMENT_ITEMS = 2_000_000  # guards.sizes.ARGUMENT_ITEMS
 _SMALL_FRAME = 1 << 20  # ready, cancel, anything else: a little JSON
 _RECORD_CHARS = 4096  # a call record in a result, besides what record_arguments caps
 _RECORD_CONTAINERS = 64
@@ -98,13 +100,18 @@ class FrameCaps:
             # as characters of repr, and escapes make JSON text up to 12 times longer)
             chars={"call": max_frame, "event": out_chars, "result": result_chars},
             containers={
-                # each container of repr text is at least 3 characters ("[], ")
-                "call": _ARGUMENTS_CHARS // 3 + 64,
+                # what the engine lets one call's arguments hold (guards.sizes.check_arguments):
+                # a frame of more is refused before the parent decodes it (findings18 L10:
+                # [{}] * 2_400_000 grew the parent 500 MiB)
+                "call": _ARGUMENT_CONTAINERS + 64,
                 "result": value_containers + calls * _RECORD_CONTAINERS + 1024,
                 "event": 8,
             },
             output=out,
-            items={"result": value_items + calls * _RECORD_CHARS + 1024},
+            items={
+                "result": value_items + calls * _RECORD_CHARS + 1024,
+                "call": _ARGUMENT_ITEMS + 64,
+            },
         )
 
     def check(self, text: str) -> tuple[str, bool]:

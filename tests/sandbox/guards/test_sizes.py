@@ -197,6 +197,16 @@ _REFUSALS = {
     "itertools-product": ("import itertools\nitertools.product([1], repeat=65)", "repeat above"),
     "range-cap": ("range(10**18)", "range of"),
     "tool-arguments": ("x = [1] * 10**6\necho(data=[x] * 100)", "these tool-call arguments"),
+    # findings18 L10: 9.6 M characters of JSON, but 2.4 M dicts once decoded in the host
+    "tool-arguments-many-dicts": (
+        "echo(data=[{}] * 2_400_000)",
+        "more than 2,000,000 items",
+    ),
+    "tool-arguments-shared-lists": (
+        "b = [1]\nfor i in range(21):\n    b = [b, b]\necho(data=b)",
+        "more than 200,000 lists and dicts",
+    ),
+    "tool-arguments-many-items": ("echo(data=[0] * 2_100_000)", "more than 2,000,000 items"),
 }
 
 

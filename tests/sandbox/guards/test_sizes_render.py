@@ -294,9 +294,17 @@ def test_render_guard_exception_text_abbreviates_huge_messages() -> None:
 def test_render_guard_result_estimate() -> None:
     assert result_too_large([1, 2, 3], 1000) is None
     assert result_too_large("x" * 100_000, 10) is None  # the exact check handles flat values
-    size = result_too_large(_SHARED, 100_000)
-    assert size is not None
-    assert size > 200_000
+    refusal = result_too_large(_SHARED, 100_000)
+    assert refusal is not None
+    assert refusal[0] == "bytes"
+    assert refusal[1] > 200_000
+    # counted per reference, the walk ends at a count's bound (findings18 L04)
+    containers = result_too_large([[]] * 30, 10**6, (20, 10**6))
+    assert containers is not None
+    assert containers[0] == "containers"
+    assert containers[1] > 20
+    assert result_too_large([0] * 30, 10**6, (20, 25)) == ("values", 30)
+    assert result_too_large([[0]] * 10, 10**6, (20, 25)) is None
 
 
 # ----------------------------------------------------------------------------- script hooks
@@ -360,7 +368,8 @@ def test_render_guard_huge_value_refused_before_copy(sandbox: Sandbox) -> None:
     result = _run(sandbox, "x = [1] * 1000\ny = [x] * 1000\n[y] * 20")
     assert result.error is not None
     assert result.error.kind == "limit"
-    assert "more than the limit" in result.error.message
+    # 20 M values counted per reference: refused for its count before its bytes
+    assert "values, more than the 2,000,000" in result.error.message
 
 
 def test_render_guard_huge_exception_message_abbreviated(sandbox: Sandbox) -> None:
@@ -393,3 +402,12 @@ def test_render_guard_json_indent_estimate_of_rows() -> None:
     for value in (rows, records, [[1, 2]] * 50):
         real = len(json.dumps(value, indent=2))
         assert real / 2 <= render_size(value, indent=2) <= 2 * real
+
+
+@pytest.mark.parametrize("render", ["len(str(a))", "print(a)", "len(f'{a}')", "len(repr([a]))"])
+def test_render_walk_of_shared_references_ends_at_the_deadline(render: str) -> None:
+    # findings18 L03: the size walk of `a = [a, a]` forty times ran 5-12 s under a 2 s
+    # deadline before its text passed the bound; it checks the run's budget as it goes
+    from sandbox_support import ends_at_the_deadline
+
+    ends_at_the_deadline("a = [1]\nfor i in range(40):\n    a = [a, a]\n" + render, 1.5)
