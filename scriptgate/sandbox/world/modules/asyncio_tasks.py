@@ -22,7 +22,10 @@ stop is different: at the run's end (the script's result is made), a limit or an
 the run's task group is cancelled and the host's cancellation unwinds every task with
 no ``except``/``finally`` block run (``_check_()`` re-raises it at the top of each) —
 unlike ``asyncio.run``, which cancels the tasks left and waits for them: nothing of a
-script runs after its result, and cleanup cannot hold a run open.
+script runs after its result, and cleanup cannot hold a run open. Not yet CPython's:
+a task cancelled while it awaits ``gather(...)`` does not cancel the gathered
+coroutines (they run on, stopped at the run's end), and a ``TaskGroup`` task's failure
+cancels its siblings but not the body of the ``async with`` (it goes on to its end).
 """
 
 from __future__ import annotations
