@@ -145,7 +145,7 @@ from scriptgate.sandbox.world.builtins import CHARGING_NAMES, make_builtins
 from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
-from scriptgate.sandbox.world.modules.asyncio_tasks import check_owner
+from scriptgate.sandbox.world.modules.asyncio_tasks import at_await, check_owner, set_no_task
 from scriptgate.sandbox.world.print_file import print_to_file
 
 __all__ = ["INJECTED_NAMES", "close_session", "run_script", "session_has_generators"]
@@ -344,9 +344,13 @@ class PendingToolCall:
             self._done.set()
 
     def __await__(self) -> Generator[Any, None, Any]:
+        # a point where task.cancel() is delivered, when awaited by an asyncio task's code
+        self._run._check_caller(self._spec.identifier)  # one kept from an ended (or other) run
+        return at_await(self._steps())
+
+    def _steps(self) -> Generator[Any, None, Any]:
         # a generator, not ``async def``: one coroutine object less per awaited call
         run = self._run
-        run._check_caller(self._spec.identifier)  # a call kept from an ended (or other) run
         if not self._started:
             self._started = True
             run._start_pending(self)
@@ -406,7 +410,7 @@ class PendingGather:
         if self._awaited:
             raise RuntimeError(f"this {self._what} was awaited already")
         self._awaited = True
-        return self._coro.__await__()  # type: ignore[no-any-return]
+        return at_await(self._coro.__await__())  # task.cancel() is delivered here
 
     def _hint(self) -> str:
         if self._what != "gather(...)":
@@ -916,6 +920,7 @@ class _Run:
                 aw = CheckedAwait(aw, self._refuse_yield)  # a script's coroutine (F07)
 
             async def runner(aw: Any = aw, box: list[Any] = box) -> None:
+                set_no_task()  # not the code of the asyncio task that called gather
                 try:
                     box.append((True, await aw))
                 except BaseException as exc:

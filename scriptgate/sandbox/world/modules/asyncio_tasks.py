@@ -11,11 +11,27 @@ cancelled at the run's end. What a script holds is this module's own objects: a
 :class:`Waiting` awaitables with nothing on them; never a host task, future, coroutine
 or loop. Every method checks that it is called by the live run that made the object,
 so one kept in a session (or passed to another run) is refused there.
+
+Cancellation is asyncio's: ``task.cancel()`` (and ``wait_for``'s timeout, a ``TaskGroup``
+whose task failed) throws this module's :class:`CancelledError` into the task at the await
+it is suspended at (:func:`at_await`), so its ``except``/``finally`` blocks run, it may
+await again in them, and one that catches it and returns ends not cancelled. A task
+cancelled before it started never runs its coroutine. A task that swallows every
+cancellation runs on, as in CPython, until the run's time limit stops it. The run's own
+stop is different: at the run's end (the script's result is made), a limit or an abort,
+the run's task group is cancelled and the host's cancellation unwinds every task with
+no ``except``/``finally`` block run (``_check_()`` re-raises it at the top of each) —
+unlike ``asyncio.run``, which cancels the tasks left and waits for them: nothing of a
+script runs after its result, and cleanup cannot hold a run open. Not yet CPython's:
+a task cancelled while it awaits ``gather(...)`` does not cancel the gathered
+coroutines (they run on, stopped at the run's end), and a ``TaskGroup`` task's failure
+cancels its siblings but not the body of the ``async with`` (it goes on to its end).
 """
 
 from __future__ import annotations
 
 import collections
+import contextvars
 import inspect
 import math
 import types
@@ -42,6 +58,7 @@ __all__ = [
     "Task",
     "TaskGroup",
     "Waiting",
+    "at_await",
     "check_owner",
     "make_tasks",
 ]
@@ -56,7 +73,44 @@ MAX_PERMITS = 1_000_000
 
 
 class CancelledError(BaseException):
-    """Raised by awaiting (or ``result()`` of) a task that was cancelled."""
+    """Thrown into a cancelled task at its await point (its ``except``/``finally`` blocks
+    run); raised by awaiting (or ``result()`` of) a task that ended cancelled."""
+
+
+_CURRENT: contextvars.ContextVar[Task | None] = contextvars.ContextVar(
+    "scriptgate_asyncio_task", default=None
+)
+"""The :class:`Task` whose script code runs in this host task (set by its runner; the
+run's own gather runners set ``None``: they are not the task's code)."""
+
+
+class _Steps:
+    """An awaitable over a generator made by an ``__await__`` (for ``await`` in a coroutine)."""
+
+    __slots__ = ("_gen",)
+
+    def __init__(self, gen: Generator[Any, Any, Any]) -> None:
+        self._gen = gen
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self._gen
+
+
+def at_await(steps: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """``steps`` (what an awaitable of the run gives a script's ``await``), made a point
+    where ``task.cancel()`` of the :class:`Task` running it is delivered: every
+    ``__await__`` a script reaches (tool calls, ``gather``, ``sleep``, :class:`Waiting`,
+    :class:`Task`) goes through here. Outside a task (the script's main body, a gather
+    runner) it is ``steps`` itself."""
+    task = _CURRENT.get()
+    if task is None:
+        return steps
+    return task._tracked(_Steps(steps)).__await__()
+
+
+def set_no_task() -> None:
+    """Mark the calling host task as running no :class:`Task`'s code (gather runners)."""
+    _CURRENT.set(None)
 
 
 class InvalidStateError(Exception):
@@ -101,7 +155,7 @@ class Waiting:
         self._awaited = True
         fn, args = self._fn, self._args
         self._fn = self._args = None  # type: ignore[assignment]
-        return fn(*args).__await__()
+        return at_await(fn(*args).__await__())
 
     def __repr__(self) -> str:
         return f"<pending {self._what}>"
@@ -162,11 +216,19 @@ class _Tasks:
 
 class Task:
     """What ``asyncio.create_task`` gives: ``await task``, ``done()``, ``result()``,
-    ``cancel()``, ``cancelled()``."""
+    ``cancel()``, ``cancelled()``, ``cancelling()``, ``uncancel()``.
+
+    Cancellation is asyncio's, edge-triggered: ``cancel()`` cancels the one await the
+    task is suspended at (each await of the task's code runs in its own cancel scope,
+    :func:`at_await`), and the script's :class:`CancelledError` is raised there, so its
+    ``except``/``finally`` blocks run and later awaits work (a task may catch it and
+    return). A task cancelled before it started never runs its coroutine. The run's own
+    stop (its end, a limit, an abort) is not this: it cancels the run's task group, and
+    the host's cancellation unwinds every task with no handler run (``_check_()``)."""
 
     __slots__ = (
-        "_cancel_asked", "_changes", "_failure", "_finished", "_result", "_scope", "_source",
-        "_tasks", "_watchers",
+        "_cancel_msg", "_cancels", "_changes", "_failure", "_finished", "_must_cancel",
+        "_result", "_source", "_tasks", "_wait_scope", "_watchers",
     )  # fmt: skip
 
     def __init__(self, tasks: Any = None) -> None:
@@ -178,8 +240,10 @@ class Task:
         self._finished = False
         self._result: Any = None
         self._failure: BaseException | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._cancel_asked = False
+        self._wait_scope: anyio.CancelScope | None = None  # the await it is suspended at
+        self._must_cancel = False  # a cancel() not yet delivered
+        self._cancel_msg: Any = None
+        self._cancels = 0  # cancelling()
         self._source: Any = None
 
     def __del__(self) -> None:
@@ -190,23 +254,26 @@ class Task:
         ):
             source.close()  # cancelled before it started: no "never awaited" warning on the host
 
+    def _cancelled_error(self) -> CancelledError:
+        msg = self._cancel_msg
+        return CancelledError() if msg is None else CancelledError(msg)
+
     async def _runner(self, aw: Any) -> None:
+        _CURRENT.set(self)  # this host task's own context: its awaits are the task's
         cancelled = anyio.get_cancelled_exc_class()
         try:
-            with anyio.CancelScope() as scope:
-                self._scope = scope
-                if self._cancel_asked:
-                    scope.cancel()
-                try:
-                    self._result = await aw
-                except cancelled:
-                    raise
-                except BaseException as exc:  # raised where the task is awaited (a stop too:
-                    self._failure = exc  # it is final in the run's budget)
-            if scope.cancelled_caught and self._failure is None:
-                self._failure = CancelledError("the task was cancelled")
+            if self._must_cancel and type(self._source) is types.CoroutineType:
+                self._must_cancel = False  # cancelled before it started: the body never runs
+                self._failure = self._cancelled_error()
+                return
+            try:
+                self._result = await aw
+            except cancelled:
+                raise  # the run's stop: no handler of the task ran, none runs here
+            except BaseException as exc:  # raised where the task is awaited (its
+                self._failure = exc  # CancelledError; a stop too: final in the run's budget)
         finally:
-            self._scope = None
+            self._wait_scope = None
             self._finished = True
             self._tasks.live -= 1
             self._changes.notify()
@@ -214,16 +281,38 @@ class Task:
                 watcher.notify()
             self._watchers = []
 
+    async def _tracked(self, inner: Any) -> Any:
+        # one await of the task's code, in its own scope: cancel() cancels this scope
+        # only, and the task's code gets CancelledError here (asyncio's edge-triggered
+        # cancellation); an outer cancellation (the run's stop) passes through as itself
+        outer = self._wait_scope
+        with anyio.CancelScope() as scope:
+            self._wait_scope = scope
+            if self._must_cancel:
+                scope.cancel()  # asked while the task ran: delivered at this await
+            try:
+                result = await inner
+            finally:
+                self._wait_scope = outer
+        if scope.cancelled_caught:
+            self._must_cancel = False
+            raise self._cancelled_error()
+        return result
+
     async def _done(self) -> None:
         while not self._finished:
             await self._changes.wait()
 
     def __await__(self) -> Generator[Any, None, Any]:
         self._tasks.check("await task")
-        return self._wait().__await__()
+        return at_await(self._wait().__await__())
 
     async def _wait(self) -> Any:
-        await self._done()
+        try:
+            await self._done()
+        except anyio.get_cancelled_exc_class():
+            self._cancel()  # the awaiting task was cancelled: so is this one, as in asyncio
+            raise
         return self._outcome()
 
     def _outcome(self) -> Any:
@@ -244,22 +333,41 @@ class Task:
         return self._outcome()
 
     def cancel(self, msg: Any = None) -> bool:
-        """Ask the task to stop; ``False`` if it has finished already."""
+        """Ask the task to stop: ``CancelledError(msg)`` is raised in it at its await;
+        ``False`` if it has finished already."""
         self._tasks.check("task.cancel")
-        return self._cancel()
+        return self._cancel(msg)
 
-    def _cancel(self) -> bool:
+    def _cancel(self, msg: Any = None) -> bool:
         if self._finished:
             return False
-        self._cancel_asked = True
-        if self._scope is not None:
-            self._scope.cancel()
+        self._cancels += 1
+        self._must_cancel = True
+        scope = self._wait_scope
+        if scope is None:
+            self._cancel_msg = msg  # delivered at its next await
+        elif not scope.cancel_called:
+            self._cancel_msg = msg  # a second cancel() before it woke keeps the first's
+            scope.cancel()
         return True
 
     def cancelled(self) -> bool:
-        """Whether the task ended by being cancelled."""
+        """Whether the task ended by being cancelled (a ``CancelledError`` left it)."""
         self._tasks.check("task.cancelled")
         return self._finished and type(self._failure) is CancelledError
+
+    def cancelling(self) -> int:
+        """How many ``cancel()`` requests are pending (``uncancel()`` takes one back)."""
+        self._tasks.check("task.cancelling")
+        return self._cancels
+
+    def uncancel(self) -> int:
+        """Take one ``cancel()`` request back (as asyncio 3.11 does, a cancellation on its
+        way is still delivered); the requests left."""
+        self._tasks.check("task.uncancel")
+        if self._cancels > 0:
+            self._cancels -= 1
+        return self._cancels
 
     def __repr__(self) -> str:
         return f"<Task {'done' if self._finished else 'pending'}>"
@@ -321,7 +429,12 @@ class TaskGroup:
             for task in pending:
                 if changes not in task._watchers:
                     task._watchers.append(changes)
-            await changes.wait()
+            try:
+                await changes.wait()
+            except anyio.get_cancelled_exc_class():
+                for task in tasks:  # the waiting task was cancelled: so are the group's
+                    task._cancel()
+                raise
         self._entered = False
         if exc is not None and not isinstance(exc, Exception):
             # a cancellation (the run's end, task.cancel()) or a stop reaching the block's
@@ -685,16 +798,21 @@ def make_tasks(run: RunWorld) -> dict[str, Any]:
 
     async def _wait_for(aw: Any, seconds: float | None) -> Any:
         task = adopt(aw, "asyncio.wait_for")
-        if seconds is None:
-            await task._done()
-        else:
-            with anyio.move_on_after(seconds):
+        try:
+            if seconds is None:
                 await task._done()
+            else:
+                with anyio.move_on_after(seconds):
+                    await task._done()
+        except anyio.get_cancelled_exc_class():
+            task._cancel()  # the waiting task was cancelled: so is the awaitable
+            raise
         if not task._finished:
             task._cancel()
-            await task._done()
-            raise TimeoutError("asyncio.wait_for: the awaitable did not finish in time")
-        return task._outcome()
+            await task._done()  # its except/finally blocks run first, as in asyncio
+            if type(task._failure) is CancelledError:
+                raise TimeoutError("asyncio.wait_for: the awaitable did not finish in time")
+        return task._outcome()  # it caught the cancellation and returned: its value
 
     def wait_for(aw: Any, timeout: Any) -> Waiting:
         """Await ``aw`` for at most ``timeout`` seconds; ``TimeoutError`` (and ``aw``
