@@ -62,6 +62,7 @@ from scriptgate.sandbox.world.modules import (
     typing,
     unicodedata,
     uuid,
+    warnings,
     zoneinfo,
 )
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -75,7 +76,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
     calendar, cmath, sys,
     asyncio,
-    dataclasses, enum, abc, contextlib, collections_abc,
+    dataclasses, enum, abc, contextlib, collections_abc, warnings,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
