@@ -76,13 +76,14 @@ FEATURES: dict[str, str] = {
     " isinstance(2.5, SupportsFloat), isinstance(3, SupportsIndex), isinstance(2.5, SupportsIndex),\n"
     " issubclass(int, SupportsIndex)]\nout",
     "typing-args-origin": "from typing import get_args, get_origin, Dict, List, Annotated, "
-    "Optional, Union, Literal, Deque, Mapping as TMapping\nimport collections\n"
+    "Optional, Union, Literal, Deque, Type, Mapping as TMapping\nimport collections\n"
     "from collections.abc import Mapping, Callable\n"
     "out = [get_args(Dict[str, int]) == (str, int), get_origin(List[int]) is list,\n"
     " get_args(Annotated[int, 'x']) == (int, 'x'), get_origin(TMapping[str, int]) is Mapping,\n"
     " get_origin(Callable[[int], str]) is Callable, get_args(Callable[[int], str]) == ([int], str),\n"
     " get_args(Optional[int]) == (int, type(None)), get_origin(Union[int, str]) is Union,\n"
-    " get_args(Literal['a', 1]), get_origin(int), get_args(int), get_origin(Deque[int]) is collections.deque]\nout",
+    " get_args(Literal['a', 1]), get_origin(int), get_args(int), get_origin(Deque[int]) is collections.deque,\n"
+    " isinstance(int, get_origin(Type[int])), str(get_origin(Type[int]))]\nout",
     "collections-abc": "import collections.abc\nfrom collections.abc import Mapping, Iterable, "
     "Sequence, Callable, MutableMapping\nimport collections\nfrom collections import abc\n"
     "import collections.abc as cabc\n"
@@ -174,6 +175,10 @@ def test_import_line_warnings_check_their_arguments(
         ("import typing\ntyping.SupportsInt.register(str)", "not available"),
         ("import typing\ntyping.Annotated[int, object()]", "cannot be a typing subscript"),
         ("from collections.abc import nothing", "cannot import name 'nothing'"),
+        # get_origin(Type[int]) is the script's `type`, never the metaclass (its call makes classes)
+        ("from typing import get_origin, Type\nget_origin(Type[int])('C', (), {})", "one argument"),
+        ("from typing import get_args, Type\nget_args(Type[type])[0]('C', (), {})", "one argument"),
+        ("from typing import assert_never\nassert_never([0] * 10**7)", "too large"),
         ("import time\nclass T(tuple):\n    pass\ntime.strftime('%Y', T(range(9)))", "Tuple or"),
         ("import time\ntime.strftime('%c' * 5000)", "date format of 10000 characters"),
     ],

@@ -16,7 +16,9 @@ the sandbox's class where it has one (``Counter``, ``deque``, ``ChainMap``), so
 ``no_type_check`` and ``assert_never`` are the sandbox's functions (CPython's ``overload``
 keeps every decorated function in a process-wide registry); ``get_origin`` and
 ``get_args`` answer a ``collections.abc`` class with the alias of the same name
-(``get_origin(Mapping[str, int]) is collections.abc.Mapping`` holds in the sandbox too).
+(``get_origin(Mapping[str, int]) is collections.abc.Mapping`` holds in the sandbox too),
+the real ``type`` with a ``type`` of the sandbox (a metaclass is never handed out), and
+anything else a script may not hold is refused (``check_value``).
 ``SupportsInt``, ``SupportsFloat`` and ``SupportsIndex`` are ``@runtime_checkable``
 protocols of :mod:`.typing_protocol` (CPython's rest on ``typing``'s ABC metaclass).
 """
@@ -28,7 +30,10 @@ import collections.abc as _abc
 import typing
 from typing import Any, NoReturn
 
+from scriptgate.sandbox.guards.boundary import check_value
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
+from scriptgate.sandbox.guards.sizes import safe_repr
+from scriptgate.sandbox.world.builtins import TypeBuiltin
 from scriptgate.sandbox.world.modules import typed_classes, typing_generic, typing_protocol
 from scriptgate.sandbox.world.modules.chainmap import ChainMap
 from scriptgate.sandbox.world.modules.collections import (
@@ -116,11 +121,19 @@ def _safe(value: Any) -> Any:
         return tuple(_safe(item) for item in value)
     if type(value) is list:
         return [_safe(item) for item in value]
+    if value is type:
+        return _SCRIPT_TYPE  # get_origin(Type[int]): never the metaclass (its call makes classes)
     try:
         found = _FOR_ABC.get(value, value)
     except TypeError:  # unhashable
-        return value
-    return SCRIPT_TYPES.get(found, found) if type(found) is type else found  # list: the script's
+        found = value
+    if type(found) is type:
+        found = SCRIPT_TYPES.get(found, found)  # list: the script's
+    return check_value(found)  # anything else the host's: refused
+
+
+_SCRIPT_TYPE = TypeBuiltin()
+"""What ``get_origin``/``get_args`` give for the real ``type``: the script's ``type``."""
 
 
 def get_origin(tp: Any) -> Any:
@@ -160,7 +173,7 @@ def no_type_check(arg: Any) -> Any:
 
 def assert_never(arg: Any, /) -> NoReturn:
     """Raise ``AssertionError``: the code was meant to be unreachable."""
-    value = repr(arg)
+    value = safe_repr(arg)  # a huge value's text is refused before it is made
     if len(value) > 100:
         value = value[:100] + "..."
     raise AssertionError(f"Expected code to be unreachable, but got: {value}")
