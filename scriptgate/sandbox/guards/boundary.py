@@ -262,6 +262,10 @@ def check_opaque_key(obj: Any, key: Any) -> None:
             if _type_module(item) not in _HOST_MODULES:
                 _TYPING_CACHED[0] = True
         elif typing_form(item):
+            if kind in _RUN_MADE_FORMS:
+                # a TypeVar/ParamSpec/NewType the script made holds its bound or supertype
+                # (maybe the script's class): released with typing's caches at the run's end
+                _TYPING_CACHED[0] = True
             pending.extend(_form_args(item))
         elif _builtin_stand_in(item):
             pass  # `dict[str, type]`: the sandbox's `type` compares by identity, holds nothing
@@ -286,6 +290,16 @@ def _builtin_stand_in(item: Any) -> bool:
 
 
 _HOST_MODULES = frozenset({"builtins", "typing", "types", "collections.abc", "typing_extensions"})
+_RUN_MADE_FORMS = frozenset(
+    kind
+    for kind in (
+        typing.TypeVar,
+        getattr(typing, "ParamSpec", None),
+        getattr(typing, "NewType", None),
+    )
+    if isinstance(kind, type)
+)
+"""``typing`` forms a script makes itself (``NewType('X', Point)`` keeps ``Point``)."""
 _TYPING_CACHED = [False]
 """Set when a subscript put a class that is not a builtin into typing's caches."""
 

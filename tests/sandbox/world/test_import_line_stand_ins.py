@@ -10,11 +10,13 @@ built past the growth check) is reachable.
 from __future__ import annotations
 
 import collections.abc
+import gc
 import typing
 
 import pytest
 from sandbox_support import refused, same_as_python, value
 
+from scriptgate.sandbox.result import Limits
 from scriptgate.sandbox.sandbox import Sandbox
 from scriptgate.sandbox.world import modules
 
@@ -224,3 +226,20 @@ def test_import_line_stand_ins_are_listed() -> None:
         ("time", "strftime"),
     ):
         assert member in modules.MODULE_NAMES[module], (module, member)
+
+
+def test_import_line_newtype_in_a_subscript_leaves_nothing_in_typing_caches() -> None:
+    # NewType('X', Marker) keeps Marker; Optional[X] put X in typing's process-wide cache
+    box = Sandbox(limits=Limits(timeout=5))
+    result = box.run_sync(
+        "from typing import NewType, Optional, List\nclass LeakMarker17:\n    blob = [0] * 1000\n"
+        "X = NewType('X', LeakMarker17)\nOptional[X]\nList[X]\nX | None\n1"
+    )
+    assert result.ok, result.error
+    gc.collect()
+    left = [o for o in gc.get_objects() if type(o) is type and o.__name__ == "LeakMarker17"]
+    assert not left
+
+
+def test_import_line_warn_renders_the_message_within_bounds(sandbox: Sandbox) -> None:
+    refused(sandbox, "import warnings\nwarnings.warn([0] * 10**7)", "exceeded the limit")

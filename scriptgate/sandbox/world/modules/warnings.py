@@ -57,7 +57,7 @@ def warn(message: Any, category: Any = None, stacklevel: Any = 1, source: Any = 
     if not isinstance(stacklevel, int):
         raise TypeError(f"'{type(stacklevel).__name__}' object cannot be interpreted as an integer")
     out = script_print("warnings.warn")
-    out(f"{category.__name__}: {message}")
+    out(f"{category.__name__}:", message)  # print renders the message within its bounds
 
 
 def filterwarnings(
