@@ -2,8 +2,8 @@
 
 ``Generic`` is the stand-in base of :mod:`.typing_generic` (``class Box(Generic[T])``).
 
-Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
-isolation or the model-facing text.
+Part of ``world/modules/``; uses ``guards/`` (and the builtins' ``type`` stand-in) and must
+not import the engine, isolation or the model-facing text.
 
 The aliases (``List``, ``Mapping``, ``Hashable``, ``DefaultDict``…) and special forms
 (``Optional``, ``NoReturn``, ``Self``…) are ``typing``'s own objects, held opaque
