@@ -68,7 +68,7 @@ def test_readme_lists_exactly_the_curated_builtins_and_modules() -> None:
     assert listed == functions
     imports_block = re.search(r"\*\*Imports\*\*.*?only.*?:\n(.*?)\(the exact", readme, re.S)
     assert imports_block is not None
-    modules = set(re.findall(r"`(\w+)`", imports_block.group(1)))
+    modules = set(re.findall(r"`(\w+(?:\.\w+)*)`", imports_block.group(1)))
     assert modules == set(MODULE_NAMES)
 
 

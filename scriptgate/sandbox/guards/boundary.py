@@ -289,8 +289,11 @@ def _builtin_stand_in(item: Any) -> bool:
     )
 
 
-_SCRIPT_MADE_FORMS = frozenset({typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple})
-"""Typing forms a script makes with arguments of its own (``TypeVar("T", bound=obj)``)."""
+_SCRIPT_MADE_FORMS = frozenset(
+    {typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple, typing.NewType}
+)
+"""Typing forms a script makes with arguments of its own (``TypeVar("T", bound=obj)``,
+``NewType('X', Point)`` keeps ``Point``)."""
 _HOST_MODULES = frozenset({"builtins", "typing", "types", "collections.abc", "typing_extensions"})
 _TYPING_CACHED = [False]
 """Set when a subscript put a class that is not a builtin into typing's caches."""

@@ -96,7 +96,9 @@ SAFE_EXCEPTION_NAMES: tuple[str, ...] = (
     "RecursionError", "RuntimeError", "StopAsyncIteration", "StopIteration", "TimeoutError",
     "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
     "UnicodeError", "ValueError", "ZeroDivisionError", "Warning", "UserWarning",
-    "DeprecationWarning", "RuntimeWarning",
+    "DeprecationWarning", "RuntimeWarning", "FutureWarning", "PendingDeprecationWarning",
+    "SyntaxWarning", "ResourceWarning", "ImportWarning", "UnicodeWarning", "BytesWarning",
+    "EncodingWarning",  # warnings.warn's categories
     "SyntaxError",  # eval()/exec() of a string raise it (world.evaluate)
     "ToolError", "ToolDenied",
 )  # fmt: skip

@@ -32,6 +32,7 @@ from scriptgate.sandbox.world.modules import (
     calendar,
     cmath,
     collections,
+    collections_abc,
     contextlib,
     copy,
     csv,
@@ -61,6 +62,7 @@ from scriptgate.sandbox.world.modules import (
     typing,
     unicodedata,
     uuid,
+    warnings,
     zoneinfo,
 )
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -74,11 +76,20 @@ _STAND_INS: tuple[ModuleType, ...] = (
     decimal, fractions, pprint, uuid, difflib, csv, io, html, unicodedata, zoneinfo,
     calendar, cmath, sys,
     asyncio,
-    dataclasses, enum, abc, contextlib,
+    dataclasses, enum, abc, contextlib, collections_abc, warnings,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
-MODULE_NAMES: dict[str, tuple[str, ...]] = {m.NAME: m.MEMBERS for m in _STAND_INS}
+_SUBMODULES: dict[str, dict[str, str]] = {}
+for _module in _STAND_INS:
+    if "." in _module.NAME:
+        _parent, _child = _module.NAME.rsplit(".", 1)
+        _SUBMODULES.setdefault(_parent, {})[_child] = _module.NAME
+"""Packages among the stand-ins: ``collections`` → its member ``abc`` → ``collections.abc``."""
+
+MODULE_NAMES: dict[str, tuple[str, ...]] = {
+    m.NAME: (*m.MEMBERS, *_SUBMODULES.get(m.NAME, ())) for m in _STAND_INS
+}
 """Every importable stand-in module and the members it exposes (for the README)."""
 
 HOLDABLE: tuple[type, ...] = tuple(dict.fromkeys(t for m in _STAND_INS for t in m.HOLDABLE))
@@ -222,6 +233,8 @@ def make_modules(
             if builder is None:
                 return None
             members = builder(run)
+            for child, full in _SUBMODULES.get(name, {}).items():
+                members[child] = get(full)  # collections.abc: the same namespace as imported
             name_functions(members)  # `heappush()` in messages, not `build.<locals>.heappush()`
             if name in _SIZED_WORK:
                 members = _budget_checked(members, _SIZED_WORK[name])
@@ -251,6 +264,8 @@ def make_import(modules: Callable[[str], OpaqueNamespace | None]) -> Callable[..
         if level != 0 or type(name) is not str:
             raise ImportError("relative imports are not available in the sandbox")
         module = modules(name) if name in _IMPORTABLE else None
+        if module is not None and "." in name and not fromlist:
+            module = modules(name.partition(".")[0])  # `import collections.abc` binds collections
         if module is None:
             available = ", ".join(sorted(n for n in MODULE_NAMES))
             # ModuleNotFoundError (an ImportError): `try: import numpy except ImportError:` works

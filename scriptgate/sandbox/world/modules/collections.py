@@ -20,7 +20,16 @@ from scriptgate.sandbox.world.deque_type import growing_deque
 from scriptgate.sandbox.world.modules.chainmap import ChainMap
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
+__all__ = [
+    "DEQUE",
+    "FED_COUNTER",
+    "FED_DEFAULTDICT",
+    "FED_ORDERED_DICT",
+    "HOLDABLE",
+    "MEMBERS",
+    "NAME",
+    "build",
+]
 
 NAME = "collections"
 """The name a script imports."""
@@ -146,3 +155,13 @@ def build(run: RunWorld) -> dict[str, Any]:
         "namedtuple": _namedtuple,
         "ChainMap": ChainMap,
     }
+
+
+FED_COUNTER = _FED_COUNTER
+"""The sandbox's ``Counter`` (the ``typing.Counter`` alias's origin)."""
+FED_ORDERED_DICT = _FED_ORDERED_DICT
+"""The sandbox's ``OrderedDict``."""
+FED_DEFAULTDICT = _FED_DEFAULTDICT
+"""The sandbox's ``defaultdict``."""
+DEQUE = _DEQUE
+"""The sandbox's ``deque``."""

@@ -11,13 +11,15 @@ the object boundary allows) and ``build(run) -> dict`` (the members of one run).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.ticking import ticked
 
-__all__ = ["RunWorld"]
+__all__ = ["RunWorld", "own_methods", "script_print"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,18 @@ def own_methods(cls: type, names: tuple[str, ...]) -> None:
         method.__qualname__ = f"{cls.__name__}.{name}"
         method.__doc__ = getattr(real, "__doc__", None)
         setattr(cls, name, method)
+
+
+def script_print(what: str) -> Callable[..., None]:
+    """The calling script's own ``print`` (captured, counted against the output limit): the
+    ``_print_`` of the nearest script frame up the stack (``pprint.pprint``, ``warnings.warn``
+    write through it); ``RuntimeError`` naming ``what`` outside a script."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == FILENAME:
+            found = frame.f_globals.get("_print_")
+            if callable(found):
+                return found  # type: ignore[no-any-return]
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    raise RuntimeError(f"{what} is only available inside a script")

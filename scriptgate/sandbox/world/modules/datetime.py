@@ -25,7 +25,7 @@ for _name in C_INTERNAL_IMPORTS:
 NAME = "datetime"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
-    "datetime", "date", "time", "timedelta", "timezone", "MINYEAR", "MAXYEAR",
+    "datetime", "date", "time", "timedelta", "timezone", "MINYEAR", "MAXYEAR", "UTC",
 )  # fmt: skip
 """The members a script may use."""
 HOLDABLE: tuple[type, ...] = (

@@ -12,15 +12,13 @@ available. Cycles print as ``<Recursion on …>`` as in CPython; a script class'
 from __future__ import annotations
 
 import pprint
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.sizes import check_render
 from scriptgate.sandbox.guards.ticking import TICK_EVERY, run_charge
-from scriptgate.sandbox.world.modules.common import RunWorld
+from scriptgate.sandbox.world.modules.common import RunWorld, script_print
 
 __all__ = ["HOLDABLE", "MAX_WIDTH", "MEMBERS", "NAME", "build"]
 
@@ -91,29 +89,17 @@ class _TickingPrinter(pprint.PrettyPrinter):
 _STEPS = range(TICK_EVERY)
 
 
-def _script_print() -> Any:
-    frame = sys._getframe(2)
-    while frame is not None:
-        if frame.f_code.co_filename == FILENAME:
-            found = frame.f_globals.get("_print_")
-            if callable(found):
-                return found
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-    raise RuntimeError("pprint.pprint is only available inside a script")
-
-
 def _pprint(obj: Any, stream: Any = None, *args: Any, **kwargs: Any) -> None:
     if stream is not None:
         raise TypeError("pprint(stream=...) is not available in the sandbox (it prints)")
-    out = _script_print()
+    out = script_print("pprint.pprint")
     out(_pformat(obj, *args, **kwargs))
 
 
 def _pp(obj: Any, *args: Any, sort_dicts: bool = False, **kwargs: Any) -> None:
     if args and args[0] is not None:
         raise TypeError("pp(stream=...) is not available in the sandbox (it prints)")
-    out = _script_print()
+    out = script_print("pprint.pprint")
     out(_pformat(obj, *args[1:], sort_dicts=sort_dicts, **kwargs))
 
 

@@ -4,7 +4,10 @@ Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text. ``sleep(s)`` is the run's own wait (the engine's
 ``sleep``): on the event loop in a sync script (the host's loop keeps running), in
 budget-checked slices in an async script; either way a sleep past the deadline ends
-as the run's timeout, and an abort or interrupt stops it.
+as the run's timeout, and an abort or interrupt stops it. ``gmtime``/``localtime`` give
+the real ``struct_time`` (a tuple of ints and the zone's name); ``strftime``'s format is
+bounded as ``datetime``'s is (:func:`guards.dates.check_date_format`) and its time is a
+plain ``tuple`` or a ``struct_time`` (never a script's tuple subclass).
 """
 
 from __future__ import annotations
@@ -13,16 +16,20 @@ import math
 import time
 from typing import Any
 
+from scriptgate.sandbox.guards.dates import check_date_format
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build", "seconds_of"]
 
 NAME = "time"
 """The name a script imports."""
-MEMBERS: tuple[str, ...] = ("time", "monotonic", "perf_counter", "sleep")
+MEMBERS: tuple[str, ...] = (
+    "time", "monotonic", "perf_counter", "sleep", "gmtime", "localtime", "strftime", "struct_time",
+)  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
-"""Value types this stand-in hands to scripts (beyond numbers)."""
+HOLDABLE: tuple[type, ...] = (time.struct_time,)
+"""Value types this stand-in hands to scripts (beyond numbers): ``struct_time`` (ints and
+the zone's name; its ``count``/``index`` compare those only)."""
 
 
 def seconds_of(seconds: Any) -> float:
@@ -40,6 +47,16 @@ def _sleep(run: RunWorld, seconds: Any) -> None:
     run.sleep(length)
 
 
+def strftime(format: Any, t: Any = None, /) -> str:
+    """``time.strftime('%Y-%m-%d')`` (``t``: a ``struct_time`` or 9-tuple, else now)."""
+    fmt = check_date_format(None, format, "time.strftime()")
+    if t is None:
+        return time.strftime(fmt)
+    if type(t) is not tuple and type(t) is not time.struct_time:
+        raise TypeError("Tuple or struct_time argument required")
+    return time.strftime(fmt, t)
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run."""
 
@@ -52,4 +69,8 @@ def build(run: RunWorld) -> dict[str, Any]:
         "monotonic": time.monotonic,
         "perf_counter": time.perf_counter,
         "sleep": sleep,
+        "gmtime": time.gmtime,
+        "localtime": time.localtime,
+        "strftime": strftime,
+        "struct_time": time.struct_time,
     }
