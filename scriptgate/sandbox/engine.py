@@ -30,7 +30,9 @@ How scripts run
   ``PAUSE_INTERVAL`` (10 ms) a budget check switches out for one loop turn, so
   other tasks (an abort, other runs) are not starved by a busy script. A stateless
   script that names no tool (no tool identifier, ``tools`` or ``gather``) cannot
-  call one and runs directly, without a greenlet or a task group.
+  call one and runs without a task group or watchdog, in a greenlet that only ever
+  pauses (findings18 L01: run on the caller's stack, it starved the loop until its
+  deadline).
 - Limits: the injected tick (``_tk_()`` at every ``while`` iteration, function
   and lambda entry: one step of the run's ticker, see ``guards.Budget``) and the guarded ``_getiter_`` (every ``for`` loop and comprehension,
   per 256 items) charge steps and check the step limit, the deadline, the abort
@@ -509,9 +511,8 @@ class _Run:
         self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: Any = False
     ) -> None:
         # test_limits_output_cap: output beyond max_output_chars ends the script.
-        if file is not None:
-            print_to_file(file, objects, sep, end)  # an io.StringIO, or refused with a hint
-            return
+        if file is not None and print_to_file(file, objects, sep, end):
+            return  # an io.StringIO (anything but sys.stdout/stderr refused with a hint)
         if sep is None:
             sep = " "
         if end is None:
@@ -569,7 +570,7 @@ class _Run:
             if _RUNNING.get() is not self:
                 raise ToolError(_OTHER_RUN.format(name=name))
         elif self.child is not None and greenlet.getcurrent() is not self.child:
-            # (no greenlet: a run that names no tool runs on the caller's stack)
+            # (a run that names no tool has no child: it reaches no tool to call)
             raise ToolError(_OTHER_RUN.format(name=name))
 
     def _start_call(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Call:
@@ -848,11 +849,7 @@ class _Run:
         request = child.switch(fn)
         while not child.dead:
             if request is _PAUSE:
-                try:
-                    await anyio.lowlevel.checkpoint()
-                except BaseException:
-                    self._unwind(child)
-                    raise
+                await self._loop_turn(child)
                 request = child.switch(None)
                 continue
             tag, payload = request
@@ -868,6 +865,31 @@ class _Run:
             raise payload
         outcome: tuple[bool, Any] = request
         return outcome
+
+    async def _drive_inline(self, fn: Callable[[], Any]) -> tuple[bool, Any]:
+        """Run the sync script ``fn`` that reaches no tool in a greenlet on this thread.
+
+        The greenlet only ever switches back to pause (:meth:`_pause`): this task takes a
+        loop turn, where a cancellation (the caller's scope) unwinds the script with the
+        budget's stop, as :meth:`_drive` does.
+        """
+        child = greenlet(self._main)
+        self.switch = greenlet.getcurrent().switch
+        self.budget.pause = self._pause
+        request = child.switch(fn)
+        while not child.dead:
+            await self._loop_turn(child)
+            request = child.switch(None)
+        outcome: tuple[bool, Any] = request
+        return outcome
+
+    async def _loop_turn(self, child: greenlet) -> None:
+        """One loop turn for the paused script ``child``; a cancellation unwinds it first."""
+        try:
+            await anyio.lowlevel.checkpoint()
+        except BaseException:
+            self._unwind(child)
+            raise
 
     def _pause(self) -> None:
         # called by the budget check in the script's greenlet: one loop turn, then
@@ -1208,9 +1230,13 @@ class _Run:
             )
         outcome: tuple[bool, Any] = (False, None)
         if self.inline:
-            # No tool is reachable: run on this thread; ticks enforce the deadline.
+            # No tool is reachable: no task group, watchdog or cancel scope; the ticks
+            # enforce the deadline, and the script's greenlet still gives the loop a turn
+            # every pause interval, so an abort, the caller's cancel scope and other tasks
+            # are not starved by a busy script (findings18 L01: `while True: pass` held
+            # the host's loop for the whole deadline)
             try:
-                return self._main(fn)
+                return await self._drive_inline(fn)
             finally:
                 if remove is not None:
                     remove()

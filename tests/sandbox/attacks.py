@@ -199,7 +199,8 @@ ATTACKS: list[Attack] = [
     _a("import-os", "7.3-module-graph", "import os", "runtime", "not available"),
     # `import sys` is a stand-in of plain values (world/modules/sys.py): the host's is unreachable
     _a("import-sys-modules", "7.3-module-graph", "import sys\nsys.modules", "runtime", "has no attribute"),
-    _a("import-sys-stdout", "7.3-module-graph", "import sys\nsys.stdout", "runtime", "print(...) writes"),
+    # sys.stdout is the run's own output (findings18 M13): never the host's stream
+    _a("import-sys-stdout", "7.3-module-graph", "import sys\nsys.stdout.buffer", "runtime", "not available"),
     _a("import-sys-settrace", "7.3-module-graph", "import sys\nsys.settrace", "runtime", "has no attribute"),
     _a("import-sys-getframe", "7.3-module-graph", "from sys import _getframe", "runtime", "cannot import name"),
     _a("import-sys-values", "7.3-module-graph", "import sys\nsys.setrecursionlimit(10)\n[type(sys.maxsize).__name__, type(sys.version_info).__name__]", "ok", value=["int", "tuple"]),

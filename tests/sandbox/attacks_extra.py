@@ -158,7 +158,9 @@ EXTRA_ATTACKS: list[Any] = [
     _a("math-loader", "7.3-module-graph", "import math\nmath.__loader__", "rejected"),
     _a("json-decoder-module", "7.3-module-graph", "import json\njson.decoder", "runtime", "no attribute"),
     _a("math-function-self", "7.3-module-graph", "import math\ngetattr(math.floor, '__self__')", "runtime", "__self__"),
-    _a("collections-abc", "7.3-module-graph", "import collections\ncollections.abc", "runtime", "no attribute"),
+    # collections.abc is typing's opaque aliases (findings18): never an ABC whose register
+    # changes isinstance for the whole host
+    _a("collections-abc", "7.3-module-graph", "import collections\ncollections.abc.Mapping.register(list)", "runtime", "not available"),
     # a module in the last value: a placeholder, never the module (issue 14 renders, not fails)
     _a("module-in-container", "7.3-module-graph", "import math\nx = [math]\nx[0]", "ok", value="<OpaqueNamespace object>"),
     _a("pattern-class", "7.3-module-graph", "import re\np = re.compile('a')\ngetattr(getattr(p, '__class__'), '__init__')", "runtime", "__init__"),
@@ -198,7 +200,9 @@ EXTRA_ATTACKS: list[Any] = [
     _a("deep-list-repr", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nrepr(x)", "runtime", "recursion"),
     _a("deep-list-compare", "8-recursion", "a = []\nb = []\nfor i in range(90000):\n    a = [a]\n    b = [b]\na == b", "limit", "too deep"),  # measured before the C comparison (dagguard)
     _a("deep-dict-json", "8-recursion", "import json\nd = {}\nfor i in range(20000):\n    d = {'a': d}\njson.dumps(d)", "runtime", "recursion"),
-    _a("deep-result-value", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nx", "runtime", "nested"),
+    # counted before the copy (findings18 L04): 100,001 lists are past the value's count
+    _a("deep-result-value", "8-recursion", "x = []\nfor i in range(100000):\n    x = [x]\nx", "limit", "lists and dicts"),
+    _a("deep-result-value-few-lists", "8-recursion", "x = []\nfor i in range(10000):\n    x = [x]\nx", "runtime", "nested"),
     # -- §8: memory and big values ---------------------------------------------------------------
     _a("tuple-repeat", "8-memory", "(0,) * 10 ** 10", "limit", "too large"),
     _a("str-ljust", "8-memory", "'a'.ljust(10 ** 10)", "limit", "too large"),

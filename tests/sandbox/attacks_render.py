@@ -82,7 +82,8 @@ RENDER_ATTACKS: list[Any] = [
     # -- values the host renders or copies after (or outside) the script ---------------------------
     _a("raise-shared-rows", "8-render", _BIG + "raise ValueError(y)", "runtime", "..."),
     _a("assert-shared-rows", "8-render", _BIG + "assert False, y", "runtime", "..."),
-    _a("value-shared-rows", "8-render", _BIG + "y", "limit", "more than the limit"),
+    # refused for its values, counted per reference, before its bytes (findings18 L04)
+    _a("value-shared-rows", "8-render", _BIG + "y", "limit", "values, more than the"),
     _a("tool-arguments-shared-rows", "8-render", _BIG + "echo(data=y)", "limit", _TOO),
     # -- quadratic sum() of sequences -----------------------------------------------------------
     _a("sum-lists-linear-ok", "8-cpu", "len(sum([[1]] * 50000, []))", "ok", value=50000),

@@ -1,8 +1,9 @@
 """The in-process start-up path binds only what a script can reach (issue 14, speed).
 
-A script that names no tool, ``tools`` or ``gather`` runs inline (no greenlet, no
-task group); its namespace gets no tool functions either, since no name of the
-script can reach them. A script that names one still gets them all.
+A script that names no tool, ``tools`` or ``gather`` runs inline (no task group, no
+watchdog; a greenlet that only ever pauses, so the loop still gets a turn every pause
+interval); its namespace gets no tool functions either, since no name of the script can
+reach them. A script that names one still gets them all.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import pytest
 
 from scriptgate.runtime.tool import AgentTool
 from scriptgate.runtime.types import AgentToolResult, TextContent
@@ -113,3 +116,48 @@ def test_startup_bridge_keeps_the_tools_the_run_started_with() -> None:
     reply = anyio.run(main)
     assert reply.status == "ok", reply
     assert reply.value == {"i": 5}
+
+
+@pytest.mark.anyio
+async def test_startup_inline_busy_script_yields_to_the_loop_and_is_cancelled() -> None:
+    # findings18 L01: a script that names no tool ran without a loop turn, so the caller's
+    # cancel scope (and every other task of the host) waited for the whole deadline
+    import time
+
+    sandbox = Sandbox(limits=Limits(timeout=20, max_steps=None))
+    turns = 0
+
+    async def other_task() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other_task)
+        with anyio.move_on_after(0.3) as scope:
+            await sandbox.run("while True:\n    pass")
+        tg.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < 10
+    assert turns > 3  # the other task ran while the script was busy
+
+
+@pytest.mark.anyio
+async def test_startup_inline_busy_script_stops_on_an_abort_from_another_task() -> None:
+    from scriptgate.runtime.abort import AbortController
+
+    sandbox = Sandbox(limits=Limits(timeout=20, max_steps=None))
+    controller = AbortController()
+
+    async def abort_later() -> None:
+        for _ in range(5):  # a few loop turns: the script is running by then
+            await anyio.lowlevel.checkpoint()
+        controller.abort()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(abort_later)
+        result = await sandbox.run("while True:\n    pass", signal=controller.signal)
+    assert result.error is not None
+    assert result.error.kind == "aborted", result.error

@@ -62,6 +62,7 @@ Row(list)``).
 from __future__ import annotations
 
 import collections
+import fractions
 import itertools
 import operator
 import sys
@@ -72,11 +73,12 @@ from typing import Any, Final
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.regex import BUDGET_NAME
-from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY
+from scriptgate.sandbox.guards.ticking import BOUNDED_LAZY, check_budget
 
 __all__ = [
     "CAP",
     "CHARGE_FROM",
+    "COSTLY_FRACTION_BITS",
     "HAYSTACKS",
     "ITEMS_PER_STEP",
     "LONG_SEQUENCE",
@@ -84,9 +86,11 @@ __all__ = [
     "RATIO",
     "SCALARS",
     "SMALL",
+    "BudgetKey",
     "compare_ok",
     "contains",
     "contains_ok",
+    "costly_compares",
     "hash_ok",
     "items_ok",
     "light_scalars",
@@ -790,6 +794,59 @@ def _run_budget() -> Any:
             return frame.f_globals.get(BUDGET_NAME)
         frame = frame.f_back
     return None
+
+
+COSTLY_FRACTION_BITS = 8192
+"""Bits (numerator and denominator) from which one ``Fraction`` comparison is slow: it
+cross-multiplies them in host Python, ~0.05 s for two of 190,000 bits each."""
+_FRACTION_PARTS = (
+    vars(fractions.Fraction)["numerator"].fget,
+    vars(fractions.Fraction)["denominator"].fget,
+)
+
+
+def costly_compares(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether comparing ``items`` runs slow host Python per comparison (a large ``Fraction``).
+
+    Read through the base type's own properties (no script code runs). A sort or ``max``
+    of a few hundred such values made thousands of comparisons in one C call, 31-75 s
+    under a 2 s deadline (findings18 L08): those calls compare through
+    :class:`BudgetKey`.
+    """
+    if not any(
+        isinstance(kind, type) and issubclass(kind, fractions.Fraction)
+        for kind in set(map(type, items))
+    ):
+        return False
+    numerator, denominator = _FRACTION_PARTS
+    for item in items:
+        if isinstance(item, fractions.Fraction) and (
+            int.bit_length(numerator(item)) + int.bit_length(denominator(item))
+            > COSTLY_FRACTION_BITS
+        ):
+            return True
+    return False
+
+
+class BudgetKey:
+    """A sort/``min``/``max`` key that checks the run's budget before each comparison.
+
+    ``sorted(xs, key=BudgetKey)`` compares as ``sorted(xs)`` does (``<`` of the items, the
+    same order and stability) with the deadline checked between two comparisons.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: BudgetKey) -> bool:
+        check_budget()
+        return bool(self.value < other.value)
+
+    def __gt__(self, other: BudgetKey) -> bool:
+        check_budget()
+        return bool(self.value > other.value)
 
 
 def items_ok(items: Iterable[Any]) -> bool:

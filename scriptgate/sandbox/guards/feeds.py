@@ -479,6 +479,10 @@ def checked_sort(items: list[Any], sort: Callable[..., None], options: dict[str,
         return
     if key is None:
         dagguard.items_ok(items)
+        if dagguard.costly_compares(items):
+            # each comparison is slow host Python: the budget is checked between two
+            sort(**{**options, "key": dagguard.BudgetKey})
+            return
         sort(**options)
         return
     snapshot = list.copy(items)  # the same items, readable while the sort empties the list

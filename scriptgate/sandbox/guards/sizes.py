@@ -910,7 +910,8 @@ def check_arguments(raw: Any, trip: Trip | None = None) -> None:
     most = ARGUMENT_CONTAINERS if what == "containers" else ARGUMENT_ITEMS
     noun = "lists and dicts" if what == "containers" else "items"
     refuse_size(
-        f"these tool-call arguments hold more than {most:,} {noun} ({count:,} counted, each "
-        "as often as it is referenced): pass less data per call, or text (a str) of it",
+        f"these tool-call arguments would be too large for the sandbox: they hold more than "
+        f"{most:,} {noun} ({count:,} counted, each as often as it is referenced); pass less "
+        "data per call, or text (a str) of it",
         trip,
     )

@@ -56,7 +56,13 @@ from scriptgate.sandbox.guards.attributes import (
 )
 from scriptgate.sandbox.guards.boundary import exception_base, holdable_class, register_opaque
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
-from scriptgate.sandbox.guards.comparisons import hash_ok, items_ok, light_scalars
+from scriptgate.sandbox.guards.comparisons import (
+    BudgetKey,
+    costly_compares,
+    hash_ok,
+    items_ok,
+    light_scalars,
+)
 from scriptgate.sandbox.guards.constants import TICK_CHUNK, is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
@@ -364,6 +370,8 @@ def _selected(
         if light_scalars(items):
             return real(items)
         items_ok(items)
+        if costly_compares(items):
+            return real(items, key=BudgetKey)  # slow comparisons: checked one by one (L08)
         return _pieced_select(real, items, charge)
     if not values or not kwargs.keys() <= _SELECT_KEYWORDS:
         return real(*values, **kwargs)
@@ -382,6 +390,8 @@ def _selected(
         )
         if _b.len(items) > 1:
             items_ok(items)
+            if costly_compares(items):
+                return real(items, key=BudgetKey)
             return _pieced_select(real, items, charge)
         return real(items, **kwargs)
     if type(source) in _SEQUENCES:
@@ -398,6 +408,8 @@ def _selected(
         return real(items, **kwargs)  # the default, or the real error for an empty input
     if _b.len(keys) > 1:
         items_ok(keys)
+    if costly_compares(keys):
+        return items[real(range(_b.len(keys)), key=lambda index: BudgetKey(keys[index]))]
     return items[_pieced_select(real, range(_b.len(keys)), charge, keys.__getitem__)]
 
 

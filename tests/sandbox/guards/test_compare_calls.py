@@ -451,6 +451,13 @@ SAME_AS_PYTHON = {
         "seen[-3:]]"
     ),
     "min-pieced-error-past-a-piece": "min([(1,)] * 5000 + [1])",
+    # findings18 L08: large Fractions compare through BudgetKey: the same results
+    "costly-fraction-compares": (
+        "from fractions import Fraction\nxs = [Fraction(3**3000 + i % 3, 7**1700 + 2) for i in range(7)]\n"
+        "ys = list(xs)\nys.sort(reverse=True)\n[[str(v)[-6:] for v in sorted(xs)], "
+        "[str(v)[-6:] for v in ys], str(max(xs))[-6:], str(min(xs))[-6:], "
+        "str(max(xs, key=lambda f: -f))[-6:], xs.index(max(xs)), xs.index(min(xs))]"
+    ),
 }
 
 
@@ -596,3 +603,18 @@ def test_compare_calls_min_max_check_the_budget_between_pieces() -> None:
     assert _pieced_select(min, range(len(keys)), checks.append, keys.__getitem__) == min(
         range(len(keys)), key=keys.__getitem__
     )
+
+
+@pytest.mark.parametrize(
+    "call", ["sorted(xs)", "xs.sort()", "max(xs)", "min(xs, default=0)", "max(xs, key=abs)"]
+)
+def test_compare_calls_costly_fraction_comparisons_end_at_the_deadline(call: str) -> None:
+    # findings18 L08: a sort or max of a few hundred large Fractions made thousands of
+    # comparisons (each a host-Python cross-multiplication) in one C call: 31-75 s
+    from sandbox_support import ends_at_the_deadline
+
+    source = (
+        "from fractions import Fraction\nA = Fraction(3**40000 + 1, 7**23000 + 2)\n"
+        "B = Fraction(5**29000 + 3, 11**19000 + 4)\nxs = [A, B] * 300\n" + call
+    )
+    ends_at_the_deadline(source, 1.5)

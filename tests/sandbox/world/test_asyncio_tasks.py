@@ -7,7 +7,7 @@ and trio (``test_asyncio_tasks_feature_on_both_backends``). The attacks: holding
 object through a handle or an awaitable, a task outliving its run, unbounded tasks and
 queues, a handle kept in a session and used by a later run, a handle of another run.
 
-Cancellation (issue 18): ``task.cancel()`` throws the script's ``CancelledError`` into the
+Cancellation (findings18 M38): ``task.cancel()`` throws the script's ``CancelledError`` into the
 task at its await point, so its ``except``/``finally`` blocks run as in CPython; each
 ``CANCELLATION`` script gives plain Python's value in both modes. A task that swallows
 every cancellation is still ended by the run's time limit, and a task left pending at the
@@ -817,7 +817,7 @@ CANCELLATION: dict[str, str] = {
 
 @pytest.mark.parametrize("name", sorted(CANCELLATION))
 def test_asyncio_tasks_cancel_is_plain_pythons(sandbox: Sandbox, name: str) -> None:
-    # issue 18: the handlers of a cancelled task never ran (the host's cancellation was
+    # findings18 M38: the handlers of a cancelled task never ran (the host's cancellation was
     # re-raised at the top of each except/finally block): now its CancelledError
     same_as_python(sandbox, CANCELLATION[name])
 

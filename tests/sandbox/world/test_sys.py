@@ -44,11 +44,26 @@ def test_sys_setrecursionlimit_changes_nothing(sandbox: Sandbox) -> None:
     refused(sandbox, endless, "recursion")  # the sandbox's own depth still stops it
 
 
+def test_sys_stdout_and_stderr_write_the_scripts_output(sandbox: Sandbox) -> None:
+    # findings18 M13: `print(..., file=sys.stderr)` and `sys.stdout.write` are everyday
+    # model code; both write the run's own output, in order, under its limit
+    result = sandbox.run_sync(
+        "import sys\nprint('warning: 3 rows skipped', file=sys.stderr)\n"
+        "n = sys.stdout.write('direct\\n')\nsys.stdout.flush()\nsys.stderr.writelines(['a', 'b\\n'])\n"
+        "print('x', 1, sep='-', file=sys.stdout, flush=True)\n[n, sys.stdout.isatty()]"
+    )
+    assert result.value == [7, False], result.error
+    assert result.output == "warning: 3 rows skipped\ndirect\nab\nx-1\n"
+    flood = sandbox.run_sync("import sys\nwhile True:\n    sys.stderr.write('x' * 100_000)")
+    assert flood.error is not None
+    assert "output exceeded the limit" in flood.error.message
+
+
 @pytest.mark.parametrize(
     ("source", "words"),
     [
         ("import sys\nsys.exit(1)", "instead of sys.exit()"),
-        ("import sys\nprint('x', file=sys.stderr)", "print(...) writes the script's output"),
+        ("import sys\nsys.stdout.write(5)", "argument must be str"),
         ("import sys\nsys.argv", "scripts have no command line"),
         ("from sys import exit", "instead of sys.exit()"),
         ("import sys\nsys.setrecursionlimit('x')", "cannot be interpreted as an integer"),

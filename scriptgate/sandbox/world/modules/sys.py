@@ -4,10 +4,11 @@ Part of ``world/modules/``; must not import the engine, isolation or the model-f
 Models write ``import sys`` out of habit, then read ``sys.maxsize`` or ``sys.version_info``
 or call ``sys.setrecursionlimit(10**6)`` before a recursive solution; the real module is
 the host's (its ``modules``, ``stdout``, ``settrace``, ``setrecursionlimit`` act on the
-whole process), so the script gets plain values only. ``setrecursionlimit`` changes
-nothing: a script's depth is ``Limits.max_recursion``, enforced by the sandbox. Anything
-else (``sys.exit``, ``sys.stdout``, ``sys.argv``…) is missing, with what to write instead
-(:data:`HINTS`).
+whole process), so the script gets plain values only, and ``stdout``/``stderr`` that
+write to the run's output (``print(..., file=sys.stderr)``, ``sys.stdout.write``).
+``setrecursionlimit`` changes nothing: a script's depth is ``Limits.max_recursion``,
+enforced by the sandbox. Anything else (``sys.exit``, ``sys.argv``…) is missing, with what
+to write instead (:data:`HINTS`).
 """
 
 from __future__ import annotations
@@ -15,24 +16,64 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from scriptgate.sandbox.world.modules.common import RunWorld
+from scriptgate.sandbox.world.modules.common import RunWorld, script_print
 
-__all__ = ["HINTS", "HOLDABLE", "MEMBERS", "NAME", "build"]
+__all__ = ["HINTS", "HOLDABLE", "MEMBERS", "NAME", "ScriptStream", "build"]
 
 NAME = "sys"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "maxsize", "version_info", "version", "hexversion", "byteorder", "platform",
-    "float_repr_style", "setrecursionlimit",
+    "float_repr_style", "setrecursionlimit", "stdout", "stderr",
 )  # fmt: skip
 """The members a script may use."""
-HOLDABLE: tuple[type, ...] = ()
-"""Value types this stand-in hands to scripts (plain data only)."""
+
+
+class ScriptStream:
+    """``sys.stdout`` and ``sys.stderr`` of the ``sys`` stand-in: the script's own output.
+
+    ``print(..., file=sys.stderr)`` and ``sys.stdout.write(text)`` are what model code
+    writes for progress lines and warnings (findings18 M13); both go to the run's output,
+    in order, counted against its limit, as ``print`` does (a run has one output).
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def write(self, text: Any, /) -> int:
+        """Write ``text`` to the script's output; the number of characters written."""
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+            text = str.__str__(text)
+        script_print(f"sys.{self.name}.write")(text, end="")
+        return len(text)
+
+    def writelines(self, lines: Any, /) -> None:
+        """Write each of ``lines`` (no newline added, as a file's ``writelines``)."""
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """Nothing to flush: the output is the run's."""
+
+    def isatty(self) -> bool:
+        """Never a terminal."""
+        return False
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self.name}>"
+
+
+HOLDABLE: tuple[type, ...] = (ScriptStream,)
+"""Value types this stand-in hands to scripts (plain data, and its two output streams)."""
+_STDOUT = ScriptStream("stdout")
+_STDERR = ScriptStream("stderr")
 
 HINTS: dict[str, str] = {
     "exit": "end the script by returning or raising an exception instead of sys.exit()",
-    "stdout": "print(...) writes the script's output; print(file=buf) writes to an io.StringIO",
-    "stderr": "print(...) writes the script's output; raise an exception to report an error",
     "stdin": "scripts have no input stream: take data from the tools",
     "argv": "scripts have no command line: take data from the tools",
     "getrecursionlimit": "a script's depth is the sandbox's Limits.max_recursion",
@@ -63,4 +104,6 @@ def build(run: RunWorld) -> dict[str, Any]:
         "platform": sys.platform,
         "float_repr_style": sys.float_repr_style,
         "setrecursionlimit": _setrecursionlimit,
+        "stdout": _STDOUT,
+        "stderr": _STDERR,
     }
