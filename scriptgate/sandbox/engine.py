@@ -250,11 +250,35 @@ def _lost_memory_error(exc: BaseException) -> bool:
     return soft != resource.RLIM_INFINITY
 
 
+_NAME_HINTS = {
+    "open": "the sandbox has no files: read and write them with the tools",
+    "input": "scripts are not interactive: take data from the tools",
+    "exit": "end the script by returning or raising an exception",
+    "quit": "end the script by returning or raising an exception",
+    "help": "help() is not available in the sandbox",
+    "dir": "dir() is not available in the sandbox: use hasattr(x, name) or vars(obj)",
+    "globals": "globals() is not available in the sandbox: keep the values in a dict",
+    "locals": "locals() is not available in the sandbox: keep the values in a dict",
+    "id": (
+        "id() is not available in the sandbox: key by the object itself (objects of "
+        "your own classes hash by identity) or by an index"
+    ),
+    "breakpoint": "scripts cannot be debugged interactively: print(...) what you need",
+}
+"""What to write instead of a builtin the sandbox leaves out, added to the uncaught
+``NameError``'s message (findings18 M25/M35/M44: a bare NameError read like a typo)."""
+
+
 def _message(exc: BaseException) -> str:
     try:
         text = exception_text(exc, MAX_MESSAGE)  # sizeguard: no huge rendering in the host
     except BaseException:  # scripts cannot define __str__; still, nothing may escape here
         text = type(exc).__name__
+    if type(exc) is NameError:
+        name = NameError.__dict__["name"].__get__(exc)  # never a script's __hash__: exact str
+        hint = _NAME_HINTS.get(name) if type(name) is str else None
+        if hint is not None:
+            text = f"{text}: {hint}"
     if len(text) > MAX_MESSAGE:
         text = text[:MAX_MESSAGE] + "…"
     return text

@@ -173,6 +173,33 @@ def test_language_runtime_error_reports_type_and_line() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("open('data.csv')", "read and write them with the tools"),
+        ("input('name? ')", "take data from the tools"),
+        ("exit()", "end the script by returning"),
+        ("globals()", "keep the values in a dict"),
+        ("x = id(3)", "key by the object itself"),
+        ("undefined_name", None),
+        (
+            "class K:\n    def __hash__(self):\n        raise ValueError\nraise NameError('n', name=K())",
+            None,
+        ),
+    ],
+)
+def test_language_missing_builtin_says_what_to_write(source: str, words: str | None) -> None:
+    # findings18 M25/M35/M44: a bare NameError for open/input/exit/globals/id read like a
+    # typo; the uncaught error's message adds what to write instead (no script code runs)
+    result = anyio.run(_run, source)
+    assert result.error is not None
+    assert result.error.type == "NameError", result.error
+    if words is None:
+        assert ": " not in result.error.message.partition("is not defined")[2], result.error
+    else:
+        assert words in result.error.message, result.error
+
+
 def test_language_rejected_reports_policy_message() -> None:
     result = anyio.run(_run, "x = 1\ny = x.__subclasses__")
     assert result.error is not None
