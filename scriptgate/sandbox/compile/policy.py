@@ -525,6 +525,51 @@ _DUNDER_SET_MESSAGE = (
 )
 
 
+def _private(name: str | None) -> bool:
+    return name is not None and name.startswith("__") and not name.endswith("__")
+
+
+_UNMANGLED = "scriptgate_unmangled_name"
+"""The attribute a nested class's node keeps its own name in once the outer body mangled it."""
+
+
+def _mangle_private_names(node: ast.ClassDef) -> None:
+    """Mangle ``__x`` names in ``node``'s body as CPython's compiler does (findings18 M29).
+
+    ``self.__balance`` is ``self._Account__balance`` in CPython; the guards would receive
+    the unmangled ``'__balance'`` (and RestrictedPython refuses it), so the names are
+    mangled here, before the policy checks them: a one-underscore name the script may use
+    on its own objects. A nested class mangles its own body with its own name when the
+    policy reaches it; its name, bases and decorators belong to this body.
+    """
+    stripped = getattr(node, _UNMANGLED, node.name).lstrip("_")
+    if not stripped:
+        return  # CPython leaves names alone in a class named only with underscores
+    prefix = "_" + stripped
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        item = pending.pop()
+        if isinstance(item, ast.ClassDef):
+            if _private(item.name):
+                setattr(item, _UNMANGLED, item.name)  # its body mangles with `__Inner`
+                item.name = prefix + item.name
+            pending.extend([*item.decorator_list, *item.bases, *item.keywords])
+            continue
+        if isinstance(item, ast.Attribute) and _private(item.attr):
+            item.attr = prefix + item.attr
+        elif isinstance(item, ast.Name) and _private(item.id):
+            item.id = prefix + item.id
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(item.name):
+            item.name = prefix + item.name
+        elif isinstance(item, ast.arg) and _private(item.arg):
+            item.arg = prefix + item.arg
+        elif isinstance(item, ast.keyword) and _private(item.arg):
+            item.arg = prefix + str(item.arg)
+        elif isinstance(item, (ast.Global, ast.Nonlocal)):
+            item.names = [prefix + name if _private(name) else name for name in item.names]
+        pending.extend(ast.iter_child_nodes(item))
+
+
 class ScriptPolicy(LinearTransformer):
     """RestrictedPython's policy plus scriptgate's additions (see the module docstring)."""
 
@@ -1623,6 +1668,7 @@ class ScriptPolicy(LinearTransformer):
                 return node
             self.error(node, _CLASS_KEYWORD_MESSAGE.format(keyword.arg))
             return node
+        _mangle_private_names(node)
         defined: set[str] = set()
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -98,6 +98,16 @@ FEATURES = {
         "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
         "d = D(a=1)\n[d['a'], d['bc'], d.get('x'), 'x' in d]"
     ),
+    # findings18 M29: `self.__balance` is mangled as CPython's compiler does
+    "name-mangled-private": (
+        "class Account:\n    def __init__(self, bal):\n        self.__bal = bal\n"
+        "    def deposit(self, x):\n        self.__bal += x\n        return self.__check()\n"
+        "    def __check(self):\n        return self.__bal\n"
+        "    class __Inner:\n        def __init__(self):\n            self.__y = 2\n"
+        "    def inner(self):\n        return sorted(vars(self.__Inner()))\n"
+        "class Sub(Account):\n    def peek(self):\n        return self._Account__bal\n"
+        "a = Sub(5)\n[a.deposit(3), a.peek(), sorted(vars(a)), a.inner(), hasattr(a, '_Account__check')]"
+    ),
     # findings18 M31: duck-typing tests answer truthfully; nothing is read
     "hasattr-dunders": (
         "from dataclasses import dataclass\n@dataclass\nclass Ev:\n    name: str\n"
