@@ -105,6 +105,7 @@ from scriptgate.sandbox.guards.constants import (
     MAX_FORMAT_WIDTH,
     READABLE_UNDERSCORE_NAMES,
     SCRIPT_DUNDER_READS,
+    SUPER_DUNDERS,
     format_spec_too_wide,
     is_private_name,
 )
@@ -523,6 +524,17 @@ _DUNDER_SET_MESSAGE = (
     "(def get(self, name), getattr(obj, name, default)); the methods a class may define "
     "are listed in the rules"
 )
+
+
+def _super_call(node: ast.expr) -> bool:
+    """Whether ``node`` is ``super()`` (no arguments: the method's own class and instance)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+        and not node.keywords
+    )
 
 
 def _private(name: str | None) -> bool:
@@ -1339,7 +1351,9 @@ class ScriptPolicy(LinearTransformer):
             )
             return node
         if (
-            node.attr in READABLE_UNDERSCORE_NAMES or node.attr in SCRIPT_DUNDER_READS
+            node.attr in READABLE_UNDERSCORE_NAMES
+            or node.attr in SCRIPT_DUNDER_READS
+            or (node.attr in SUPER_DUNDERS and _super_call(node.value))
         ) and isinstance(node.ctx, ast.Load):
             # x.__class__, cls.__name__, f.__doc__, nt._asdict: the guard decides per object
             node = self.node_contents_visit(node)

@@ -71,6 +71,7 @@ from scriptgate.sandbox.guards.constants import (
     SCRIPT_CLASS_MARK,
     SCRIPT_DUNDER_READS,
     SIZED_VIEWS,
+    SUPER_DUNDERS,
     TICK_CHUNK,
     format_spec_too_wide,
     is_private_name,
@@ -445,6 +446,67 @@ def _read_init_subclass(obj: Any, default: tuple[Any, ...]) -> Any:
 
 
 _THISCLASS = super.__dict__["__thisclass__"]
+_SUPER_SELF = super.__dict__["__self__"]
+_OBJECT_DUNDERS = frozenset(
+    {"__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"}
+)
+"""``object``'s methods ``super()`` hands out: identity and the default text, bounded."""
+_DICT_DUNDERS = frozenset({"__getitem__", "__setitem__", "__delitem__", "__contains__"})
+"""``dict``'s methods ``super()`` hands out, the key's hash checked first (dagguard)."""
+
+
+def _read_super_dunder(obj: super, name: str, default: tuple[Any, ...]) -> Any:
+    """``super().__name__`` in a method of the script's own class (findings18 M01/M23).
+
+    A script base's method comes back as it is (bound, ticking like any script code);
+    ``object``'s identity methods and default texts, an exception's ``__str__``/
+    ``__repr__`` (its arguments' rendering bounded first) and a ``dict``'s item methods
+    (the key's hash bounded first) as functions that call them and check what they return.
+    Any other host base's method is refused, with what to write instead.
+    """
+    owner = _THISCLASS.__get__(obj)
+    if not _script_made(owner):
+        return _no_underscore(obj, name, default)
+    value = getattr(obj, name)
+    if type(value) is types.MethodType and script_function(value.__func__):
+        return value
+    instance = _SUPER_SELF.__get__(obj)
+    provider = next(
+        (k for k in _MRO.__get__(type(instance))[1:] if name in k.__dict__ and not _script_made(k)),
+        None,
+    )
+    if provider is object and name in _OBJECT_DUNDERS:
+        return _checked_caller(value, None)
+    if provider is BaseException and name in ("__str__", "__repr__"):
+        args = BaseException.__dict__["args"].__get__(instance)
+        return _checked_caller(value, lambda: check_render(args, f"{name}() of this exception"))
+    if provider is dict and name in _DICT_DUNDERS:
+        return _checked_key_caller(value)
+    where = getattr(provider, "__name__", "a builtin")
+    raise AttributeError(
+        f"super().{name} of the builtin base {where} is not available in the sandbox: call "
+        f"the operation on self through the base's public methods (dict.get(self, k), "
+        "list.append(self, x)) or keep the base as an attribute"
+    )
+
+
+def _checked_caller(method: Callable[..., Any], check: Callable[[], None] | None) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if check is not None:
+            check()
+        return check_value(method(*args, **kwargs))
+
+    call.__name__ = getattr(method, "__name__", "method")
+    return call
+
+
+def _checked_key_caller(method: Callable[..., Any]) -> Any:
+    def call(key: Any, *rest: Any) -> Any:
+        dagguard.hash_ok(key)
+        return check_value(method(key, *rest))
+
+    call.__name__ = getattr(method, "__name__", "method")
+    return call
 
 
 def _read_mro(obj: Any, default: tuple[Any, ...]) -> Any:
@@ -1094,6 +1156,8 @@ def _guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
             return _read_private(obj, name, default)
         if name in SCRIPT_DUNDER_READS:
             return read_dunder(obj, name, default)  # exc.__cause__, self.__dict__ (issue 14)
+        if name in SUPER_DUNDERS and type(obj) is super:
+            return _read_super_dunder(obj, name, default)  # findings18 M01/M23
         if _is_dunder(name):
             raise AttributeError(
                 f'"{name}" is an invalid attribute name because it starts with "_": scripts '

@@ -96,6 +96,19 @@ SCRIPT_DUNDER_READS = frozenset({"__cause__", "__context__", "__suppress_context
 """Dunder names a script may read, each decided per object by :mod:`.script_classes`: an
 exception's chain (``exc.__cause__``; never ``__traceback__``) and the instance ``__dict__``
 of the script's own objects."""
+SUPER_DUNDERS = frozenset(
+    {
+        "__repr__", "__str__", "__format__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+        "__ge__", "__hash__", "__bool__", "__len__", "__iter__", "__next__", "__contains__",
+        "__getitem__", "__setitem__", "__delitem__", "__missing__", "__post_init__",
+        "__enter__", "__exit__", "__call__", "__getattr__",
+        "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
+        "__radd__", "__rsub__", "__rmul__", "__neg__", "__abs__",
+    }
+)  # fmt: skip
+"""Dunder methods a script may reach as ``super().__name__`` (findings18 M01/M23), each
+decided by the attribute guard: a script base's method as it is, a few of ``object``'s,
+an exception's and a ``dict``'s behind their checks, nothing else of a host base."""
 CLASS_BODY_NAMES = frozenset({"__slots__", "__match_args__"})
 """Dunder names a script's class body may assign (checked when the class is made)."""
 

@@ -98,6 +98,22 @@ FEATURES = {
         "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
         "d = D(a=1)\n[d['a'], d['bc'], d.get('x'), 'x' in d]"
     ),
+    # findings18 M01/M23: super().__dunder__() of a script base, object, an exception, a dict
+    "super-dunders": (
+        "from dataclasses import dataclass, field\n@dataclass\nclass Base:\n    id: int\n"
+        "    def __post_init__(self):\n        self.tag = f'#{self.id}'\n"
+        "@dataclass\nclass Child(Base):\n    extra: list = field(default_factory=list)\n"
+        "    def __post_init__(self):\n        super().__post_init__()\n        self.extra.append(self.tag)\n"
+        "class A(dict):\n    def __getitem__(self, k):\n        return super().__getitem__(k.lower())\n"
+        "    def __setitem__(self, k, v):\n        super().__setitem__(k.lower(), v)\n"
+        "class E(Exception):\n    def __str__(self):\n        return 'E: ' + super().__str__()\n"
+        "class P:\n    def __repr__(self):\n        return 'P'\n"
+        "    def __eq__(self, o):\n        return super().__eq__(o)\n"
+        "    def __hash__(self):\n        return super().__hash__()\n"
+        "class Q(P):\n    def __repr__(self):\n        return 'Q:' + super().__repr__()\n"
+        "a = A()\na['X'] = 1\np = P()\n[repr(Child(5)), a['x'], a['X'], str(E('boom')), repr(Q()), "
+        "p == p, p == P(), hash(p) == hash(p)]"
+    ),
     # findings18 M29: `self.__balance` is mangled as CPython's compiler does
     "name-mangled-private": (
         "class Account:\n    def __init__(self, bal):\n        self.__bal = bal\n"
@@ -204,6 +220,23 @@ REFUSALS = {
         "class A:\n    def __getstate__(self):\n        return 1",
         "rejected",
         "__truediv__",
+    ),
+    "super-dunder-of-a-list": (
+        "class L(list):\n    def __getitem__(self, i):\n        return super().__getitem__(i)\nL([1])[0]",
+        "runtime",
+        "through the base's public methods",
+    ),
+    "super-dunder-dict-key-is-bounded": (
+        "t = 0\nfor i in range(50):\n    t = (t, t)\n"
+        "class A(dict):\n    def put(self, k):\n        super().__setitem__(k, 1)\nA().put(t)",
+        "limit",
+        "shared references",
+    ),
+    "super-dunder-exception-text-is-bounded": (
+        "class E(Exception):\n    def __str__(self):\n        return super().__str__()\n"
+        "x = [1] * 10**6\nlen(str(E([x] * 100)))",
+        "limit",
+        "too large",
     ),
     "getattr-dunder-with-default": ("getattr([], '__len__', None)", "runtime", "len(x)"),
     # a script __int__/__bytes__ is rendered by `%d`/`%s`: its results are measured
