@@ -39,6 +39,8 @@ import builtins as _b
 import hashlib
 import itertools
 import os
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -157,15 +159,32 @@ def _check_class_info(info: Any, what: str) -> None:
                 stack.append(entry)
 
 
+_STAND_IN_TYPES: weakref.WeakKeyDictionary[Callable[..., Any], type] = weakref.WeakKeyDictionary()
+"""The builtins written as functions (``slice``, a run's ``range``) and the real types an
+``isinstance``/``issubclass`` test means by them (findings18 M24: ``isinstance(i, slice)``
+in a ``__getitem__`` was "arg 2 must be a type")."""
+
+
+def _as_types(info: Any) -> Any:
+    kind = type(info)
+    if kind is types.FunctionType:
+        return _STAND_IN_TYPES.get(info, info)
+    if kind is tuple and any(type(entry) is types.FunctionType for entry in info):
+        return tuple(_as_types(entry) for entry in info)
+    return info
+
+
 def _isinstance(obj: Any, class_or_tuple: Any, /) -> bool:
     if type(class_or_tuple) is not type:
         _check_class_info(class_or_tuple, "isinstance")
+        class_or_tuple = _as_types(class_or_tuple)
     return _b.isinstance(obj, class_or_tuple)
 
 
 def _issubclass(cls: Any, class_or_tuple: Any, /) -> bool:
     if type(class_or_tuple) is not type:
         _check_class_info(class_or_tuple, "issubclass")
+        class_or_tuple = _as_types(class_or_tuple)
     return _b.issubclass(cls, class_or_tuple)
 
 
@@ -308,6 +327,7 @@ def _template(
         # test_guards_range_cap: range(10**18) cannot feed C loops such as list.extend.
         return checked_range(args, max_range)
 
+    _STAND_IN_TYPES[range_] = range
     table = dict(_STATIC)
     table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
     name_functions(table)  # `hasattr()` in messages, not `_guarded_hasattr()`
@@ -492,7 +512,7 @@ def _slice(*args: Any) -> slice:
 
     A chain of slices nested in slices (``s = slice(s)`` 100,000 times) crashes
     CPython when it is freed (restrictedpython-notes §7.1), so the parts must be
-    plain. ``slice`` is a function here: ``isinstance(x, slice)`` is not available.
+    plain. ``slice`` is a function here; ``isinstance(x, slice)`` tests the real type.
     """
     for part in args:
         if part is not None and type(part) is not int and type(part) is not bool:
@@ -733,6 +753,7 @@ def _static() -> dict[str, Any]:
     table["issubclass"] = _issubclass
     table.update(_HASHING_TYPES)
     table["slice"] = _slice
+    _STAND_IN_TYPES[_slice] = slice
     table.update(_SIZED_BYTES)
     table.update(_GROWING_TYPES)
     table.update(

@@ -114,6 +114,15 @@ FEATURES = {
         "a = A()\na['X'] = 1\np = P()\n[repr(Child(5)), a['x'], a['X'], str(E('boom')), repr(Q()), "
         "p == p, p == P(), hash(p) == hash(p)]"
     ),
+    # findings18 M24: `slice` and `range` are functions in the sandbox; isinstance means the types
+    "isinstance-slice-and-range": (
+        "class Ring:\n    def __init__(self, xs):\n        self.xs = xs\n"
+        "    def __getitem__(self, i):\n        if isinstance(i, slice):\n"
+        "            return [self.xs[j % len(self.xs)] for j in range(*i.indices(len(self.xs)))]\n"
+        "        return self.xs[i % len(self.xs)]\nr = Ring('abc')\n"
+        "[r[4], r[0:2], isinstance(range(3), range), isinstance(3, (int, slice)), "
+        "isinstance(range(2), (slice, range)), issubclass(bool, (int, range))]"
+    ),
     # findings18 M29: `self.__balance` is mangled as CPython's compiler does
     "name-mangled-private": (
         "class Account:\n    def __init__(self, bal):\n        self.__bal = bal\n"
