@@ -148,6 +148,7 @@ from scriptgate.sandbox.world.evaluate import EVAL_NAMES, make_evaluators
 from scriptgate.sandbox.world.holdable import register_world
 from scriptgate.sandbox.world.modules import make_import, make_modules
 from scriptgate.sandbox.world.modules.asyncio_tasks import at_await, check_owner, set_no_task
+from scriptgate.sandbox.world.modules.sys import ScriptExit
 from scriptgate.sandbox.world.print_file import print_to_file
 
 __all__ = ["INJECTED_NAMES", "close_session", "run_script", "session_has_generators"]
@@ -1505,6 +1506,18 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
             ok=False,
             output=output,
             error=ScriptError(stop.kind, type_name, stop.message, line),
+            calls=calls,
+            wall_time=wall_time,
+        )
+    if not ok and type(payload) is ScriptExit:
+        status = payload.status
+        if status is None or (type(status) in (int, bool) and not status):
+            return _ok_result(None, output, calls, wall_time)  # sys.exit(0): a finished run
+        text = str(status) if type(status) in (int, bool) or type(status) is str else ""
+        return ScriptResult(
+            ok=False,
+            output=output,
+            error=ScriptError("runtime", "SystemExit", text[:MAX_MESSAGE], _error_line(payload)),
             calls=calls,
             wall_time=wall_time,
         )

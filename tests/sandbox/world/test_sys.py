@@ -44,6 +44,44 @@ def test_sys_setrecursionlimit_changes_nothing(sandbox: Sandbox) -> None:
     refused(sandbox, endless, "recursion")  # the sandbox's own depth still stops it
 
 
+@pytest.mark.parametrize(
+    ("source", "error", "output"),
+    [
+        ("import sys\nprint('done')\nsys.exit(0)\nprint('never')", None, "done\n"),
+        (
+            "import sys\ndef main():\n    print('work')\n    return 0\nsys.exit(main())",
+            None,
+            "work\n",
+        ),
+        ("from sys import exit\nexit()", None, ""),
+        ("import sys\nsys.exit(2)", "2", ""),
+        ("import sys\nsys.exit('bad input')", "bad input", ""),
+        (
+            "import sys\ntry:\n    sys.exit(1)\nexcept Exception:\n    print('caught')",
+            "1",
+            "",
+        ),
+        (
+            "import sys\ntry:\n    sys.exit(1)\nexcept BaseException as e:\n"
+            "    print(type(e).__name__)\n'after'",
+            None,
+            "SystemExit\n",
+        ),
+    ],
+)
+def test_sys_exit_ends_the_script(
+    sandbox: Sandbox, source: str, error: str | None, output: str
+) -> None:
+    # findings18 M36: `sys.exit(0)` at the end of a finished script failed the whole run
+    result = sandbox.run_sync(source)
+    assert result.output == output
+    if error is None:
+        assert result.ok, result.error
+    else:
+        assert result.error is not None
+        assert (result.error.type, result.error.message) == ("SystemExit", error)
+
+
 def test_sys_stdout_and_stderr_write_the_scripts_output(sandbox: Sandbox) -> None:
     # findings18 M13: `print(..., file=sys.stderr)` and `sys.stdout.write` are everyday
     # model code; both write the run's own output, in order, under its limit
@@ -62,10 +100,9 @@ def test_sys_stdout_and_stderr_write_the_scripts_output(sandbox: Sandbox) -> Non
 @pytest.mark.parametrize(
     ("source", "words"),
     [
-        ("import sys\nsys.exit(1)", "instead of sys.exit()"),
         ("import sys\nsys.stdout.write(5)", "argument must be str"),
         ("import sys\nsys.argv", "scripts have no command line"),
-        ("from sys import exit", "instead of sys.exit()"),
+        ("import sys\nsys.modules", "import the listed stand-in modules"),
         ("import sys\nsys.setrecursionlimit('x')", "cannot be interpreted as an integer"),
         ("import asyncio\nasyncio.timeout(1)", "asyncio.wait_for"),
         ("from json import JSONEncoder", "default=fn"),

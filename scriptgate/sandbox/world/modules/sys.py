@@ -7,8 +7,8 @@ the host's (its ``modules``, ``stdout``, ``settrace``, ``setrecursionlimit`` act
 whole process), so the script gets plain values only, and ``stdout``/``stderr`` that
 write to the run's output (``print(..., file=sys.stderr)``, ``sys.stdout.write``).
 ``setrecursionlimit`` changes nothing: a script's depth is ``Limits.max_recursion``,
-enforced by the sandbox. Anything else (``sys.exit``, ``sys.argv``…) is missing, with what
-to write instead (:data:`HINTS`).
+enforced by the sandbox; ``exit`` ends the script (:class:`ScriptExit`). Anything else
+(``sys.argv``, ``sys.modules``…) is missing, with what to write instead (:data:`HINTS`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 
 from scriptgate.sandbox.world.modules.common import RunWorld, script_print
 
-__all__ = ["HINTS", "HOLDABLE", "MEMBERS", "NAME", "ScriptStream", "build"]
+__all__ = ["HINTS", "HOLDABLE", "MEMBERS", "NAME", "ScriptExit", "ScriptStream", "build"]
 
 NAME = "sys"
 """The name a script imports."""
 MEMBERS: tuple[str, ...] = (
     "maxsize", "version_info", "version", "hexversion", "byteorder", "platform",
-    "float_repr_style", "setrecursionlimit", "stdout", "stderr",
+    "float_repr_style", "setrecursionlimit", "stdout", "stderr", "exit",
 )  # fmt: skip
 """The members a script may use."""
 
@@ -67,13 +67,11 @@ class ScriptStream:
         return f"<sandbox {self.name}>"
 
 
-HOLDABLE: tuple[type, ...] = (ScriptStream,)
-"""Value types this stand-in hands to scripts (plain data, and its two output streams)."""
+
 _STDOUT = ScriptStream("stdout")
 _STDERR = ScriptStream("stderr")
 
 HINTS: dict[str, str] = {
-    "exit": "end the script by returning or raising an exception instead of sys.exit()",
     "stdin": "scripts have no input stream: take data from the tools",
     "argv": "scripts have no command line: take data from the tools",
     "getrecursionlimit": "a script's depth is the sandbox's Limits.max_recursion",
@@ -93,6 +91,27 @@ def _setrecursionlimit(limit: Any) -> None:
         raise ValueError("recursion limit must be greater or equal than 1")
 
 
+class ScriptExit(BaseException):
+    """``sys.exit(status)``: ends the script; the engine reports status ``0``/``None`` as a
+    finished run and any other as a ``SystemExit`` error (findings18 M36: models end scripts
+    with ``sys.exit(0)`` out of habit, which failed the run after all its work). Not the
+    host's ``SystemExit``, which an event loop re-raises out of its tasks."""
+
+    def __init__(self, status: Any = None) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+ScriptExit.__name__ = ScriptExit.__qualname__ = "SystemExit"  # as `type(e).__name__` shows it
+HOLDABLE: tuple[type, ...] = (ScriptStream, ScriptExit)
+"""Value types this stand-in hands to scripts (plain data, its output streams, its exit)."""
+
+
+def _exit(status: Any = None, /) -> None:
+    """``sys.exit(status=None)``: end the script here."""
+    raise ScriptExit(status)
+
+
 def build(run: RunWorld) -> dict[str, Any]:
     """The members of one run (plain values; nothing of the host's ``sys``)."""
     return {
@@ -104,6 +123,7 @@ def build(run: RunWorld) -> dict[str, Any]:
         "platform": sys.platform,
         "float_repr_style": sys.float_repr_style,
         "setrecursionlimit": _setrecursionlimit,
+        "exit": _exit,
         "stdout": _STDOUT,
         "stderr": _STDERR,
     }
