@@ -1662,12 +1662,22 @@ class ScriptPolicy(LinearTransformer):
         """Allow ``await``."""
         return self.node_contents_visit(node)
 
+    def visit_With(self, node: ast.With) -> Any:
+        """``with cm:`` → ``with _with_(cm):``: a script ``__exit__`` never sees the run's stop."""
+        new = cast(Any, super().visit_With(node))
+        for item in new.items:
+            item.context_expr = _call("_with_", [item.context_expr], item.context_expr)
+        return new
+
     def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
-        """Allow ``async with`` (same unpacking protection as ``with``)."""
+        """Allow ``async with`` (same unpacking protection as ``with``; ``_awith_`` as ``_with_``)."""
         for item in node.items:
             if isinstance(item.optional_vars, (ast.Tuple, ast.List)):
                 self.error(node, "Unpacking in the target of async with is not supported.")
-        return self.node_contents_visit(node)
+        new = cast(Any, self.node_contents_visit(node))
+        for item in new.items:
+            item.context_expr = _call("_awith_", [item.context_expr], item.context_expr)
+        return new
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
         """Class statements; a class keyword (``metaclass=``, ``total=``) is refused with a hint.

@@ -281,6 +281,48 @@ def _script_made(cls: type) -> bool:
     return bool(getattr(cls, SCRIPT_CLASS_MARK, False))
 
 
+class _ScriptManaged:
+    """A script class's context manager in a ``with`` (``async with``) statement.
+
+    ``__enter__`` and ``__exit__`` are the script's, looked up on its class as Python
+    does; but when the exception leaving the block is the run's stop or the host's
+    cancellation, the script's ``__exit__`` is not called and the stop goes on: it held
+    the host's ``CancelledError`` object (its text naming host tasks and paths), and a true
+    return swallowed the stop and ran the script on after its result (findings19 N05).
+    Python's ``except``/``finally`` blocks already re-raise the stop first (``_check_``).
+    """
+
+    __slots__ = ("_cm", "_exit", "_stopped")
+
+    def __init__(self, cm: Any, stopped: Callable[[Any], bool], is_async: bool) -> None:
+        kind = type(cm)
+        names = ("__aenter__", "__aexit__") if is_async else ("__enter__", "__exit__")
+        if not (hasattr(kind, names[0]) and hasattr(kind, names[1])):
+            protocol = "asynchronous context manager" if is_async else "context manager"
+            raise TypeError(f"'{kind.__name__}' object does not support the {protocol} protocol")
+        self._cm = cm
+        self._exit = getattr(kind, names[1]).__get__(cm, kind)
+        self._stopped = stopped
+
+    def __enter__(self) -> Any:
+        kind = type(self._cm)
+        return kind.__enter__.__get__(self._cm, kind)()
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> Any:
+        if exc is not None and self._stopped(exc):
+            return False
+        return self._exit(kind, exc, tb)
+
+    async def __aenter__(self) -> Any:
+        kind = type(self._cm)
+        return await kind.__aenter__.__get__(self._cm, kind)()
+
+    async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> Any:
+        if exc is not None and self._stopped(exc):
+            return False
+        return await self._exit(kind, exc, tb)
+
+
 def check_value(value: Any) -> Any:
     """Return ``value`` if a script may hold it (the allow-list of :mod:`.boundary`), else refuse.
 
@@ -1671,6 +1713,19 @@ def make_guards(
             if stop is not None:
                 raise stop
 
+    def stopped(exc: Any) -> bool:
+        # the run's stop (a limit, an abort) or the host's cancellation, never the script's
+        if budget.stop is not None or isinstance(exc, stop_types):
+            return True
+        return isinstance(exc, BaseExceptionGroup) and group_member(exc, stop_types) is not None
+
+    def managed(cm: Any) -> Any:
+        # `with cm:` (findings19 N05): a script __exit__ never sees the run's stop
+        return cm if not _script_made(type(cm)) else _ScriptManaged(cm, stopped, False)
+
+    def amanaged(cm: Any) -> Any:
+        return cm if not _script_made(type(cm)) else _ScriptManaged(cm, stopped, True)
+
     def charge(obj: Any) -> Any:
         # Iteration that happens in C (for loops, comprehensions, sum/sorted/…)
         # is charged to the step budget up front for sized containers; unknown
@@ -1759,6 +1814,8 @@ def make_guards(
         "_tick_": tick,
         "_tk_": budget.first_tick(),  # the tick statement's hook (see Budget)
         "_check_": check,
+        "_with_": managed,
+        "_awith_": amanaged,
         "_mcheck_": lambda cls, names, positional: class_pattern_check(
             budget, cls, names, positional
         ),

@@ -224,6 +224,49 @@ def test_boundary_groupby_groups_are_the_sandboxs_iterators(sandbox: Sandbox) ->
     )
 
 
+def test_boundary_script_exit_never_receives_the_runs_stop(sandbox: Sandbox) -> None:
+    # findings19 N05: at the run's stop a script __exit__ got the host's CancelledError
+    # (its text naming host tasks and paths) and, returning True, ran on after the result
+    source = (
+        "import asyncio\nclass CM:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        print('exit', e)\n        return True\n"
+        "async def t():\n    with CM():\n        await asyncio.sleep(5)\n    print('after with')\n"
+        "    while True:\n        with CM():\n            await asyncio.sleep(5)\n"
+        "asyncio.create_task(t())\nawait asyncio.sleep(0.05)\n'main done'"
+    )
+    result = _run(sandbox, source)
+    assert result.value == "main done", result.error
+    assert result.output == ""
+    quick = Sandbox(limits=Limits(timeout=0.5), isolation=sandbox.isolation)
+    limited = _run(
+        quick,
+        "class CM:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        return True\n"
+        "with CM():\n    while True:\n        pass",
+    )
+    quick.close()
+    assert limited.error is not None
+    assert limited.error.kind == "limit"
+
+
+def test_boundary_script_context_managers_run_as_in_python(sandbox: Sandbox) -> None:
+    result = _run(
+        sandbox,
+        "class CM:\n    def __init__(self):\n        self.log = []\n"
+        "    def __enter__(self):\n        self.log.append('in')\n        return self\n"
+        "    def __exit__(self, t, e, tb):\n        self.log.append(t.__name__ if t else None)\n"
+        "        return t is ValueError\nc = CM()\nwith c as x:\n    pass\nwith c:\n"
+        "    raise ValueError('v')\ntry:\n    with c:\n        raise KeyError('k')\n"
+        "except KeyError:\n    pass\nclass A:\n    pass\ntry:\n    with A():\n        pass\n"
+        "except TypeError as e:\n    c.log.append(str(e))\n[c.log, x is c]",
+    )
+    assert result.value == [
+        ["in", None, "in", "ValueError", "in", "KeyError",
+         "'A' object does not support the context manager protocol"],
+        True,
+    ], result.error  # fmt: skip
+
+
 def test_held_data_replaces_only_what_may_not_be_held() -> None:
     from scriptgate.sandbox.guards.boundary import held_data
 

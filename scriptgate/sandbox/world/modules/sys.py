@@ -67,7 +67,6 @@ class ScriptStream:
         return f"<sandbox {self.name}>"
 
 
-
 _STDOUT = ScriptStream("stdout")
 _STDERR = ScriptStream("stderr")
 
