@@ -1015,6 +1015,21 @@ BOUNDARY_ATTACKS: list[Any] = [
             ]
         )
     ),
+    # findings19 N01/N02: an int subclass is its int value to C, past `type(n) is int` checks
+    *(
+        _a(f"int-subclass-size-{i}", "8-memory", "class I(int):\n    pass\n" + body, "limit", words)
+        for i, (body, words) in enumerate(
+            [
+                ("len(bytearray(I(10**9)))", "refused"),
+                ("len((1).to_bytes(I(10**9), 'big'))", "too large"),
+                ("import random\nlen(random.sample([1, 2], I(10**8)))", "at most"),
+                ("import random\nlen(random.choices([1, 2], k=I(10**8)))", "too large"),
+                ("import itertools\nitertools.product([1], repeat=I(10**8))", "above 64"),
+                ("import itertools\nitertools.combinations(range(1), I(10**8))", "at most"),
+                ("import statistics\nstatistics.quantiles([1, 2, 3, 4], n=I(10**7))", "above"),
+            ]
+        )
+    ),
     _a(
         # findings18 B11: `set[int](keys)` (or `f = set; f(keys)`) took the small-scalars
         # shortcut to the real set: 60,000 ints that all hash to 0 were 112 s in one C call

@@ -44,7 +44,7 @@ from scriptgate.sandbox.guards import memory as _memory
 from scriptgate.sandbox.guards.constants import FILENAME
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.int_work import MAX_FROM_BYTES, check_from_bytes
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, exact_int
 from scriptgate.sandbox.guards.memory import CHECK_FROM, MAX_SEQUENCE
 from scriptgate.sandbox.guards.text_codecs import checked_decode, checked_encode
 from scriptgate.sandbox.guards.ticking import check_budget
@@ -103,6 +103,7 @@ def _to_bytes(number: int) -> Callable[..., bytes]:
     method = int.to_bytes.__get__(number)
 
     def to_bytes(length: Any = 1, byteorder: Any = "big", *, signed: Any = False) -> bytes:
+        length = exact_int(length)  # an int subclass is its int value to C (findings19 N02)
         if type(length) is int:
             _check(
                 "int.to_bytes(length)",

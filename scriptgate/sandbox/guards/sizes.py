@@ -56,7 +56,7 @@ from typing import Any, NoReturn
 
 from scriptgate.sandbox.guards.constants import FILENAME, SCRIPT_CLASS_MARK
 from scriptgate.sandbox.guards.errors import Trip, refuse_size
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, exact_int
 from scriptgate.sandbox.guards.render_scope import RENDERING, start_rendering
 from scriptgate.sandbox.guards.text_codecs import is_decoding_call, str_of_bytes
 from scriptgate.sandbox.guards.ticking import check_budget
@@ -582,7 +582,7 @@ def checked_elements(counter: collections.Counter[Any], max_length: int) -> Call
 
     def elements() -> Iterator[Any]:
         total = 0
-        for count in counter.values():
+        for count in map(exact_int, counter.values()):
             if type(count) is int and count > 0:
                 total += count
                 if total > max_length:

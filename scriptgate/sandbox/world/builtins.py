@@ -69,6 +69,7 @@ from scriptgate.sandbox.guards.constants import TICK_CHUNK, is_private_name
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.errors import ToolDenied, ToolError, refuse_size
 from scriptgate.sandbox.guards.int_work import guarded_divmod, guarded_round
+from scriptgate.sandbox.guards.lengths import exact_int
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.script_classes import InstanceDict, script_function, script_vars
 from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequence_sum
@@ -534,7 +535,9 @@ def _sized_bytes(real: type, charge_items: Callable[[Any], Any] | None = None) -
         if cls is not stand_in:
             return make_instance(cls, *args, **kwargs)
         if args:
-            first = args[0]
+            first = exact_int(args[0])  # an int subclass is its int value to C (N01)
+            if type(first) is int:
+                args = (first, *args[1:])
             if type(first) is int and first > MAX_SEQUENCE:
                 refuse_size(f"{real.__name__}({first}) refused: larger than the sandbox allows")
             if isinstance(first, str) and (len(args) > 1 or kwargs):

@@ -19,6 +19,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.comparisons import SCALARS, operand_ok
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_int
 from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked, guarded_add
 from scriptgate.sandbox.guards.ticking import read_ticked, ticked, ticks_itself
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -94,6 +95,7 @@ def _tee(charge: Any, ticking: Any, iterable: Any, n: Any = 2) -> tuple[Iterator
 
 
 def _width_ok(name: str, r: Any) -> None:
+    r = exact_int(r)  # an int subclass is its int value to C (findings19 N02)
     if type(r) is int and r > MAX_WIDTH:
         refuse_size(
             f"itertools.{name} of tuples of {r} items refused: the sandbox allows at most "
@@ -123,6 +125,7 @@ def build(run: RunWorld) -> dict[str, Any]:
         return ticking(itertools.repeat(obj) if times is None else itertools.repeat(obj, times))
 
     def product(*iterables: Any, repeat: int = 1) -> Iterator[Any]:
+        repeat = exact_int(repeat)
         if type(repeat) is int:
             if repeat > 64:
                 refuse_size("itertools.product repeat above 64 refused in the sandbox")

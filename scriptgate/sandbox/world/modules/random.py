@@ -18,7 +18,7 @@ from typing import Any
 
 from scriptgate.sandbox.guards.attributes import MAX_SEQUENCE
 from scriptgate.sandbox.guards.errors import refuse_size
-from scriptgate.sandbox.guards.lengths import base_len
+from scriptgate.sandbox.guards.lengths import base_len, exact_int
 from scriptgate.sandbox.guards.memory import charge_bytes, charge_copy, growth_checked
 from scriptgate.sandbox.guards.ticking import charge_host_loop
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -99,6 +99,7 @@ class Random:
         self, population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1
     ) -> list[Any]:
         """``k`` items drawn with replacement (``k`` at most :data:`MAX_DRAWS`)."""
+        k = exact_int(k)  # an int subclass is its int value to C (findings19 N02)
         if type(k) is int and k > MAX_DRAWS:
             refuse_size(
                 f"random.choices k too large for the sandbox ({k}): at most {MAX_DRAWS} draws in one call "
@@ -135,6 +136,7 @@ class Random:
             total = sum(counts)
             if total > MAX_SEQUENCE:
                 refuse_size("random.sample counts too large for the sandbox")
+        k = exact_int(k)
         if type(k) is int and (k > MAX_DRAWS or base_len(population, 0) > MAX_SEQUENCE):
             refuse_size(  # before the population is copied (findings14 A10)
                 f"random.sample of {k} from {base_len(population, 0)} items refused: at most "

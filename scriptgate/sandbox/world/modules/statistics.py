@@ -19,6 +19,7 @@ from typing import Any
 from scriptgate.sandbox.guards.attributes import fed
 from scriptgate.sandbox.guards.comparisons import items_ok
 from scriptgate.sandbox.guards.errors import refuse_size
+from scriptgate.sandbox.guards.lengths import exact_int
 from scriptgate.sandbox.guards.memory import charge_copy, growth_checked
 from scriptgate.sandbox.guards.ticking import LARGE_INPUT, TickedList, check_budget
 from scriptgate.sandbox.world.modules.common import RunWorld
@@ -174,7 +175,7 @@ def build(run: RunWorld) -> dict[str, Any]:
             if fn.__name__ == "quantiles":
                 # quantiles(data, n=10**7) built 10**7 cut points in one host call past the
                 # deadline (test_boundary_statistics_quantiles_n_is_bounded)
-                n = kwargs.get("n", args[0] if args else 4)
+                n = exact_int(kwargs.get("n", args[0] if args else 4))
                 if type(n) is int and n > _MAX_QUANTILES:
                     refuse_size(f"statistics.quantiles n above {_MAX_QUANTILES} refused")
             return fn(items, *args, **kwargs)
