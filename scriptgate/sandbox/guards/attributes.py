@@ -997,18 +997,53 @@ def guarded_ior(a: Any, b: Any) -> Any:
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {}
 
 
-def _build_inplace() -> None:
-    import operator
+def _script_inplace(kind: type, name: str) -> Callable[..., Any] | None:
+    """The script's own in-place method ``name`` of ``kind`` (first on its MRO), else None."""
+    for klass in _MRO.__get__(kind):
+        method = klass.__dict__.get(name)
+        if method is not None:
+            return method if script_function(method) else None
+    return None
 
+
+def _in_place(name: str, binary: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``a op= b`` as Python runs it (findings19 N08): the script's own ``__i<op>__`` first,
+    then, when it is missing or gives ``NotImplemented``, the guarded binary operator."""
+
+    def inplace(a: Any, b: Any) -> Any:
+        method = _script_inplace(type(a), name)
+        if method is not None:
+            result = method(a, b)
+            if result is not NotImplemented:
+                return result
+        return binary(a, b)
+
+    return inplace
+
+
+_IN_PLACE_REPEATS = (list, bytearray, collections.deque)
+"""Builtin sequences whose ``*=`` repeats in place (``y = x; x *= 2`` grows ``y`` too)."""
+
+
+def _repeat_in_place(a: Any, b: Any) -> Any:
+    if isinstance(a, _IN_PLACE_REPEATS):
+        length = _seq_len(a)
+        if length is not None:
+            _check_repeat(a, length, b)  # the size check of `a * b`, then in place
+        return operator.imul(a, b)  # type: ignore[no-untyped-call]
+    return guarded_mul(a, b)
+
+
+def _build_inplace() -> None:
     _INPLACE.update(
         {
             "+=": guarded_iadd,
             "-=": guarded_set_operator(operator.isub),
-            "*=": guarded_mul,
+            "*=": _in_place("__imul__", _repeat_in_place),
             "/=": operator.itruediv,
-            "%=": guarded_mod,
-            "**=": guarded_pow,
-            "<<=": guarded_lshift,
+            "%=": _in_place("__imod__", guarded_mod),
+            "**=": _in_place("__ipow__", guarded_pow),
+            "<<=": _in_place("__ilshift__", guarded_lshift),
             ">>=": operator.irshift,
             "|=": guarded_set_operator(guarded_ior),
             "^=": guarded_set_operator(operator.ixor),

@@ -94,6 +94,20 @@ FEATURES = {
         "list(reversed(v)), repr(~v), v | 1, 1 | v, repr(v ** 2), repr(divmod(v, 3)), "
         "bytes(v).decode(), math.sqrt(Vec(16, 0)), '%d|%.1f' % (v, v)]"
     ),
+    # findings19 N08: `*=` repeats lists in place; script __imul__/__imod__/__ipow__/__ilshift__ run
+    "in-place-operators": (
+        "x = [1, 2]\ny = x\nx *= 2\nb = bytearray(b'ab')\nc = b\nb *= 2\n"
+        "class V:\n    def __init__(self):\n        self.log = []\n"
+        "    def __imul__(self, o):\n        self.log.append('imul')\n        return self\n"
+        "    def __imod__(self, o):\n        self.log.append('imod')\n        return self\n"
+        "    def __ipow__(self, o):\n        self.log.append('ipow')\n        return self\n"
+        "    def __ilshift__(self, o):\n        self.log.append('ilshift')\n        return self\n"
+        "v = V()\nw = v\nv *= 2\nv %= 2\nv **= 2\nv <<= 1\n"
+        "class N:\n    def __imul__(self, o):\n        return NotImplemented\n"
+        "    def __mul__(self, o):\n        return 'mul'\nn = N()\nn *= 3\ns = 'a%sb'\ns %= 5\n"
+        "k = 3\nk **= 2\nk <<= 2\nd = [[0]]\nd[0] *= 3\n"
+        "[y, c.decode(), w.log, v is w, n, s, k, d]"
+    ),
     "missing-dunder": (
         "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
         "d = D(a=1)\n[d['a'], d['bc'], d.get('x'), 'x' in d]"
