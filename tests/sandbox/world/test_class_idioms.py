@@ -393,3 +393,20 @@ def test_class_idioms_print_file_counts_nothing_against_the_output(sandbox: Sand
     assert result.ok, result.error
     assert result.value == "hidden\n"
     assert result.output == "shown\n"
+
+
+def test_class_idioms_number_dunders_returning_subclasses_warn_nothing_in_the_host() -> None:
+    # findings19 N06: C warned (DeprecationWarning into the host's warnings) at every call
+    # of a script __float__/__int__ returning a strict subclass; the values are the same
+    import warnings
+
+    source = (
+        "class F(float):\n    pass\nclass I(int):\n    pass\nclass A:\n"
+        "    def __float__(self):\n        return F(2.5)\n    def __int__(self):\n        return I(3)\n"
+        "import math\n[math.sqrt(A()) > 1.5, float(A()), int(A()), type(float(A())).__name__, '%d' % A()]"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = Sandbox().run_sync(source)
+    assert result.value == [True, 2.5, 3, "float", "3"], result.error
+    assert [str(w.message) for w in caught] == []
