@@ -827,9 +827,23 @@ def _bound_str_format(template: str) -> Callable[..., str]:
     return format
 
 
-def _bound_str_format_map(template: str) -> Callable[[dict[str, Any]], str]:
-    def format_map(mapping: dict[str, Any]) -> str:
-        return safe_str_format(template, (), dict(mapping))
+class _NoPositional(tuple):  # type: ignore[type-arg]
+    """``format_map``'s arguments: a positional field is C's ValueError, not an IndexError."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        raise ValueError("Format string contains positional fields")
+
+
+_NO_POSITIONAL: Any = _NoPositional()
+
+
+def _bound_str_format_map(template: str) -> Callable[[Any], str]:
+    def format_map(mapping: Any) -> str:
+        # each field is looked up as `mapping[key]`, as C does: a dict subclass's
+        # __missing__/__getitem__ runs (script code), not a copy's (findings19 N03)
+        return safe_str_format(template, _NO_POSITIONAL, mapping)
 
     return format_map
 

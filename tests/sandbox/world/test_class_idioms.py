@@ -108,6 +108,15 @@ FEATURES = {
         "k = 3\nk **= 2\nk <<= 2\nd = [[0]]\nd[0] *= 3\n"
         "[y, c.decode(), w.log, v is w, n, s, k, d]"
     ),
+    # findings19 N03: format_map looks each field up in the mapping itself, as C does
+    "format-map-mappings": (
+        "class D(dict):\n    def __missing__(self, k):\n        return 'M' + k\n"
+        "class D2(dict):\n    def __getitem__(self, k):\n        return 'G' + k\n"
+        "class M:\n    def __getitem__(self, k):\n        return k.upper()\n"
+        "try:\n    '{0}'.format_map({'a': 1})\nexcept ValueError as e:\n    err = str(e)\n"
+        "['{a}{zz}'.format_map(D(a='1')), '{a}'.format_map(D2(a='1')), '{a}-{b}'.format_map(M()), "
+        "'{x:>5}'.format_map({'x': 3}), err]"
+    ),
     "missing-dunder": (
         "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
         "d = D(a=1)\n[d['a'], d['bc'], d.get('x'), 'x' in d]"
