@@ -510,13 +510,21 @@ def _read_super_dunder(obj: super, name: str, default: tuple[Any, ...]) -> Any:
     if not _script_made(owner):
         return _no_underscore(obj, name, default)
     value = getattr(obj, name)
-    if type(value) is types.MethodType and script_function(value.__func__):
-        return value
+    if (type(value) is types.MethodType and script_function(value.__func__)) or script_function(
+        value
+    ):
+        return value  # a script base's method (a classmethod's super() gives it unbound)
     instance = _SUPER_SELF.__get__(obj)
-    provider = next(
-        (k for k in _MRO.__get__(type(instance))[1:] if name in k.__dict__ and not _script_made(k)),
-        None,
-    )
+    provider: Any = None
+    if not isinstance(instance, type):
+        # the class super() finds the name on: after __thisclass__ in the instance's MRO
+        # (in a classmethod the second argument is a class, whose host base's unbound
+        # methods were wrapped unchecked: dict.__eq__ of shared lists froze the host, 19b S01)
+        mro = _MRO.__get__(type(instance))
+        start = mro.index(owner) + 1 if owner in mro else len(mro)
+        provider = next((k for k in mro[start:] if name in k.__dict__), None)
+        if provider is not None and _script_made(provider):
+            return value  # the script's own method behind its shield (a measured __repr__)
     if provider is object and name in _OBJECT_DUNDERS:
         return _checked_caller(value, None)
     if provider is BaseException and name in ("__str__", "__repr__"):
@@ -524,9 +532,9 @@ def _read_super_dunder(obj: super, name: str, default: tuple[Any, ...]) -> Any:
         return _checked_caller(value, lambda: check_render(args, f"{name}() of this exception"))
     if provider is dict and name in _DICT_DUNDERS:
         return _checked_key_caller(value)
-    where = getattr(provider, "__name__", "a builtin")
+    where = f"the builtin base {provider.__name__}" if provider is not None else "a builtin base"
     raise AttributeError(
-        f"super().{name} of the builtin base {where} is not available in the sandbox: call "
+        f"super().{name} of {where} is not available in the sandbox: call "
         f"the operation on self through the base's public methods (dict.get(self, k), "
         "list.append(self, x)) or keep the base as an attribute"
     )

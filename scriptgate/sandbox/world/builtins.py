@@ -183,6 +183,7 @@ def _isinstance(obj: Any, class_or_tuple: Any, /) -> bool:
 
 
 def _issubclass(cls: Any, class_or_tuple: Any, /) -> bool:
+    cls = _as_types(cls) if type(cls) is types.FunctionType else cls  # issubclass(range, …)
     if type(class_or_tuple) is not type:
         _check_class_info(class_or_tuple, "issubclass")
         class_or_tuple = _as_types(class_or_tuple)

@@ -108,6 +108,12 @@ FEATURES = {
         "k = 3\nk **= 2\nk <<= 2\nd = [[0]]\nd[0] *= 3\n"
         "[y, c.decode(), w.log, v is w, n, s, k, d]"
     ),
+    # findings19b S03/S04: SystemExit's code; issubclass with the stand-in functions
+    "system-exit-code-and-issubclass": (
+        "import sys\ntry:\n    sys.exit(5)\nexcept BaseException as e:\n"
+        "    r = [e.code, str(type(e)), type(e).__name__]\n"
+        "r + [issubclass(range, range), issubclass(slice, (slice, int)), issubclass(bool, int)]"
+    ),
     # findings19 N03: format_map looks each field up in the mapping itself, as C does
     "format-map-mappings": (
         "class D(dict):\n    def __missing__(self, k):\n        return 'M' + k\n"
@@ -257,6 +263,20 @@ REFUSALS = {
         "class L(list):\n    def __getitem__(self, i):\n        return super().__getitem__(i)\nL([1])[0]",
         "runtime",
         "through the base's public methods",
+    ),
+    # findings19b S01/S02: in a classmethod super() reaches a host base's unbound methods
+    "super-dunder-in-a-classmethod": (
+        "x = [1]\ny = [1]\nfor i in range(60):\n    x = [x, x]\n    y = [y, y]\n"
+        "class D(dict):\n    @classmethod\n    def f(cls, a, b):\n        return super().__eq__(a, b)\n"
+        "D.f(x, y)",
+        "runtime",
+        "not available in the sandbox",
+    ),
+    "super-dunder-exception-in-a-classmethod": (
+        "class E(Exception):\n    @classmethod\n    def f(cls, e):\n        return super().__repr__(e)\n"
+        "E.f(E(1))",
+        "runtime",
+        "not available in the sandbox",
     ),
     "super-dunder-dict-key-is-bounded": (
         "t = 0\nfor i in range(50):\n    t = (t, t)\n"

@@ -99,9 +99,11 @@ class ScriptExit(BaseException):
     def __init__(self, status: Any = None) -> None:
         super().__init__(status)
         self.status = status
+        self.code = status  # `except SystemExit as e: e.code`, as CPython's
 
 
 ScriptExit.__name__ = ScriptExit.__qualname__ = "SystemExit"  # as `type(e).__name__` shows it
+ScriptExit.__module__ = "builtins"  # `str(type(e))` is "<class 'SystemExit'>"
 HOLDABLE: tuple[type, ...] = (ScriptStream, ScriptExit)
 """Value types this stand-in hands to scripts (plain data, its output streams, its exit)."""
 
