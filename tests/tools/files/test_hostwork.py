@@ -57,8 +57,8 @@ async def test_grep_catastrophic_pattern_stops_at_deadline(root: Path, isolation
     assert (intent["event"], intent["tool"]) == ("intent", "grep")
     assert outcome["status"] == "cancelled"
     # the deadline (1 s) ended the call, not the pattern (which would run for LINE_SECONDS)
-    assert 900 <= outcome["duration_ms"] < 2_000
-    assert result.wall_time < 2.0
+    assert 900 <= outcome["duration_ms"] < 4_000
+    assert result.wall_time < 4.0  # 1 s deadline; the slack is for a loaded machine
 
 
 @pytest.mark.anyio
