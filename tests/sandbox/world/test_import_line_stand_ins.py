@@ -103,7 +103,14 @@ FEATURES: dict[str, str] = {
     "out = [t.tm_year, t.tm_mon, t[0], tuple(t), time.strftime('%Y-%m-%d %H:%M:%S', t),\n"
     " time.strftime('%Y/%j', (2020, 3, 1, 0, 0, 0, 0, 61, 0)), isinstance(t, time.struct_time),\n"
     " time.localtime(0).tm_year in (1969, 1970), len(time.strftime('%H:%M')),\n"
-    " time.gmtime().tm_year >= 2024, time.localtime().tm_year >= 2024]\nout",
+    " time.gmtime().tm_year >= 2024, time.localtime().tm_year >= 2024,\n"
+    " time.strftime('%Z|%z', time.struct_time((2020, 1, 1, 0, 0, 0, 0, 1, 0, 'CET', 3600)))]\nout",
+    "typing-literal": "import typing\nfrom typing import Literal, Union, get_args, get_origin\n"
+    "Mode = Literal['r', 'w', 1, None, Literal['b']]\n"
+    "def f(mode: Literal['r', 'w'] = 'r') -> str:\n    return mode\n"
+    "out = [repr(Mode), get_origin(Mode) is Literal, get_origin(Mode) is typing.Literal,\n"
+    " get_args(Mode), repr(Literal), Literal[1] == Literal[1], Literal[1] is Literal[1],\n"
+    " repr(Union[Literal[1], int]), f(), Literal['a' * 1000] == Literal['a' * 1000]]\nout",
 }
 
 
@@ -183,6 +190,17 @@ def test_import_line_warnings_check_their_arguments(
         ("from typing import assert_never\nassert_never([0] * 10**7)", "too large"),
         ("import time\nclass T(tuple):\n    pass\ntime.strftime('%Y', T(range(9)))", "Tuple or"),
         ("import time\ntime.strftime('%c' * 5000)", "date format of 10000 characters"),
+        # findings20 P08: glibc copied a 9 MB zone name onto the stack for %Z (SIGSEGV)
+        (
+            "import time\n"
+            "time.strftime('%Z', time.struct_time((2020, 1, 1, 0, 0, 0, 0, 1, 0, 'x' * 9_000_000, 0)))",
+            "zone name is 9000000 characters long",
+        ),
+        # findings20 P02: typing's process-wide cache kept each Literal value after the run
+        ("import typing\ntyping.Literal['y' * 9_000_000]", "Literal value of 9000000 characters"),
+        ("from typing import Literal\nLiteral[1, b'y' * 5000]", "Literal value of 5000 characters"),
+        ("from typing import Literal\nLiteral[1 << 10_000]", "Literal int of more than 4096 bits"),
+        ("from typing import Literal\nLiteral[object()]", "cannot be a typing subscript"),
     ],
 )
 def test_import_line_stand_ins_hand_out_nothing_of_the_host(

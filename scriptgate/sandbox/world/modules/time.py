@@ -7,7 +7,9 @@ budget-checked slices in an async script; either way a sleep past the deadline e
 as the run's timeout, and an abort or interrupt stops it. ``gmtime``/``localtime`` give
 the real ``struct_time`` (a tuple of ints and the zone's name); ``strftime``'s format is
 bounded as ``datetime``'s is (:func:`guards.dates.check_date_format`) and its time is a
-plain ``tuple`` or a ``struct_time`` (never a script's tuple subclass).
+plain ``tuple`` or a ``struct_time`` (never a script's tuple subclass) whose zone name is
+at most :data:`MAX_ZONE` characters (the C ``strftime`` copies it onto the stack: a 9 MB
+name crashed the process, findings20 P08).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from scriptgate.sandbox.guards.dates import check_date_format
 from scriptgate.sandbox.world.modules.common import RunWorld
 
-__all__ = ["HOLDABLE", "MEMBERS", "NAME", "build", "seconds_of"]
+__all__ = ["HOLDABLE", "MAX_ZONE", "MEMBERS", "NAME", "build", "seconds_of", "strftime"]
 
 NAME = "time"
 """The name a script imports."""
@@ -30,6 +32,11 @@ MEMBERS: tuple[str, ...] = (
 HOLDABLE: tuple[type, ...] = (time.struct_time,)
 """Value types this stand-in hands to scripts (beyond numbers): ``struct_time`` (ints and
 the zone's name; its ``count``/``index`` compare those only)."""
+
+
+MAX_ZONE = 100
+"""The longest ``tm_zone`` a ``struct_time`` handed to ``strftime`` may carry (real zone
+names are a few characters; the C library copies it onto the stack for ``%Z``)."""
 
 
 def seconds_of(seconds: Any) -> float:
@@ -54,6 +61,13 @@ def strftime(format: Any, t: Any = None, /) -> str:
         return time.strftime(fmt)
     if type(t) is not tuple and type(t) is not time.struct_time:
         raise TypeError("Tuple or struct_time argument required")
+    if type(t) is time.struct_time:
+        zone = t.tm_zone
+        if isinstance(zone, str) and len(zone) > MAX_ZONE:
+            raise ValueError(
+                f"time.strftime(): the struct_time's zone name is {len(zone)} characters long; "
+                f"the most is {MAX_ZONE} (use a real zone name such as 'UTC')"
+            )
     return time.strftime(fmt, t)
 
 

@@ -18,7 +18,12 @@ keeps every decorated function in a process-wide registry); ``get_origin`` and
 ``get_args`` answer a ``collections.abc`` class with the alias of the same name
 (``get_origin(Mapping[str, int]) is collections.abc.Mapping`` holds in the sandbox too),
 the real ``type`` with a ``type`` of the sandbox (a metaclass is never handed out), and
-anything else a script may not hold is refused (``check_value``).
+anything else a script may not hold is refused (``check_value``). ``Literal`` is the
+sandbox's own special form (:data:`LITERAL`): its values are checked before ``typing``'s
+process-wide cache keeps them (a ``str``/``bytes`` value of at most
+:data:`~scriptgate.sandbox.guards.boundary.MAX_FORWARD_REFERENCE` characters, an ``int`` of
+at most :data:`MAX_LITERAL_INT_BITS` bits: ``Literal["y" * 9_000_000]`` kept 9 MB in the host
+after the run, findings20 P02), then it is ``typing.Literal[...]`` itself.
 ``SupportsInt``, ``SupportsFloat`` and ``SupportsIndex`` are ``@runtime_checkable``
 protocols of :mod:`.typing_protocol` (CPython's rest on ``typing``'s ABC metaclass).
 """
@@ -30,7 +35,7 @@ import collections.abc as _abc
 import typing
 from typing import Any, NoReturn
 
-from scriptgate.sandbox.guards.boundary import check_value
+from scriptgate.sandbox.guards.boundary import MAX_FORWARD_REFERENCE, check_opaque_key, check_value
 from scriptgate.sandbox.guards.edges import SCRIPT_TYPES
 from scriptgate.sandbox.guards.sizes import safe_repr
 from scriptgate.sandbox.world.builtins import TypeBuiltin
@@ -45,7 +50,10 @@ from scriptgate.sandbox.world.modules.collections import (
 from scriptgate.sandbox.world.modules.common import RunWorld
 from scriptgate.sandbox.world.modules.typing_protocol import Protocol, runtime_checkable
 
-__all__ = ["ABC_ALIASES", "ALIASES", "HOLDABLE", "MEMBERS", "NAME", "build"]
+__all__ = [
+    "ABC_ALIASES", "ALIASES", "HOLDABLE", "LITERAL", "MAX_LITERAL_INT_BITS", "MEMBERS", "NAME",
+    "build",
+]  # fmt: skip
 
 NAME = "typing"
 """The name a script imports."""
@@ -114,6 +122,38 @@ ABC_ALIASES["Set"] = ALIASES["AbstractSet"]
 """The objects ``collections.abc`` gives a script, by name (the ``typing`` aliases)."""
 _FOR_ABC: dict[Any, Any] = {getattr(_abc, name): alias for name, alias in ABC_ALIASES.items()}
 _FOR_ABC[_collections.ChainMap] = ChainMap
+
+
+MAX_LITERAL_INT_BITS = 4_096
+"""The largest ``int`` (in bits) a script may write as a ``Literal`` value."""
+
+
+def _check_literal_value(value: Any) -> None:
+    kind = type(value)
+    if (kind is str or kind is bytes) and len(value) > MAX_FORWARD_REFERENCE:
+        raise ValueError(
+            f"a Literal value of {len(value)} characters is refused in the sandbox "
+            f"(at most {MAX_FORWARD_REFERENCE}): typing keeps every Literal for the whole "
+            "process; compare with the value instead (x == value)"
+        )
+    if kind is int and value.bit_length() > MAX_LITERAL_INT_BITS:
+        raise ValueError(
+            f"a Literal int of more than {MAX_LITERAL_INT_BITS} bits is refused in the sandbox: "
+            "compare with the value instead (x == value)"
+        )
+
+
+def Literal(self: Any, parameters: Any) -> Any:  # the form takes its name from this
+    """``Literal['a', 1]``: the values are checked, then it is ``typing.Literal[...]``."""
+    for value in parameters if type(parameters) is tuple else (parameters,):
+        _check_literal_value(value)
+    check_opaque_key(typing.Literal, parameters)  # what else it holds compares without code
+    return typing.Literal[parameters]
+
+
+LITERAL: Any = typing._SpecialForm(Literal)  # type: ignore[call-arg]
+"""The script's ``typing.Literal`` (shows as ``typing.Literal``; see the module's text)."""
+_FOR_ABC[typing.Literal] = LITERAL  # get_origin(Literal[1]) is the script's Literal
 
 
 def _safe(value: Any) -> Any:
@@ -254,6 +294,7 @@ def build(run: RunWorld) -> dict[str, Any]:
     members = {name: getattr(typing, name) for name in _REAL}
     members.update(ALIASES)
     members.update(
+        Literal=LITERAL,
         NamedTuple=typed_classes.NamedTuple,
         TypedDict=typed_classes.TypedDict,
         Protocol=typing_protocol.Protocol,
