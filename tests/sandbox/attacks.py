@@ -266,7 +266,7 @@ ATTACKS: list[Attack] = [
     _a("itertools-count-unpack", "8-cpu", "import itertools\n[*itertools.count()]", "limit"),
     _a("charged-c-iteration", "8-cpu", "data = [1] * 150000\nsum(data) + sum(data)", "limit"),
     _a("hash-flood-loop", "8-cpu", "s = set()\ni = 0\nwhile True:\n    s.add(i * (2 ** 61 - 1))\n    i += 1", "limit"),
-    _a("iter-callable-sentinel", "8-cpu", "list(iter(int, 1))", "runtime"),
+    _a("iter-callable-sentinel", "8-cpu", "list(iter(int, 1))", "limit"),
     _a("time-sleep", "8-cpu", "import time\ntime.sleep(100)", "limit", "timed out"),
     _a("factorial-huge", "8-cpu", "import math\nmath.factorial(10 ** 6)", "limit"),
     _a("async-busy-loop", "8-cpu", "async def f():\n    while True:\n        pass\nawait f()", "limit"),

@@ -1,0 +1,63 @@
+"""Model idioms that run as written (findings18 M-, findings19 N-, findings19b S-items).
+
+Each script runs in both isolation modes (the ``sandbox`` fixture) and gives what plain
+CPython 3.11 gives; where the sandbox must refuse, the message says what to write instead.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sandbox_support import MODES, refused, same_as_python
+
+from scriptgate.sandbox.result import Limits
+from scriptgate.sandbox.sandbox import Isolation, Sandbox
+
+SANDBOX_TIMEOUT = 5
+
+
+def test_iter_with_a_sentinel_calls_until_the_sentinel(sandbox: Sandbox) -> None:
+    same_as_python(
+        sandbox,
+        "from functools import partial\n"
+        "vals = iter([5, 4, 0, 9])\n"
+        "q = [1, 2, None, 3]\n"
+        "d = iter([1, 2, 3])\n"
+        "a = list(iter(lambda: next(vals), 0))\n"
+        "b = list(iter(lambda: q.pop(0), None))\n"
+        "c = [x for x in iter(partial(next, d), 3)]\n"
+        "e = iter(int, 1)\n"
+        "[a, b, q, c, next(e), next(e), repr(e).startswith('<callable_iterator object')]",
+    )
+
+
+def test_iter_with_a_sentinel_ends_when_the_callable_raises_stop_iteration(
+    sandbox: Sandbox,
+) -> None:
+    same_as_python(sandbox, "it = iter([1, 2])\nlist(iter(lambda: next(it), 9))")
+
+
+def test_iter_with_a_sentinel_needs_a_callable(sandbox: Sandbox) -> None:
+    refused(sandbox, "iter(1, 2)", "iter(v, w): v must be callable")
+
+
+@pytest.mark.parametrize("isolation", MODES)
+def test_endless_iter_with_a_sentinel_ends_at_the_deadline(isolation: Isolation) -> None:
+    box = Sandbox(limits=Limits(timeout=1, max_steps=None), isolation=isolation)
+    try:
+        assert box.run_sync("1").ok  # a process-mode sandbox's worker is started
+        for source in (
+            "for x in iter(lambda: 1, 2):\n    pass",
+            "for x in iter(int, 1):\n    pass",
+            "list(iter(int, 1))",
+            "any(iter(int, 1))",
+        ):
+            start = time.monotonic()
+            result = box.run_sync(source)
+            elapsed = time.monotonic() - start
+            assert result.error is not None, source
+            assert result.error.kind == "limit", (source, result.error)
+            assert elapsed < 4, (source, elapsed)
+    finally:
+        box.close()
