@@ -165,7 +165,11 @@ ATTACKS: list[Attack] = [
     _a("fstring-dynamic-width", "6-format", "w = 10 ** 10\nf'{1:>{w}}'", "limit"),
     _a("fstring-constant-width", "6-format", "f'{1:>9999999999}'", "rejected"),
     _a("format-nested-width", "6-format", "'{:>{}}'.format(1, 10 ** 10)", "limit"),
-    _a("printf-star-width", "6-format", "'%*d' % (10 ** 10, 1)", "runtime"),
+    _a("printf-star-width", "6-format", "'%*d' % (10 ** 10, 1)", "limit", "width above"),
+    _a("printf-star-precision", "6-format", "'%.*f' % (10 ** 6, 1.0)", "limit", "width above"),
+    _a("printf-star-negative-width", "6-format", "'%*d' % (-10 ** 9, 1)", "limit", "width above"),
+    _a("printf-star-int-subclass", "6-format", "class I(int):\n    pass\n'%*d' % (I(10 ** 9), 1)", "limit", "width above"),
+    _a("printf-star-many", "6-format", "('%*s' * 2000) % ((9999, 'a') * 2000)", "limit", "too large"),
     _a("printf-literal-width", "6-format", "'%9999999999d' % 1", "limit"),
     # -- §7.1: interpreter crashes ----------------------------------------------
     _a("deep-tuple-hash", "7.1-crash", "t = ()\nfor i in range(12000):\n    t = (t,)\nhash(t)", "limit", "nested"),

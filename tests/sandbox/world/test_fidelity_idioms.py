@@ -61,3 +61,24 @@ def test_endless_iter_with_a_sentinel_ends_at_the_deadline(isolation: Isolation)
             assert elapsed < 4, (source, elapsed)
     finally:
         box.close()
+
+
+def test_printf_star_width_and_precision_come_from_the_tuple(sandbox: Sandbox) -> None:
+    same_as_python(
+        sandbox,
+        "class I(int):\n    pass\n"
+        "a = ['%*d' % (5, 1), '%.*f' % (2, 3.14159), '%-*s|' % (6, 'ab')]\n"
+        "b = ['%*.*f|' % (-8, -1, 2.5), (b'%*d' % (5, 1)).decode(), '%*d' % (I(4), 7)]\n"
+        "a + b + ['%*s %*s' % (3, 'a', 4, 'b')]",
+    )
+
+
+def test_printf_star_width_errors_are_pythons(sandbox: Sandbox) -> None:
+    refused(sandbox, "'%*d' % ('x', 1)", "* wants int")
+    refused(sandbox, "'%*d' % (5,)", "not enough arguments for format string")
+
+
+def test_printf_star_width_is_capped_like_a_literal_width(sandbox: Sandbox) -> None:
+    refused(sandbox, "'%*d' % (10 ** 9, 1)", "limit", "width above 10000")
+    refused(sandbox, "'%.*f' % (10 ** 6, 1.0)", "limit", "width above 10000")
+    refused(sandbox, "'%*d' % (-10 ** 9, 1)", "limit", "width above 10000")
