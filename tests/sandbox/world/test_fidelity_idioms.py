@@ -82,3 +82,34 @@ def test_printf_star_width_is_capped_like_a_literal_width(sandbox: Sandbox) -> N
     refused(sandbox, "'%*d' % (10 ** 9, 1)", "limit", "width above 10000")
     refused(sandbox, "'%.*f' % (10 ** 6, 1.0)", "limit", "width above 10000")
     refused(sandbox, "'%*d' % (-10 ** 9, 1)", "limit", "width above 10000")
+
+
+def test_star_import_of_a_stand_in_binds_its_public_names(sandbox: Sandbox) -> None:
+    same_as_python(
+        sandbox,
+        "from math import *\n"
+        "from collections import *\n"
+        "def f(x):\n    return sqrt(x) + floor(e)\n"
+        "if True:\n    from json import *\n"
+        "[f(16), pi, dict(Counter('aab')), list(deque([1])), dumps([1])]",
+    )
+
+
+def test_star_import_elsewhere_says_what_to_write(sandbox: Sandbox) -> None:
+    refused(sandbox, "from numpy import *", "rejected", "(from numpy import name1, name2)")
+    refused(
+        sandbox,
+        "def f():\n    from math import *\n    return sqrt(4)\nf()",
+        "rejected",
+        "only at the top level",
+    )
+
+
+def test_star_import_does_not_hide_a_rebinding_from_the_number_facts(sandbox: Sandbox) -> None:
+    # `dumps` is not the script's number function once the star import rebinds it
+    refused(
+        sandbox,
+        "def dumps(x):\n    return 1\nfrom json import *\ndumps([1]) * 10 ** 9",
+        "limit",
+        "too large",
+    )
