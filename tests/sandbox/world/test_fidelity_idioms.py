@@ -113,3 +113,30 @@ def test_star_import_does_not_hide_a_rebinding_from_the_number_facts(sandbox: Sa
         "limit",
         "too large",
     )
+
+
+def test_json_loads_hooks_and_dumps_options_work(sandbox: Sandbox) -> None:
+    same_as_python(
+        sandbox,
+        "import json\nfrom decimal import Decimal\nfrom collections import OrderedDict\n"
+        "a = json.loads('{\"price\": 1.10}', parse_float=Decimal)\n"
+        'b = json.loads(\'{"a": {"c": 2}}\', object_pairs_hook=lambda p: sorted(p))\n'
+        "c = json.loads('[1, 22]', parse_int=str)\n"
+        "d = json.loads('[NaN]', parse_constant=lambda s: s.lower())\n"
+        "e = json.loads('{\"d\": 1}', object_hook=lambda d: list(d))\n"
+        "f = json.dumps({(1, 2): 1, 'a': 2}, skipkeys=True)\n"
+        "[str(a['price']), b, c, d, e, f, list(json.loads('{\"x\": 1}', object_pairs_hook=OrderedDict))]",
+    )
+    refused(sandbox, "import json\njson.dumps(float('nan'), allow_nan=False)", "not JSON compliant")
+
+
+def test_json_loads_hook_that_never_returns_ends_at_the_deadline() -> None:
+    box = Sandbox(limits=Limits(timeout=1, max_steps=None))
+    try:
+        result = box.run_sync(
+            "import json\ndef h(d):\n    while True:\n        pass\njson.loads('{}', object_hook=h)"
+        )
+    finally:
+        box.close()
+    assert result.error is not None
+    assert result.error.kind == "limit"
