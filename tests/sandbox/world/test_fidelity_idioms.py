@@ -140,3 +140,14 @@ def test_json_loads_hook_that_never_returns_ends_at_the_deadline() -> None:
         box.close()
     assert result.error is not None
     assert result.error.kind == "limit"
+
+
+def test_private_slot_names_are_mangled_like_the_attributes(sandbox: Sandbox) -> None:
+    same_as_python(
+        sandbox,
+        "class A:\n    __slots__ = ('__v', 'w')\n"
+        "    def __init__(self):\n        self.__v = 7\n        self.w = 1\n"
+        "    def m(self):\n        return self.__v\n"
+        "class B:\n    __slots__ = '__x'\n    def __init__(self):\n        self.__x = 3\n"
+        "[A().m(), B()._B__x, A()._A__v]",
+    )
