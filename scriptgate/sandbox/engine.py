@@ -1517,7 +1517,18 @@ def _finish(run: _Run, ok: bool, payload: Any, wall_time: float) -> ScriptResult
         status = payload.status
         if status is None or (type(status) in (int, bool) and not status):
             return _ok_result(None, output, calls, wall_time)  # sys.exit(0): a finished run
-        text = str(status) if type(status) in (int, bool) or type(status) is str else ""
+        # CPython: an int status is the exit code (sys.exit(True) is 1, nothing printed);
+        # any other is printed and the code is 1 (sys.exit(0.0) prints 0.0). The message is
+        # the exit code or that text, for the types whose str() runs no script code
+        status_type = type(status)
+        if status_type is bool:
+            text = str(int(status))
+        elif status_type is int and status.bit_length() > 256:
+            text = "a very large int"  # str() of it is quadratic (or refused by Python)
+        elif status_type in (int, str, float, complex):
+            text = str(status)
+        else:
+            text = ""
         return ScriptResult(
             ok=False,
             output=output,

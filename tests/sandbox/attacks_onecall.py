@@ -306,7 +306,7 @@ RENDER_SCOPE_ATTACKS = [
     # -- findings12 F03/F04/F05/F08/F09: % templates read by C's grammar, every width counted ------
     _a("f12-printf-width-empty-precision", "8-memory", "len('%1000000000.s' % ('x',))", "limit", "% format width above"),
     _a("f12-printf-width-empty-precision-bytes", "8-memory", "len(b'%1000000000.s' % (b'x',))", "limit", "% format width above"),
-    _a("f12-printf-star-empty-precision", "8-memory", "'%*.s' % (10**9, 'x')", "runtime", "'*' widths"),
+    _a("f12-printf-star-empty-precision", "8-memory", "'%*.s' % (10**9, 'x')", "limit", "width above"),
     _a("f12-printf-mapping-empty-precision", "8-memory", "len(('%(a)s' + '%(a)9999.s' * 100000) % {'a': 'x'})", "limit", _TOO),
     _a("f12-printf-mapping-nested-paren-key", "8-memory", "len(('%s' + '%(a(b))9999s' * 100000) % {'a(b)': 'x'})", "limit", _TOO),
     _a("f12-printf-mapping-nested-paren-key-wide", "8-memory", "len('%(a(b))1000000000s' % {'a(b)': 'x'})", "limit", "% format width above"),

@@ -37,7 +37,24 @@ from scriptgate.sandbox.compile.policy import (
 from scriptgate.sandbox.guards.constants import ENTRY, FILENAME
 from scriptgate.sandbox.guards.memory import NumericNames
 
-__all__ = ["CompileFailure", "CompiledScript", "compile_script", "is_cached"]
+__all__ = [
+    "STAR_MEMBERS",
+    "CompileFailure",
+    "CompiledScript",
+    "compile_script",
+    "is_cached",
+    "register_star_members",
+]
+
+STAR_MEMBERS: dict[str, tuple[str, ...]] = {}
+"""What ``from X import *`` binds, per importable module (filled by ``world.modules``,
+which owns the names: :func:`register_star_members`)."""
+
+
+def register_star_members(table: dict[str, tuple[str, ...]]) -> None:
+    """Let ``from X import *`` bind ``table[X]``'s public names (the stand-ins' members)."""
+    for module, names in table.items():
+        STAR_MEMBERS[module] = tuple(n for n in names if not n.startswith("_"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +224,36 @@ class _TopLevel(TickingVisitor):
     visit_YieldFrom = visit_Yield
 
 
+class _StarImports(TickingTransformer):
+    """``from X import *`` at the script's top level → ``from X import a, b, …`` (findings18 M41).
+
+    ``X``'s names are the stand-in's listed members (:data:`STAR_MEMBERS`), as ``__all__``
+    would list them, so every analysis after this (the global declarations, the number
+    facts, the direct functions) sees each name the import binds. Only the module's own
+    scope is rewritten (Python refuses a ``*`` import anywhere else); a module that is
+    not a stand-in stays as it is, for the policy to refuse with what to write instead.
+    """
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        names = STAR_MEMBERS.get(node.module or "") if node.level == 0 else None
+        if names is None or [a.name for a in node.names] != ["*"]:
+            return node
+        new = ast.ImportFrom(module=node.module, names=[ast.alias(name=n) for n in names], level=0)
+        copy_locations(new, node)
+        for alias in new.names:
+            copy_locations(alias, node)
+        return new
+
+
+def _has_star_import(source: str) -> bool:
+    return "*" in source and "import" in source
+
+
 class _TopLevelStatements(TickingTransformer):
     """In the module's own scope: ``x: T = v`` → ``x = v``, ``x: T`` and ``from __future__`` → ``pass``.
 
@@ -329,6 +376,8 @@ def _compile_uncached(
             None,
         )
     check()
+    if STAR_MEMBERS and _has_star_import(source):
+        tree = _StarImports().visit(tree)
     scan = _TopLevel()
     for stmt in tree.body:
         scan.visit(stmt)

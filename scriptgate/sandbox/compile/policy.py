@@ -1136,6 +1136,23 @@ class ScriptPolicy(LinearTransformer):
             self.check_name(node, name)
         return node
 
+    def check_import_names(self, node: ast.Import | ast.ImportFrom) -> Any:
+        """RestrictedPython's import check; a ``*`` import left here says what to write.
+
+        ``from X import *`` of a stand-in at the script's top level was expanded to its
+        names before the policy ran (``cache._expand_star_imports``); any other is refused.
+        """
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            module = "." * node.level + (node.module or "")
+            self.error(
+                node,
+                f'"*" imports are available only at the top level of a script and from the '
+                f"sandbox's modules: import the names you use (from {module} import name1, "
+                f"name2) or the module (import {module})",
+            )
+            return node
+        return super().check_import_names(node)
+
     def visit_Global(self, node: ast.Global) -> Any:
         """Allow ``global``; names are checked."""
         for name in node.names:

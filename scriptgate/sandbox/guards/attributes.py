@@ -713,18 +713,20 @@ _FIELD_SPLIT: Callable[[str], tuple[int | str, Iterator[tuple[bool, int | str]]]
 )
 
 
-def _check_printf(template: str | bytes | bytearray) -> PrintfSummary:
+def _check_printf(template: str | bytes | bytearray, operand: Any) -> PrintfSummary:
     """The template's conversions (:mod:`.printf_spec`, C's grammar), widths capped.
 
-    Refuses ``*`` widths, any width or precision above :data:`MAX_FORMAT_WIDTH`, and
-    conversions whose widths and numeric precisions together pass
-    :data:`.sizes.MAX_RENDER` (``'%9999s' * 100000``; findings12 F04).
+    Refuses any width or precision above :data:`MAX_FORMAT_WIDTH`, and conversions whose
+    widths and numeric precisions together pass :data:`.sizes.MAX_RENDER` (``'%9999s' *
+    100000``; findings12 F04). A ``*`` width or precision (``'%*d' % (5, 1)``) is the
+    int C takes from ``operand`` (a tuple's items; findings18 M18), capped the same way.
     """
     text = template if isinstance(template, str) else template.decode("latin-1")
+    args = None
+    if "*" in text:
+        args = tuple.__getitem__(operand, slice(None)) if isinstance(operand, tuple) else (operand,)
     # deadline checks through a long template; reading stops where it is refused below
-    summary = summarize_printf(text, ticked, stop_past=(MAX_FORMAT_WIDTH, MAX_RENDER))
-    if summary.star:
-        raise ValueError("'*' widths in % formatting are not supported in the sandbox")
+    summary = summarize_printf(text, ticked, stop_past=(MAX_FORMAT_WIDTH, MAX_RENDER), args=args)
     if summary.widest > MAX_FORMAT_WIDTH:
         refuse_size(f"% format width above {MAX_FORMAT_WIDTH} refused")
     if summary.padding > MAX_RENDER:
@@ -992,7 +994,7 @@ def guarded_mod(a: Any, b: Any) -> Any:
     if isinstance(a, (str, bytes, bytearray)):  # bytearray too (findings10 F04)
         # checked on an exact copy: a subclass's `__contains__` could hide every `%`
         template = a if type(a) is str else exact_copy(a)
-        summary = _check_printf(template)
+        summary = _check_printf(template, b)
         if type(b) in FLAT_TYPES:
             return a % b
         with RENDERING:

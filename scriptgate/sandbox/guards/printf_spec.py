@@ -14,10 +14,11 @@ sandbox: it owns no policy, only the reading and the sums.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = ["Conversion", "PrintfSummary", "conversions", "summarize"]
 
@@ -113,11 +114,22 @@ def conversions(text: str) -> Iterator[Conversion]:
             yield Conversion(nested[0], None, None, "")  # C looked the key up, then raises
 
 
+def _star_int(args: tuple[Any, ...], index: int) -> int | None:
+    """The ``int`` C reads for a ``*`` from ``args[index]`` (an int subclass's own value)."""
+    if index >= len(args):
+        return None  # "not enough arguments for format string"
+    value = args[index]
+    if not isinstance(value, int):
+        return None  # "* wants int"
+    return operator.index(value)  # an exact int: no script __index__ runs for an int subclass
+
+
 @dataclass(slots=True)
 class PrintfSummary:
     """What the guards need of a template, in one pass (no list of conversions kept).
 
-    ``star``: some width or precision is ``*``. ``widest``: the largest width or
+    ``star``: some width or precision is ``*`` that was not read from the arguments.
+    ``widest``: the largest width or
     precision. ``padding``: every conversion's width, every numeric precision and 310
     characters per ``%f`` (the output is at most the template, this and the arguments'
     text). ``keyless``:
@@ -136,6 +148,7 @@ def summarize(
     reader: Callable[[Iterator[Conversion]], Iterable[Conversion]] | None = None,
     *,
     stop_past: tuple[int, int] | None = None,
+    args: tuple[Any, ...] | None = None,
 ) -> PrintfSummary:
     """The :class:`PrintfSummary` of ``text`` (a bytes template as its latin-1 text).
 
@@ -146,15 +159,36 @@ def summarize(
     ``padding`` past those bounds, for a caller that refuses such a template anyway
     (the summary is then partial; ``'%9999s' * 100000`` is refused after 1,001
     conversions, not read to its end).
+
+    ``args`` are the right operand's items as C reads them (a tuple's items, any other
+    operand as a one-item tuple): each ``*`` width or precision is then the ``int`` C
+    takes from them, in C's order (a conversion's ``*`` width, its ``*`` precision,
+    then its value), a negative width counting as its size (C left-justifies) and a
+    negative precision as 0. Reading stops at a ``*`` C would refuse (no argument left,
+    not an ``int``: C raises there, after only what was read so far).
     """
     summary = PrintfSummary()
     if "%" not in text:
         return summary
     keys = summary.keys
     items: Iterable[Conversion] = conversions(text) if reader is None else reader(conversions(text))
+    taken = 0
     for key, width, precision, kind in items:
         if kind == "%" and width is None and precision is None and key is None:
             continue  # "%%": one character, from two of the template
+        if args is not None and (width == -1 or precision == -1):
+            if width == -1:
+                value = _star_int(args, taken)
+                if value is None:
+                    break  # C raises at this conversion
+                width, taken = abs(value), taken + 1
+            if precision == -1:
+                value = _star_int(args, taken)
+                if value is None:
+                    break
+                precision, taken = max(value, 0), taken + 1
+        if kind != "%" and key is None:
+            taken += 1  # the conversion's value
         for part in (width, precision):
             if part is not None:
                 if part < 0:

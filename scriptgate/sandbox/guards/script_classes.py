@@ -121,6 +121,31 @@ def _names(value: Any, what: str, *, private: bool, strings: bool) -> tuple[str,
     return tuple(value)
 
 
+def _mangled_slots(slots: Any, qualname: Any) -> Any:
+    """``__slots__`` with ``__x`` names mangled to ``_Class__x``, as ``type()`` does (S07).
+
+    CPython mangles slot names with the class's name when it makes the class, so
+    ``__slots__ = ('__v',)`` and ``self.__v`` (mangled by the compiler) meet at ``_A__v``.
+    Anything but a str or a tuple/list of str is returned as it is (checked after).
+    """
+    if type(qualname) is not str:
+        return slots
+    stripped = qualname.rpartition(".")[2].lstrip("_")
+    if not stripped:
+        return slots  # a class named only with underscores mangles nothing
+    single = type(slots) is str
+    items = (slots,) if single else slots
+    if type(items) not in (tuple, list) or len(items) > MAX_CLASS_NAMES:
+        return slots
+    if not any(type(n) is str and n.startswith("__") and not n.endswith("__") for n in items):
+        return slots
+    mangled = tuple(
+        "_" + stripped + n if type(n) is str and n.startswith("__") and not n.endswith("__") else n
+        for n in items
+    )
+    return mangled[0] if single else mangled
+
+
 def prepare_namespace(namespace: dict[str, Any]) -> None:
     """Check (and shield) what a script's class body set besides plain methods.
 
@@ -131,7 +156,10 @@ def prepare_namespace(namespace: dict[str, Any]) -> None:
     """
     if "__slots__" in namespace:
         namespace["__slots__"] = _names(
-            namespace["__slots__"], "__slots__", private=True, strings=True
+            _mangled_slots(namespace["__slots__"], namespace.get("__qualname__")),
+            "__slots__",
+            private=True,
+            strings=True,
         )
     if "__match_args__" in namespace:
         _names(namespace["__match_args__"], "__match_args__", private=False, strings=False)

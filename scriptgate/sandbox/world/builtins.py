@@ -16,7 +16,9 @@ iterable and compute every key before the first comparison, where Python stops
 at a comparison that raises); ``pow``, ``format``
 and ``range`` are size-checked; ``str``, ``repr`` and ``ascii`` refuse renderings
 longer than ``sizeguard.MAX_RENDER``; ``sum`` of lists or tuples is linear; ``getattr``/``hasattr`` are the attribute guard;
-``iter`` has no two-argument form (``iter(int, 1)`` is an endless C iterator).
+``iter(callable, sentinel)`` is a :class:`CallIterator` whose host callable is charged every
+few calls (``iter(int, 1)`` is an endless C iterator: a ``for`` loop or ``list()`` over it
+ends at the run's limits).
 ``super``, ``property``, ``staticmethod``, ``classmethod`` and ``object`` are the real ones
 (what they make stays behind the allow-list of ``guards/boundary``). ``vars(obj)`` is the
 attributes of an instance of the script's own class (a checked snapshot that writes through:
@@ -60,6 +62,7 @@ from scriptgate.sandbox.guards.boundary import exception_base, holdable_class, r
 from scriptgate.sandbox.guards.comparisons import SCALARS as _SCALARS
 from scriptgate.sandbox.guards.comparisons import (
     BudgetKey,
+    compare_ok,
     costly_compares,
     hash_ok,
     items_ok,
@@ -76,6 +79,7 @@ from scriptgate.sandbox.guards.sizes import SafeStr, safe_ascii, safe_repr, sequ
 from scriptgate.sandbox.guards.text_codecs import encoded
 from scriptgate.sandbox.guards.ticking import (
     SUM_PIECE,
+    TICK_EVERY,
     TICK_STEPS,
     TickedFilter,
     TickedMap,
@@ -287,8 +291,12 @@ def make_builtins(
             charge(seq)  # C reads a container's items in reverse, as fast as it can
         return _b.reversed(seq)  # a script's __reversed__ is script code: it ticks
 
-    def iter_(iterable: Any) -> Any:
-        return _b.iter(charge(iterable))
+    def iter_(obj: Any, sentinel: Any = _NO_SENTINEL, /) -> Any:
+        if sentinel is _NO_SENTINEL:
+            return _b.iter(charge(obj))
+        if not _b.callable(obj):
+            raise TypeError("iter(v, w): v must be callable")
+        return CallIterator(obj, sentinel, charge)
 
     table.update(
         {
@@ -334,6 +342,66 @@ def _template(
     table.update({"range": range_, "getattr": getattr_, "hasattr": hasattr_})
     name_functions(table)  # `hasattr()` in messages, not `_guarded_hasattr()`
     return table
+
+
+_NO_SENTINEL: Any = object()
+
+
+class CallIterator:
+    """``iter(callable, sentinel)``: calls ``callable()`` until it returns ``sentinel``.
+
+    CPython's ``callable_iterator`` calls its callable from C with no deadline check; here a
+    host callable (``int``, ``functools.partial(next, it)``, a bound method) charges the run
+    every :data:`TICK_EVERY` calls and what it returns is checked as any host result; the
+    script's own function ticks at its entry itself. The sentinel is compared with ``==``
+    after :func:`compare_ok` (values built from shared references compare in bounded time).
+    A ``StopIteration`` raised by the callable ends the iteration, as in CPython.
+    """
+
+    __slots__ = ("_call", "_charge", "_count", "_host", "_sentinel")
+
+    def __init__(self, call: Any, sentinel: Any, charge: Callable[[Any], Any]) -> None:
+        self._call: Any = call
+        self._sentinel = sentinel
+        self._charge = charge
+        self._host = not ticks_itself(call)
+        self._count = 0
+
+    def __iter__(self) -> CallIterator:
+        return self
+
+    def __next__(self) -> Any:
+        call = self._call
+        if call is None:
+            raise StopIteration
+        if self._host:
+            self._count += 1
+            if self._count >= TICK_EVERY:
+                self._count = 0
+                self._charge(TICK_STEPS)
+        try:
+            value = call()
+        except StopIteration:
+            self._call = self._sentinel = None
+            raise
+        if self._host:
+            value = check_value(value)
+        sentinel = self._sentinel
+        if compare_ok(value, sentinel) and value == sentinel:
+            self._call = self._sentinel = None
+            raise StopIteration
+        return value
+
+    def __repr__(self) -> str:
+        return f"<callable_iterator object at {_b.hex(_b.id(self))}>"
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("cannot pickle 'callable_iterator' object")
+
+
+CallIterator.__name__ = CallIterator.__qualname__ = "callable_iterator"
+CallIterator.__module__ = "builtins"
+register_opaque([CallIterator])  # iterable, no attribute readable
 
 
 def _own_reversed(seq: Any) -> bool:

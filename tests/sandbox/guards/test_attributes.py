@@ -169,7 +169,8 @@ def test_guards_pow_refuses_modular_powers_too_slow_to_compute() -> None:
 def test_guards_mod_refuses_printf_widths() -> None:
     assert guarded_mod("%5d|%s", (1, "x")) == "    1|x"
     assert guarded_mod(7, 3) == 1
-    with pytest.raises(ValueError):
+    assert guarded_mod("%*d|%-*s|", (3, 1, 2, "x")) == "  1|x |"
+    with pytest.raises(ScriptStop, match="width above"):
         guarded_mod("%*d", (10**10, 1))
     with pytest.raises(ScriptStop, match="width above"):
         guarded_mod("%99999999d", 1)

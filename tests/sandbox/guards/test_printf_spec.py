@@ -165,3 +165,22 @@ def test_summarize_stops_reading_past_the_bounds_its_caller_refuses() -> None:
     wide = summarize("%5s%20000s%*s", stop_past=(10_000, 10_000_000))
     assert (wide.widest, wide.star) == (20_000, False)  # stopped before the `*`
     assert summarize("%5s" * 10, stop_past=(10_000, 10_000_000)).padding == 50
+
+
+@pytest.mark.parametrize(
+    ("template", "args", "widest", "padding"),
+    [
+        ("%*d", (5, 1), 5, 5),
+        ("%.*f", (2, 1.0), 2, 2 + 310),
+        ("%*.*f", (-8, -1, 2.5), 8, 8 + 310),  # C: a negative width left-justifies
+        ("%*s %*s", (3, "a", 4, "b"), 4, 7),
+        ("%(k)s%*d", ({"k": 1},), 0, 0),  # C raises at the `*` (`* wants int`)
+        ("%*d%*d", (2, 1), 2, 2),  # C raises at the second `*` (no argument left)
+        ("%*d", (True, 1), 1, 1),  # a bool is an int to C
+    ],
+)
+def test_summarize_reads_star_widths_from_the_arguments(
+    template: str, args: tuple[Any, ...], widest: int, padding: int
+) -> None:
+    summary = summarize(template, args=args)
+    assert (summary.widest, summary.padding, summary.star) == (widest, padding, False)

@@ -170,7 +170,7 @@ ATTACKS = {
         "__init__",
     ),
     "percent-inline-huge-width": ("'%10000000000d' % 1", "limit", "width"),
-    "percent-inline-star-width": ("'%*d' % (10 ** 9, 1)", "runtime", "'*'"),
+    "percent-inline-star-width": ("'%*d' % (10 ** 9, 1)", "limit", "width above"),
     "percent-inline-shared-rows": (
         "x = ['y' * 1000] * 1000\nrows = [x] * 1000\n'%s' % (rows,)",
         "limit",

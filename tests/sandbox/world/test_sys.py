@@ -61,6 +61,10 @@ def test_sys_setrecursionlimit_changes_nothing(sandbox: Sandbox) -> None:
             "1",
             "",
         ),
+        ("import sys\nsys.exit(True)", "1", ""),  # findings19b S08: the exit code, as CPython
+        ("import sys\nsys.exit(0.0)", "0.0", ""),  # not an int: printed, exit code 1
+        ("import sys\nsys.exit(False)", None, ""),
+        ("import sys\nsys.exit(10 ** 5000)", "a very large int", ""),
         (
             "import sys\ntry:\n    sys.exit(1)\nexcept BaseException as e:\n"
             "    print(type(e).__name__)\n'after'",

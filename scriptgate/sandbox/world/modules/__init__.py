@@ -22,6 +22,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from scriptgate.sandbox.compile.cache import register_star_members
 from scriptgate.sandbox.guards.attributes import OpaqueNamespace
 from scriptgate.sandbox.guards.ticking import LARGE_INPUT, check_budget
 from scriptgate.sandbox.world.modules import (
@@ -91,6 +92,7 @@ MODULE_NAMES: dict[str, tuple[str, ...]] = {
     m.NAME: (*m.MEMBERS, *_SUBMODULES.get(m.NAME, ())) for m in _STAND_INS
 }
 """Every importable stand-in module and the members it exposes (for the README)."""
+register_star_members({m.NAME: m.MEMBERS for m in _STAND_INS})  # `from math import *`
 
 HOLDABLE: tuple[type, ...] = tuple(dict.fromkeys(t for m in _STAND_INS for t in m.HOLDABLE))
 """Every value type a stand-in hands to scripts (the object boundary's allow-list takes these)."""

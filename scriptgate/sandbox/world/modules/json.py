@@ -1,5 +1,12 @@
 """The ``json`` stand-in: ``dumps`` (size-checked before rendering) and ``loads``.
 
+``loads``' hooks (``object_hook``, ``object_pairs_hook``, ``parse_float``, ``parse_int``,
+``parse_constant``) are called by the C scanner once per item: the script's own function
+ticks at its entry; any other callable (``decimal.Decimal``, ``OrderedDict``, a script
+class) is called through :func:`_host_hook`, which checks the run's budget every few
+calls and checks what it returns, so no hook result the script could not hold itself
+ends up in the decoded value.
+
 Part of ``world/modules/``; uses ``guards/`` and must not import the engine,
 isolation or the model-facing text.
 """
@@ -10,10 +17,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from scriptgate.sandbox.guards.boundary import check_value
 from scriptgate.sandbox.guards.errors import refuse_size
 from scriptgate.sandbox.guards.lengths import exact_copy
 from scriptgate.sandbox.guards.render_scope import RENDERING
 from scriptgate.sandbox.guards.sizes import check_json
+from scriptgate.sandbox.guards.ticking import ticked_calls, ticks_itself
 from scriptgate.sandbox.world.modules.common import RunWorld
 
 __all__ = ["HOLDABLE", "MEMBERS", "NAME", "build"]
@@ -34,6 +43,9 @@ def _json_dumps(
     ensure_ascii: bool = True,
     separators: tuple[str, str] | None = None,
     default: Callable[[Any], Any] | None = None,
+    skipkeys: bool = False,
+    allow_nan: bool = True,
+    check_circular: bool = True,
 ) -> str:
     indent, separators = _plain_layout(indent, separators)
     with RENDERING:  # nested scope starts join this rendering (findings9 F03)
@@ -47,6 +59,9 @@ def _json_dumps(
             ensure_ascii=ensure_ascii,
             separators=separators,
             default=default,
+            skipkeys=skipkeys,
+            allow_nan=allow_nan,
+            check_circular=check_circular,
         )
 
 
@@ -80,8 +95,36 @@ def _plain_layout(indent: Any, separators: Any) -> tuple[Any, Any]:
     return indent, separators
 
 
-def _json_loads(text: str | bytes) -> Any:
-    return json.loads(text)
+_HOOKS = ("object_hook", "object_pairs_hook", "parse_float", "parse_int", "parse_constant")
+
+
+def _host_hook(hook: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``hook`` for the C scanner: the budget checked every few calls, its results checked."""
+    counted = ticked_calls(hook)
+
+    def call(value: Any) -> Any:
+        return check_value(counted(value))
+
+    return call
+
+
+def _json_loads(
+    text: str | bytes,
+    *,
+    object_hook: Callable[[Any], Any] | None = None,
+    object_pairs_hook: Callable[[Any], Any] | None = None,
+    parse_float: Callable[[Any], Any] | None = None,
+    parse_int: Callable[[Any], Any] | None = None,
+    parse_constant: Callable[[Any], Any] | None = None,
+) -> Any:
+    given = (object_hook, object_pairs_hook, parse_float, parse_int, parse_constant)
+    if all(hook is None for hook in given):
+        return json.loads(text)
+    hooks: dict[str, Any] = {
+        name: hook if hook is None or ticks_itself(hook) else _host_hook(hook)
+        for name, hook in zip(_HOOKS, given, strict=True)
+    }
+    return json.loads(text, **hooks)
 
 
 def build(run: RunWorld) -> dict[str, Any]:
