@@ -1392,9 +1392,6 @@ async def run_script(
             ok, payload = await run.execute(compiled.code)
         finally:
             run.finished = True  # its tools and gather are dead from here on (test_boundary_dead_*)
-        # The caller's own cancel scope fired while the script ran (the run unwound it as an
-        # abort): the cancellation propagates, as process mode's does (findings18 L07).
-        await anyio.lowlevel.checkpoint_if_cancelled()
     except anyio.get_cancelled_exc_class():
         run.release()
         raise

@@ -239,7 +239,7 @@ class Sandbox:
                 session_key=session_key,
                 on_event=on_event,
             )
-        return await run_script(
+        result = await run_script(
             code,
             bridge=bridge,
             tools=self._specs,
@@ -249,6 +249,11 @@ class Sandbox:
             call_id_prefix=call_id_prefix,
             on_event=on_event,
         )
+        # The caller's own cancel scope fired while the script ran (the run unwound it as an
+        # abort): the cancellation propagates, as process mode's does (findings18 L07). Not in
+        # the engine: a worker's run may end with its address space full, a loop turn failing.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        return result
 
     async def run(
         self,
