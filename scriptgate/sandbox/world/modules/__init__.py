@@ -49,6 +49,7 @@ from scriptgate.sandbox.world.modules import (
     io,
     itertools,
     json,
+    logging,
     math,
     operator,
     pprint,
@@ -59,6 +60,7 @@ from scriptgate.sandbox.world.modules import (
     sys,
     textwrap,
     time,
+    traceback,
     typing,
     unicodedata,
     uuid,
@@ -77,6 +79,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     calendar, cmath, sys,
     asyncio,
     dataclasses, enum, abc, contextlib, collections_abc, warnings,
+    logging, traceback,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
@@ -124,6 +127,8 @@ MISSING_HINTS: dict[str, dict[str, str]] = {
         "dump": "json.dumps(obj) gives the text; write it through a tool",
     },
     "time": {"process_time": "use time.perf_counter()"},
+    "logging": logging.HINTS,
+    "traceback": traceback.HINTS,
 }
 """Members a stand-in leaves out that models reach for, and what to write instead."""
 
