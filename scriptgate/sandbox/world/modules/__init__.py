@@ -63,6 +63,8 @@ from scriptgate.sandbox.world.modules import (
     traceback,
     typing,
     unicodedata,
+    urllib,
+    urllib_parse,
     uuid,
     warnings,
     zoneinfo,
@@ -79,7 +81,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     calendar, cmath, sys,
     asyncio,
     dataclasses, enum, abc, contextlib, collections_abc, warnings,
-    logging, traceback,
+    logging, traceback, urllib, urllib_parse,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
@@ -129,6 +131,7 @@ MISSING_HINTS: dict[str, dict[str, str]] = {
     "time": {"process_time": "use time.perf_counter()"},
     "logging": logging.HINTS,
     "traceback": traceback.HINTS,
+    "urllib": urllib.HINTS,
 }
 """Members a stand-in leaves out that models reach for, and what to write instead."""
 
