@@ -183,6 +183,7 @@ __all__ = [
     "MAX_RANGE",
     "MAX_SEQUENCE",
     "STATELESS_BASE_MARK",
+    "WRITE_HINT_MARK",
     "Budget",
     "CheckedFeed",
     "OpaqueNamespace",
@@ -252,6 +253,9 @@ ITEM_WRITABLE_MARK = "__scriptgate_item_writable__"
 """Set (``True``) in its own ``__dict__`` on a stand-in class whose instances a script may
 write items to (``cfg[k] = v``): one that checks what it holds at every use and has
 ``__slots__`` (``collections.ChainMap``)."""
+WRITE_HINT_MARK = "__scriptgate_write_hint__"
+"""A str in its own ``__dict__`` on a read-only stand-in class: what to write instead of
+``obj.x = v``, appended to the write guard's refusal (``logger.propagate = False``)."""
 _FAST_RECEIVERS = frozenset(
     {list, dict, tuple, set, frozenset, int, float, bool, complex, type(None), range, slice}
 )
@@ -1465,6 +1469,9 @@ def _guarded_write(obj: Any) -> Any:
         return obj
     if kind is OpaqueNamespace:
         raise TypeError(f"{obj!r} is read-only")
+    hint = _CLASS_DICT.__get__(kind).get(WRITE_HINT_MARK)
+    if type(hint) is str:
+        raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox: {hint}")
     raise TypeError(f"{kind.__name__} objects cannot be modified in the sandbox")
 
 

@@ -50,6 +50,7 @@ from scriptgate.sandbox.world.modules import (
     io,
     itertools,
     json,
+    logging,
     math,
     operator,
     pprint,
@@ -60,8 +61,11 @@ from scriptgate.sandbox.world.modules import (
     sys,
     textwrap,
     time,
+    traceback,
     typing,
     unicodedata,
+    urllib,
+    urllib_parse,
     uuid,
     warnings,
     zoneinfo,
@@ -78,6 +82,7 @@ _STAND_INS: tuple[ModuleType, ...] = (
     calendar, cmath, sys,
     asyncio,
     dataclasses, enum, abc, contextlib, collections_abc, warnings,
+    logging, traceback, urllib, urllib_parse,
 )  # fmt: skip
 """Every stand-in module, in the order the README and the model's rules list them."""
 
@@ -126,6 +131,9 @@ MISSING_HINTS: dict[str, dict[str, str]] = {
         "dump": "json.dumps(obj) gives the text; write it through a tool",
     },
     "time": {"process_time": "use time.perf_counter()"},
+    "logging": logging.HINTS,
+    "traceback": traceback.HINTS,
+    "urllib": urllib.HINTS,
 }
 """Members a stand-in leaves out that models reach for, and what to write instead."""
 
